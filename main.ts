@@ -1,0 +1,50 @@
+import { createApp } from "./src/app.ts";
+import { createPasswordHasher } from "./src/auth/passwords.ts";
+import { ensureFirstAdmin } from "./src/bootstrap.ts";
+import { ConfigError, loadConfig } from "./src/config.ts";
+import { openDatabase } from "./src/db/database.ts";
+import { createStore } from "./src/db/store.ts";
+import { createLogger } from "./src/log.ts";
+
+let config;
+try {
+  config = loadConfig();
+} catch (e) {
+  if (!(e instanceof ConfigError)) throw e;
+  console.error(e.message);
+  Deno.exit(1);
+}
+const log = createLogger(config.LOG_LEVEL);
+const started = performance.now();
+
+const db = await openDatabase(config);
+const store = createStore(db.sql);
+const passwords = createPasswordHasher(config.BCRYPT_COST);
+await ensureFirstAdmin(store, passwords, config, log);
+const app = createApp({ store, config, log, passwords });
+
+const server = Deno.serve({
+  hostname: config.HOST,
+  port: config.PORT,
+  onListen: ({ hostname, port }) =>
+    log.info("listening", {
+      url: `http://${hostname}:${port}`,
+      database: db.describe,
+      startupMs: Math.round(performance.now() - started),
+    }),
+}, app.fetch);
+
+// Stop accepting, let in-flight requests finish, then close the pool.
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  log.info("shutting down", { signal });
+  await server.shutdown();
+  await db.close();
+  log.info("stopped");
+  Deno.exit(0);
+};
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, () => shutdown(signal));
+}

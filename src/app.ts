@@ -1,0 +1,134 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { methodNotAllowed } from "hono/method-not-allowed";
+import { requestId } from "hono/request-id";
+import { secureHeaders } from "hono/secure-headers";
+import { mountAuth } from "./auth/auth.router.ts";
+import { createPasswordHasher, type PasswordHasher } from "./auth/passwords.ts";
+import { createSessions } from "./auth/session.ts";
+import type { Config } from "./config.ts";
+import type { Store } from "./db/store.ts";
+import { mountHealth } from "./health.ts";
+import { mountDocs } from "./http/docs.ts";
+import { deadline } from "./http/endpoint.ts";
+import type { AppEnv } from "./http/env.ts";
+import { errorResponse, onError, onNotFound } from "./http/errors.ts";
+import { MSG } from "./http/messages.ts";
+import { isHttps } from "./http/origin.ts";
+import { validationHook } from "./http/validation.ts";
+import { createLogger, type Logger } from "./log.ts";
+import { mountUsers } from "./users/users.router.ts";
+
+export interface AppDeps {
+  store: Store;
+  config: Config;
+  log?: Logger;
+  /** Defaults to bcrypt at config.BCRYPT_COST. */
+  passwords?: PasswordHasher;
+}
+
+export const OPENAPI_PATH = "/openapi.json";
+
+type OpenAPIObjectConfig = Parameters<OpenAPIHono["getOpenAPI31Document"]>[0];
+
+export const OPENAPI_INFO: OpenAPIObjectConfig = {
+  openapi: "3.1.0",
+  info: {
+    title: "User administration API",
+    version: "1.0.0",
+    description:
+      "List, create, update and delete user accounts. Only an authenticated `admin` may call `/api/users`; " +
+      "log in with `POST /api/auth/login`, which sets the `sid` session cookie. " +
+      "Every error answers `{error}` with the message listed for its status. " +
+      "Bodies are read as JSON whatever the Content-Type says, up to 64 KiB (413 `Request body too large`). " +
+      "Unknown paths answer 404 `Not found`; a known path with another method answers 405 `Method not allowed` with `Allow`. " +
+      "A POST, PATCH or DELETE whose Origin names a foreign origin answers 403 `Forbidden`.",
+  },
+  tags: [
+    { name: "auth", description: "Log in and out; who am I" },
+    { name: "users", description: "User accounts (admins only)" },
+    { name: "service", description: "Health" },
+  ],
+};
+
+/** The whole service as a Hono app; it touches the database only when serving. */
+export function createApp(deps: AppDeps) {
+  const { store, config } = deps;
+  const log = deps.log ?? createLogger(config.LOG_LEVEL);
+  const passwords = deps.passwords ?? createPasswordHasher(config.BCRYPT_COST);
+  const sessions = createSessions(store, config);
+
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: validationHook,
+    strict: true,
+  });
+
+  app.use(requestId());
+  app.use(async (c, next) => {
+    c.set("log", log);
+    c.set("failure", MSG.internal);
+    const started = performance.now();
+    await next();
+    log.info("request", {
+      requestId: c.get("requestId"),
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ms: Math.round(performance.now() - started),
+    });
+  });
+  app.use(
+    secureHeaders({
+      // HSTS only means something over HTTPS; on plain HTTP it is ignored or wrong.
+      strictTransportSecurity: false,
+      contentSecurityPolicy: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'", "'unsafe-inline'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", "data:"],
+        frameAncestors: ["'none'"],
+      },
+    }),
+  );
+  app.use(async (c, next) => {
+    await next();
+    if (isHttps(c, config.TRUST_PROXY)) {
+      c.header(
+        "Strict-Transport-Security",
+        "max-age=31536000; includeSubDomains",
+      );
+    }
+  });
+  app.use(
+    methodNotAllowed({
+      app,
+      onMethodNotAllowed: (c, methods) =>
+        errorResponse(c, 405, MSG.methodNotAllowed, {
+          Allow: methods.join(", "),
+        }),
+    }),
+  );
+  app.use(deadline(config.REQUEST_TIMEOUT_MS));
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "cookieAuth", {
+    type: "apiKey",
+    in: "cookie",
+    name: "sid",
+    description:
+      "Session cookie set by `POST /api/auth/login` (HttpOnly, SameSite=Strict).",
+  });
+  mountAuth(app, { store, passwords, sessions, config });
+  mountUsers(app, { store, passwords, sessions });
+  mountHealth(app, store);
+  app.doc31(OPENAPI_PATH, OPENAPI_INFO);
+  mountDocs(app, OPENAPI_PATH);
+
+  app.onError(onError);
+  app.notFound(onNotFound);
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;
+
+/** The OpenAPI document the routes generate (what /openapi.json serves). */
+export const openApiDocument = (app: App) =>
+  app.getOpenAPI31Document(OPENAPI_INFO);

@@ -1,0 +1,100 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { MSG } from "../http/messages.ts";
+import {
+  bodyTooLarge,
+  cookieAuth,
+  errors,
+  json,
+  sessionErrors,
+} from "../http/openapi.ts";
+import { AccountSchema, OkSchema } from "../users/users.routes.ts";
+
+const credential = z.string({ error: MSG.credentialsRequired })
+  .min(1, MSG.credentialsRequired);
+
+export const LoginSchema = z.object({
+  username: credential.trim().min(1, MSG.credentialsRequired).openapi({
+    description: "Any case; surrounding whitespace is ignored.",
+    example: "admin",
+  }),
+  password: credential.openapi({ example: "correct horse" }),
+}, { error: MSG.credentialsRequired }).openapi("Login");
+
+const tags = ["auth"];
+
+export const login = createRoute({
+  operationId: "login",
+  method: "post",
+  path: "/api/auth/login",
+  tags,
+  summary: "Log in: sets the session cookie `sid`",
+  description:
+    "Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. " +
+    "After too many failed attempts for one username (any case) inside a fixed window, every attempt for it answers 429 with Retry-After until the window ends.",
+  request: {
+    body: {
+      required: true,
+      content: { "application/json": { schema: LoginSchema } },
+    },
+  },
+  responses: {
+    200: {
+      ...json(AccountSchema, "Logged in"),
+      headers: {
+        "Set-Cookie": {
+          description:
+            "`sid=<token>; Max-Age=<SESSION_TTL_SECONDS>; Path=/; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS)",
+          schema: { type: "string" },
+        },
+      },
+    },
+    400: errors(
+      "Username or password missing, empty or not a string",
+      MSG.credentialsRequired,
+    ),
+    401: errors(
+      "Unknown user or wrong password (indistinguishable)",
+      MSG.invalidCredentials,
+    ),
+    403: errors("The request came from a foreign Origin", MSG.forbidden),
+    ...bodyTooLarge,
+    429: {
+      ...errors("Too many failed attempts", MSG.tooManyLoginAttempts),
+      headers: {
+        "Retry-After": {
+          description: "Seconds until the window ends",
+          schema: { type: "integer" },
+        },
+      },
+    },
+    500: errors("Unexpected failure", MSG.loginFailed),
+  },
+});
+
+export const logout = createRoute({
+  operationId: "logout",
+  method: "post",
+  path: "/api/auth/logout",
+  tags,
+  summary: "Log out: ends the session and clears the cookie",
+  description: "Answers 200 with or without a session.",
+  responses: {
+    200: json(OkSchema, "Logged out"),
+    403: errors("The request came from a foreign Origin", MSG.forbidden),
+    500: errors("Unexpected failure", MSG.internal),
+  },
+});
+
+export const me = createRoute({
+  operationId: "me",
+  method: "get",
+  path: "/api/auth/me",
+  tags,
+  summary: "The caller's own account",
+  security: cookieAuth,
+  responses: {
+    200: json(AccountSchema, "The caller"),
+    ...sessionErrors,
+    500: errors("Unexpected failure", MSG.internal),
+  },
+});

@@ -1,0 +1,62 @@
+import { z } from "zod";
+
+const flag = z.enum(["true", "false"]).transform((v) => v === "true");
+const int = (min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max);
+const optionalText = z.string().trim().min(1).optional().catch(undefined);
+
+const ConfigSchema = z.object({
+  HOST: z.string().min(1).default("0.0.0.0"),
+  PORT: int(0, 65535).default(8000),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATA_DIR: z.string().min(1).default("./data"),
+  DATABASE_POOL_MAX: int(1, 1000).default(10),
+  /** Off for PgBouncer in transaction pooling mode, which cannot keep prepared statements. */
+  DATABASE_PREPARE: flag.default(true),
+  SESSION_TTL_SECONDS: int(60, 31_536_000).default(43_200),
+  LOGIN_MAX_FAILURES: int(1, 1_000_000).default(10),
+  LOGIN_WINDOW_SECONDS: int(1, 86_400 * 30).default(900),
+  BCRYPT_COST: int(10, 16).default(10),
+  COOKIE_SECURE: flag.default(false),
+  TRUST_PROXY: flag.default(false),
+  ALLOWED_ORIGINS: z.string().default("").transform((list, ctx) => {
+    const origins = list.split(",").map((s) => s.trim()).filter(Boolean);
+    for (const origin of origins) {
+      if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+        ctx.addIssue({ code: "custom", message: `not an origin: ${origin}` });
+      }
+    }
+    return origins;
+  }),
+  REQUEST_TIMEOUT_MS: int(100, 600_000).default(4_500),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default(
+    "info",
+  ),
+  ADMIN_USERNAME: optionalText,
+  ADMIN_PASSWORD: z.string().min(1).optional(),
+  ADMIN_EMAIL: optionalText,
+  ADMIN_NAME: optionalText,
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type LogLevel = Config["LOG_LEVEL"];
+
+export class ConfigError extends Error {}
+
+/** Reads the configuration once from an environment (Deno.env by default). */
+export function loadConfig(
+  env: Record<string, string | undefined> = Deno.env.toObject(),
+): Config {
+  // An empty variable means unset, as in most shells' `VAR= cmd`.
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, v]) => v !== undefined && v !== ""),
+  );
+  const parsed = ConfigSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) =>
+      `  ${i.path.join(".")}: ${i.message}`
+    );
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  return parsed.data;
+}

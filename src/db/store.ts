@@ -1,0 +1,196 @@
+import type { Sql } from "postgres";
+import type { Account, Role, User } from "../users/user.ts";
+
+/** The caller, as a session resolves to them. */
+export type SessionUser = Account;
+
+export interface NewUser {
+  username: string;
+  name: string;
+  email: string;
+  role: Role;
+  passwordHash: string;
+}
+
+export interface UserChange {
+  role?: Role;
+  passwordHash?: string;
+  /** Session kept when the password changes: the caller's own. */
+  keepSession?: Uint8Array;
+}
+
+export interface LoginAttempt {
+  blocked: boolean;
+  /** Seconds until the window ends, when blocked. */
+  retryAfter: number;
+}
+
+const UNIQUE_VIOLATION = "23505";
+const isUniqueViolation = (e: unknown) =>
+  (e as { code?: string })?.code === UNIQUE_VIOLATION;
+
+/**
+ * All SQL of the service. Functions take plain values and return rows or a
+ * typed outcome, never HTTP.
+ */
+export function createStore(sql: Sql) {
+  // The one mapping from a users row to what the service shows.
+  const account = sql`id, username, name, email, role`;
+  const user = sql`${account},
+    to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt"`;
+
+  const users = {
+    async list(): Promise<User[]> {
+      return await sql<
+        User[]
+      >`select ${user} from users order by created_at, id`;
+    },
+
+    async get(id: number): Promise<User | undefined> {
+      const [row] = await sql<
+        User[]
+      >`select ${user} from users where id = ${id}`;
+      return row;
+    },
+
+    async create(u: NewUser): Promise<User | "duplicate"> {
+      try {
+        const [row] = await sql<User[]>`
+          insert into users (username, name, email, role, password_hash)
+          values (${u.username}, ${u.name}, ${u.email}, ${u.role}, ${u.passwordHash})
+          returning ${user}`;
+        return row;
+      } catch (e) {
+        if (isUniqueViolation(e)) return "duplicate";
+        throw e;
+      }
+    },
+
+    /** A password change also ends the user's other sessions, in the same statement. */
+    async update(
+      id: number,
+      change: UserChange,
+    ): Promise<Account | "not_found"> {
+      const role = change.role ?? null;
+      const hash = change.passwordHash ?? null;
+      const keep = change.keepSession ?? new Uint8Array();
+      const [row] = await sql<Account[]>`
+        with updated as (
+          update users set
+            role = coalesce(${role}::text, role),
+            password_hash = coalesce(${hash}::text, password_hash)
+          where id = ${id}
+          returning ${account}
+        ), revoked as (
+          delete from sessions
+          where ${hash}::text is not null
+            and user_id = (select id from updated)
+            and token_hash <> ${keep}
+        )
+        select * from updated`;
+      return row ?? "not_found";
+    },
+
+    /** Deleting a user ends their sessions (foreign key cascade). */
+    async remove(id: number): Promise<"deleted" | "not_found"> {
+      const rows = await sql`delete from users where id = ${id} returning id`;
+      return rows.length ? "deleted" : "not_found";
+    },
+
+    async findForLogin(
+      username: string,
+    ): Promise<(Account & { passwordHash: string }) | undefined> {
+      const [row] = await sql<(Account & { passwordHash: string })[]>`
+        select ${account}, password_hash as "passwordHash"
+        from users where lower(username) = lower(${username})`;
+      return row;
+    },
+
+    async count(): Promise<number> {
+      const [{ n }] = await sql<
+        { n: number }[]
+      >`select count(*)::int as n from users`;
+      return n;
+    },
+
+    /** Creates the admin, or makes the existing user of that name an admin with this password. */
+    async upsertAdmin(u: Omit<NewUser, "role">): Promise<"created" | "reset"> {
+      const [row] = await sql<{ created: boolean }[]>`
+        insert into users (username, name, email, role, password_hash)
+        values (${u.username}, ${u.name}, ${u.email}, 'admin', ${u.passwordHash})
+        on conflict ((lower(username))) do update
+          set role = 'admin', password_hash = excluded.password_hash
+        returning (xmax = 0) as created`;
+      return row.created ? "created" : "reset";
+    },
+  };
+
+  const sessions = {
+    async create(tokenHash: Uint8Array, userId: number, ttlSeconds: number) {
+      await sql`
+        insert into sessions (token_hash, user_id, expires_at)
+        values (${tokenHash}, ${userId}, now() + make_interval(secs => ${ttlSeconds}))`;
+    },
+
+    /** One round trip: the session, if unexpired, and its user's current row. */
+    async resolve(tokenHash: Uint8Array): Promise<SessionUser | undefined> {
+      const [row] = await sql<SessionUser[]>`
+        select u.id, u.username, u.name, u.email, u.role
+        from sessions s join users u on u.id = s.user_id
+        where s.token_hash = ${tokenHash} and s.expires_at > now()`;
+      return row;
+    },
+
+    async revoke(tokenHash: Uint8Array) {
+      await sql`delete from sessions where token_hash = ${tokenHash}`;
+    },
+
+    async revokeExpired(): Promise<number> {
+      const rows =
+        await sql`delete from sessions where expires_at <= now() returning 1`;
+      return rows.length;
+    },
+  };
+
+  const loginThrottle = {
+    /**
+     * Counts this attempt before the password is checked, atomically, so
+     * parallel guesses cannot slip past the limit; a success clears it.
+     * Blocked once the fixed window already holds `max` failures.
+     */
+    async attempt(
+      usernameHash: Uint8Array,
+      max: number,
+      windowSeconds: number,
+    ): Promise<LoginAttempt> {
+      const [row] = await sql<{ failures: number; retryAfter: number }[]>`
+        insert into login_failures as f (username_hash, failures, window_started_at)
+        values (${usernameHash}, 1, now())
+        on conflict (username_hash) do update set
+          failures = case
+            when f.window_started_at <= now() - make_interval(secs => ${windowSeconds}) then 1
+            else f.failures + 1 end,
+          window_started_at = case
+            when f.window_started_at <= now() - make_interval(secs => ${windowSeconds}) then now()
+            else f.window_started_at end
+        returning failures, greatest(1, ceil(extract(epoch from
+          window_started_at + make_interval(secs => ${windowSeconds}) - now())))::int as "retryAfter"`;
+      return { blocked: row.failures > max, retryAfter: row.retryAfter };
+    },
+
+    async clear(usernameHash: Uint8Array) {
+      await sql`delete from login_failures where username_hash = ${usernameHash}`;
+    },
+  };
+
+  return {
+    users,
+    sessions,
+    loginThrottle,
+    async ping() {
+      await sql`select 1`;
+    },
+  };
+}
+
+export type Store = ReturnType<typeof createStore>;

@@ -1,0 +1,35 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Store } from "./db/store.ts";
+import type { AppEnv } from "./http/env.ts";
+import { json } from "./http/openapi.ts";
+
+const HealthSchema = z.object({ status: z.enum(["ok", "unavailable"]) })
+  .openapi("Health");
+
+export const health = createRoute({
+  operationId: "health",
+  method: "get",
+  path: "/health",
+  tags: ["service"],
+  summary: "Whether the service and its database answer",
+  description: "No authentication. For load balancers and monitoring.",
+  responses: {
+    200: json(HealthSchema, "The database answers"),
+    503: json(HealthSchema, "The database does not answer"),
+  },
+});
+
+export function mountHealth(app: OpenAPIHono<AppEnv>, store: Store) {
+  app.openapi(health, async (c) => {
+    try {
+      await store.ping();
+      return c.json({ status: "ok" as const }, 200);
+    } catch (e) {
+      c.get("log").warn("health check failed", {
+        requestId: c.get("requestId"),
+        cause: e,
+      });
+      return c.json({ status: "unavailable" as const }, 503);
+    }
+  });
+}

@@ -1,0 +1,17 @@
+import type { Logger } from "../log.ts";
+import type { Message } from "./messages.ts";
+import type { SessionUser } from "../db/store.ts";
+
+/** What middleware hands to handlers through `c.var`. */
+export type AppEnv = {
+  Variables: {
+    requestId: string;
+    log: Logger;
+    /** The endpoint's own 500 message, for any failure it did not foresee. */
+    failure: Message;
+    /** The authenticated caller, fresh from the database on this request. */
+    caller: SessionUser;
+    /** The SHA-256 of the caller's session token. */
+    sessionHash: Uint8Array;
+  };
+};

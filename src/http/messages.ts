@@ -1,0 +1,57 @@
+/**
+ * Every message the service answers with, byte for byte as the contract
+ * (spec section 7) and decisions.md give them. Routes use them as OpenAPI
+ * examples and handlers throw them, so the two cannot drift apart.
+ */
+export const MSG = {
+  unauthorised: "Unauthorised",
+  forbidden: "Forbidden",
+  notFound: "Not found",
+  methodNotAllowed: "Method not allowed",
+  bodyTooLarge: "Request body too large",
+  internal: "Internal server error",
+
+  allFieldsRequired: "All fields are required",
+  roleMustBeAdminOrViewer: "Role must be admin or viewer",
+  invalidRole: "Invalid role",
+  passwordTooShort: "Password must be at least 8 characters",
+  passwordTooLong: "Password must be at most 72 bytes",
+  usernameInvalid:
+    "Username must be at most 64 characters without control characters",
+  nameTooLong: "Name must be at most 200 characters",
+  emailInvalid: "Email must be a valid address",
+  invalidBody: "Invalid request body",
+  duplicateUser: "Username or email already exists",
+  userNotFound: "User not found",
+  cannotDeleteSelf: "You cannot delete your own account",
+
+  createFailed: "Failed to create user",
+  updateFailed: "Update failed",
+  deleteFailed: "Delete failed",
+  listFailed: "Failed to list users",
+  getFailed: "Failed to get user",
+
+  credentialsRequired: "Username and password are required",
+  invalidCredentials: "Invalid username or password",
+  tooManyLoginAttempts: "Too many login attempts",
+  loginFailed: "Login failed",
+} as const;
+
+export type Message = (typeof MSG)[keyof typeof MSG];
+
+/**
+ * When one request breaks several rules, the contract's check order decides
+ * which message is answered: earlier in this list wins.
+ */
+export const VALIDATION_PRECEDENCE: readonly Message[] = [
+  MSG.credentialsRequired,
+  MSG.allFieldsRequired,
+  MSG.roleMustBeAdminOrViewer,
+  MSG.invalidRole,
+  MSG.passwordTooShort,
+  MSG.usernameInvalid,
+  MSG.nameTooLong,
+  MSG.emailInvalid,
+  MSG.passwordTooLong,
+  MSG.invalidBody,
+];

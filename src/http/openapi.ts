@@ -1,0 +1,44 @@
+import { z } from "@hono/zod-openapi";
+import { type Message, MSG } from "./messages.ts";
+
+export const ErrorSchema = z.object({ error: z.string() }).openapi("Error", {
+  description: "Every error answers with this body, and only this body.",
+});
+
+/** A JSON response declaration. */
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+/** An error response declaration listing each message the status can carry. */
+export const errors = (description: string, ...messages: Message[]) => ({
+  description,
+  content: {
+    "application/json": {
+      schema: ErrorSchema,
+      examples: Object.fromEntries(
+        messages.map((m) => [m, { value: { error: m } }]),
+      ),
+    },
+  },
+});
+
+/** What every route behind a session answers before its own checks. */
+export const sessionErrors = {
+  401: errors("No valid session cookie", MSG.unauthorised),
+};
+
+export const adminErrors = {
+  ...sessionErrors,
+  403: errors(
+    "The caller is not an admin, or the request came from a foreign Origin",
+    MSG.forbidden,
+  ),
+};
+
+export const bodyTooLarge = {
+  413: errors("The body is larger than 64 KiB", MSG.bodyTooLarge),
+};
+
+export const cookieAuth = [{ cookieAuth: [] }];

@@ -1,0 +1,18 @@
+import type { Context } from "hono";
+
+/** First value of a possibly comma-separated forwarded header. */
+const forwarded = (c: Context, name: string) =>
+  c.req.header(name)?.split(",")[0].trim() || undefined;
+
+/** The scheme and host the client used: behind a trusted proxy, as it reports them. */
+export function requestOrigin(c: Context, trustProxy: boolean): string {
+  const url = new URL(c.req.url);
+  const proto = (trustProxy && forwarded(c, "x-forwarded-proto")) ||
+    url.protocol.slice(0, -1);
+  const host = (trustProxy && forwarded(c, "x-forwarded-host")) || url.host;
+  return `${proto}://${host}`;
+}
+
+export const isHttps = (c: Context, trustProxy: boolean) =>
+  requestOrigin(c, trustProxy).startsWith("https://");
+

@@ -1,0 +1,26 @@
+/** The account as the service shows it: never the password nor its hash. */
+export const ROLES = ["admin", "viewer"] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Account {
+  id: number;
+  username: string;
+  name: string;
+  email: string;
+  role: Role;
+}
+
+export interface User extends Account {
+  /** ISO 8601 in UTC with milliseconds. */
+  createdAt: string;
+}
+
+/** The largest id PostgreSQL's `integer` holds; ids are 1..USER_ID_MAX. */
+export const USER_ID_MAX = 2_147_483_647;
+
+/** A path segment as a user id, or null when it cannot name any user. */
+export function parseUserId(segment: string): number | null {
+  if (!/^[0-9]{1,10}$/.test(segment)) return null;
+  const id = Number(segment);
+  return id >= 1 && id <= USER_ID_MAX ? id : null;
+}

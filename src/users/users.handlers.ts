@@ -1,0 +1,63 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { PasswordHasher } from "../auth/passwords.ts";
+import type { Store } from "../db/store.ts";
+import type { AppEnv } from "../http/env.ts";
+import { ApiError } from "../http/errors.ts";
+import { MSG } from "../http/messages.ts";
+import type * as routes from "./users.routes.ts";
+
+export interface UserDeps {
+  store: Store;
+  passwords: PasswordHasher;
+}
+
+/**
+ * The handlers run after the admin guard and the body's validation, so each
+ * reads as the rest of the contract's list of checks, in order.
+ */
+export function createUserHandlers({ store, passwords }: UserDeps) {
+  const list: RouteHandler<typeof routes.list, AppEnv> = async (c) =>
+    c.json(await store.users.list(), 200);
+
+  const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
+    const { id } = c.req.valid("param");
+    const user = id === null ? undefined : await store.users.get(id);
+    if (!user) throw new ApiError(404, MSG.userNotFound);
+    return c.json(user, 200);
+  };
+
+  const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
+    const { password, ...fields } = c.req.valid("json");
+    const created = await store.users.create({
+      ...fields,
+      passwordHash: await passwords.hash(password),
+    });
+    if (created === "duplicate") throw new ApiError(409, MSG.duplicateUser);
+    return c.json(created, 201, { Location: `/api/users/${created.id}` });
+  };
+
+  const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
+    const { role, password } = c.req.valid("json");
+    const { id } = c.req.valid("param");
+    if (id === null) throw new ApiError(404, MSG.userNotFound);
+    const updated = await store.users.update(id, {
+      role: role || undefined,
+      passwordHash: password ? await passwords.hash(password) : undefined,
+      keepSession: c.get("sessionHash"),
+    });
+    if (updated === "not_found") throw new ApiError(404, MSG.userNotFound);
+    return c.json(updated, 200);
+  };
+
+  const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
+    const { id } = c.req.valid("param");
+    if (id === c.get("caller").id) {
+      throw new ApiError(400, MSG.cannotDeleteSelf);
+    }
+    const outcome = id === null ? "not_found" : await store.users.remove(id);
+    if (outcome === "not_found") throw new ApiError(404, MSG.userNotFound);
+    return c.json({ ok: true as const }, 200);
+  };
+
+  return { list, get, create, update, remove };
+}
