@@ -113,14 +113,23 @@ export function createStore(sql: Sql) {
       return n;
     },
 
-    /** Creates the admin, or makes the existing user of that name an admin with this password. */
+    /**
+     * Creates the admin, or makes the existing user of that name an admin
+     * with this password, ending their sessions like any password reset.
+     */
     async upsertAdmin(u: Omit<NewUser, "role">): Promise<"created" | "reset"> {
       const [row] = await sql<{ created: boolean }[]>`
-        insert into users (username, name, email, role, password_hash)
-        values (${u.username}, ${u.name}, ${u.email}, 'admin', ${u.passwordHash})
-        on conflict ((lower(username))) do update
-          set role = 'admin', password_hash = excluded.password_hash
-        returning (xmax = 0) as created`;
+        with upserted as (
+          insert into users (username, name, email, role, password_hash)
+          values (${u.username}, ${u.name}, ${u.email}, 'admin', ${u.passwordHash})
+          on conflict ((lower(username))) do update
+            set role = 'admin', password_hash = excluded.password_hash
+          returning id, (xmax = 0) as created
+        ), revoked as (
+          delete from sessions
+          where user_id = (select id from upserted where not created)
+        )
+        select created from upserted`;
       return row.created ? "created" : "reset";
     },
   };

@@ -28,4 +28,3 @@ export const deadline =
       clearTimeout(timer);
     }
   };
-

@@ -11,12 +11,18 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({
   content: { "application/json": { schema } },
 });
 
-/** An error response declaration listing each message the status can carry. */
-export const errors = (description: string, ...messages: Message[]) => ({
+/**
+ * An error response declaration. Its schema names the exact messages the
+ * status can carry, so the generated client types know them too.
+ */
+export const errors = (
+  description: string,
+  ...messages: [Message, ...Message[]]
+) => ({
   description,
   content: {
     "application/json": {
-      schema: ErrorSchema,
+      schema: z.object({ error: z.enum(messages) }),
       examples: Object.fromEntries(
         messages.map((m) => [m, { value: { error: m } }]),
       ),

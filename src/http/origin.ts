@@ -15,4 +15,3 @@ export function requestOrigin(c: Context, trustProxy: boolean): string {
 
 export const isHttps = (c: Context, trustProxy: boolean) =>
   requestOrigin(c, trustProxy).startsWith("https://");
-

@@ -1,0 +1,321 @@
+import {
+  assert,
+  assertEquals,
+  assertMatch,
+  assertNotEquals,
+} from "./support/assert.ts";
+import { ADMIN, startService } from "./support/service.ts";
+
+const json = (body: unknown): RequestInit => ({
+  method: "POST",
+  body: typeof body === "string" ? body : JSON.stringify(body),
+  headers: { "content-type": "application/json" },
+});
+
+const sidOf = (res: Response) =>
+  /^sid=([^;]*)/.exec(
+    res.headers.getSetCookie().find((c) => c.startsWith("sid=")) ?? "",
+  )?.[1];
+
+Deno.test("login answers the account and sets an HttpOnly SameSite=Strict session cookie", async () => {
+  await using svc = await startService();
+  const res = await svc.fetch("/api/auth/login", json(ADMIN));
+  assertEquals(res.status, 200);
+  const body = await res.json();
+  assertEquals(Object.keys(body).sort(), [
+    "email",
+    "id",
+    "name",
+    "role",
+    "username",
+  ]);
+  assertEquals(body.username, "admin");
+  assertEquals(body.role, "admin");
+  const cookie = res.headers.get("set-cookie")!;
+  assertMatch(
+    cookie,
+    /^sid=[A-Za-z0-9_-]{43}; Max-Age=43200; Path=\/; HttpOnly; SameSite=Strict$/,
+  );
+});
+
+Deno.test("the database keeps only the SHA-256 of the session token", async () => {
+  await using svc = await startService();
+  const res = await svc.fetch("/api/auth/login", json(ADMIN));
+  const token = sidOf(res)!;
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)),
+  );
+  const rows = await svc.sql<
+    { token_hash: Uint8Array }[]
+  >`select token_hash from sessions`;
+  assert(rows.some((r) => equalBytes(r.token_hash, digest)));
+  const raw = await svc.sql`select * from sessions`;
+  assert(!JSON.stringify(raw).includes(token));
+});
+
+Deno.test("the cookie is Secure when COOKIE_SECURE=true, or behind a trusted proxy that says https", async () => {
+  {
+    await using svc = await startService({ COOKIE_SECURE: "true" });
+    const res = await svc.fetch("/api/auth/login", json(ADMIN));
+    assertMatch(res.headers.get("set-cookie")!, /; Secure/);
+  }
+  {
+    await using svc = await startService({ TRUST_PROXY: "true" });
+    const init = json(ADMIN);
+    init.headers = { ...init.headers, "x-forwarded-proto": "https" };
+    const res = await svc.fetch("/api/auth/login", init);
+    assertMatch(res.headers.get("set-cookie")!, /; Secure/);
+    assertMatch(
+      res.headers.get("strict-transport-security")!,
+      /max-age=31536000/,
+    );
+  }
+  {
+    await using svc = await startService();
+    const init = json(ADMIN);
+    init.headers = { ...init.headers, "x-forwarded-proto": "https" };
+    const res = await svc.fetch("/api/auth/login", init);
+    assert(
+      !res.headers.get("set-cookie")!.includes("Secure"),
+      "X-Forwarded-Proto is not trusted by default",
+    );
+  }
+});
+
+Deno.test("login answers 400 when username or password is missing, empty or not a string", async () => {
+  await using svc = await startService();
+  const bodies: unknown[] = [
+    {},
+    { username: "admin" },
+    { password: ADMIN.password },
+    { username: "", password: ADMIN.password },
+    { username: "   ", password: ADMIN.password },
+    { username: "admin", password: "" },
+    { username: 5, password: ADMIN.password },
+    { username: "admin", password: 12345678 },
+    { username: null, password: null },
+    [ADMIN],
+    "null",
+    "not json",
+    "",
+  ];
+  for (const body of bodies) {
+    const res = await svc.fetch("/api/auth/login", json(body));
+    assertEquals(res.status, 400, JSON.stringify(body));
+    assertEquals(await res.json(), {
+      error: "Username and password are required",
+    });
+  }
+});
+
+Deno.test("login answers the same 401 for an unknown user and for a wrong password", async () => {
+  await using svc = await startService();
+  const unknown = await svc.client().login("nobody", "whatever-password");
+  const wrong = await svc.client().login("admin", "wrong-password");
+  assertEquals(unknown, {
+    ok: false,
+    status: 401,
+    error: "Invalid username or password",
+  });
+  assertEquals(wrong, unknown);
+});
+
+Deno.test("login accepts the username in any case and with surrounding whitespace", async () => {
+  await using svc = await startService();
+  const res = await svc.client().login("  ADMIN ", ADMIN.password);
+  assert(res.ok);
+  assertEquals(res.data.username, "admin");
+});
+
+Deno.test("each login makes a new token, and a cookie the client already sends is never adopted", async () => {
+  await using svc = await startService();
+  const planted = "A".repeat(43);
+  const first = await svc.fetch("/api/auth/login", {
+    ...json(ADMIN),
+    headers: { cookie: `sid=${planted}` },
+  });
+  const second = await svc.fetch("/api/auth/login", json(ADMIN));
+  const a = sidOf(first)!, b = sidOf(second)!;
+  assertNotEquals(a, planted);
+  assertNotEquals(a, b);
+  const me = await svc.fetch("/api/auth/me", {
+    headers: { cookie: `sid=${planted}` },
+  });
+  assertEquals(me.status, 401);
+  for (const token of [a, b]) {
+    const res = await svc.fetch("/api/auth/me", {
+      headers: { cookie: `sid=${token}` },
+    });
+    assertEquals(res.status, 200);
+  }
+});
+
+Deno.test("me answers the caller's account", async () => {
+  await using svc = await startService();
+  const me = await svc.admin.me();
+  assertEquals(me, { ok: true, status: 200, data: svc.adminAccount });
+});
+
+Deno.test("me answers 401 for a missing, unknown, malformed or expired cookie", async () => {
+  await using svc = await startService();
+  const cookies = [
+    undefined,
+    "sid=",
+    "sid=" + "B".repeat(43),
+    "sid=short",
+    "sid=" + "x".repeat(5000),
+    "sid=%00%ff",
+    "other=1",
+    "garbage;;;==",
+  ];
+  for (const cookie of cookies) {
+    const res = await svc.fetch("/api/auth/me", {
+      headers: cookie ? { cookie } : {},
+    });
+    assertEquals(res.status, 401, String(cookie));
+    assertEquals(await res.json(), { error: "Unauthorised" });
+  }
+  await svc.sql`update sessions set expires_at = now() - interval '1 second'`;
+  const expired = await svc.admin.me();
+  assertEquals(expired, { ok: false, status: 401, error: "Unauthorised" });
+});
+
+Deno.test("a session lasts SESSION_TTL_SECONDS, stored as an absolute expiry", async () => {
+  await using svc = await startService({ SESSION_TTL_SECONDS: "600" });
+  const res = await svc.fetch("/api/auth/login", json(ADMIN));
+  assertMatch(res.headers.get("set-cookie")!, /Max-Age=600;/);
+  const [row] = await svc.sql<{ seconds: number }[]>`
+    select extract(epoch from max(expires_at) - now())::int as seconds from sessions`;
+  assert(row.seconds > 590 && row.seconds <= 600, String(row.seconds));
+});
+
+Deno.test("logout ends the session on the server and clears the cookie", async () => {
+  await using svc = await startService();
+  const login = await svc.fetch("/api/auth/login", json(ADMIN));
+  const cookie = `sid=${sidOf(login)}`;
+  const out = await svc.fetch("/api/auth/logout", {
+    method: "POST",
+    headers: { cookie },
+  });
+  assertEquals(out.status, 200);
+  assertEquals(await out.json(), { ok: true });
+  assertMatch(
+    out.headers.get("set-cookie")!,
+    /^sid=; Max-Age=0; Path=\/; HttpOnly; SameSite=Strict/,
+  );
+  // The old cookie, replayed, no longer works: the session is gone server-side.
+  const replay = await svc.fetch("/api/auth/me", { headers: { cookie } });
+  assertEquals(replay.status, 401);
+});
+
+Deno.test("logout without a session answers 200", async () => {
+  await using svc = await startService();
+  const res = await svc.client().logout();
+  assertEquals(res, { ok: true, status: 200, data: { ok: true } });
+});
+
+Deno.test("any role may log in, and a viewer gets 403 on every /api/users endpoint", async () => {
+  await using svc = await startService();
+  const { client: viewer, account } = await svc.userClient("viewer");
+  assertEquals((await viewer.me()).ok, true);
+  const calls = [
+    viewer.GET("/api/users"),
+    viewer.GET("/api/users/{id}", { params: { path: { id: account.id } } }),
+    viewer.POST("/api/users", {
+      body: {
+        username: "x1",
+        name: "X",
+        email: "x1@example.com",
+        password: "password1",
+        role: "viewer",
+      },
+    }),
+    viewer.PATCH("/api/users/{id}", {
+      params: { path: { id: account.id } },
+      body: { role: "admin" },
+    }),
+    viewer.DELETE("/api/users/{id}", {
+      params: { path: { id: svc.adminAccount.id } },
+    }),
+  ];
+  for (const answer of await Promise.all(calls)) {
+    assertEquals(answer.response.status, 403);
+    assertEquals(answer.error, { error: "Forbidden" });
+  }
+  assertEquals((await svc.admin.GET("/api/users")).data!.length, 2);
+});
+
+Deno.test("a role change takes effect on that user's very next request", async () => {
+  await using svc = await startService();
+  const { client, account } = await svc.userClient("viewer");
+  assertEquals((await client.GET("/api/users")).response.status, 403);
+  await svc.admin.PATCH("/api/users/{id}", {
+    params: { path: { id: account.id } },
+    body: { role: "admin" },
+  });
+  assertEquals((await client.GET("/api/users")).response.status, 200);
+  await svc.admin.PATCH("/api/users/{id}", {
+    params: { path: { id: account.id } },
+    body: { role: "viewer" },
+  });
+  assertEquals((await client.GET("/api/users")).response.status, 403);
+});
+
+Deno.test("a password reset ends all of that user's sessions but the caller's own", async () => {
+  await using svc = await startService();
+  const { client: first, account, password } = await svc.userClient("admin");
+  const second = svc.client();
+  assert((await second.login(account.username, password)).ok);
+
+  // The user resets their own password through `first`: `first` stays, `second` ends.
+  const reset = await first.PATCH("/api/users/{id}", {
+    params: { path: { id: account.id } },
+    body: { password: "brand-new-password" },
+  });
+  assertEquals(reset.response.status, 200);
+  assertEquals((await first.me()).status, 200);
+  assertEquals((await second.me()).status, 401);
+  assertEquals(
+    (await svc.client().login(account.username, password)).status,
+    401,
+  );
+  assertEquals(
+    (await svc.client().login(account.username, "brand-new-password")).status,
+    200,
+  );
+
+  // Another admin resets it: every session of the user ends; the admin's stays.
+  await svc.admin.PATCH("/api/users/{id}", {
+    params: { path: { id: account.id } },
+    body: { password: "another-password" },
+  });
+  assertEquals((await first.me()).status, 401);
+  assertEquals((await svc.admin.me()).status, 200);
+});
+
+Deno.test("a role change alone ends no session", async () => {
+  await using svc = await startService();
+  const { client, account } = await svc.userClient("viewer");
+  await svc.admin.PATCH("/api/users/{id}", {
+    params: { path: { id: account.id } },
+    body: { role: "admin" },
+  });
+  assertEquals((await client.me()).status, 200);
+});
+
+Deno.test("deleting a user ends their sessions", async () => {
+  await using svc = await startService();
+  const { client, account } = await svc.userClient("admin");
+  assertEquals((await client.me()).status, 200);
+  await svc.admin.DELETE("/api/users/{id}", {
+    params: { path: { id: account.id } },
+  });
+  assertEquals((await client.me()).status, 401);
+  const [{ n }] = await svc.sql<{ n: number }[]>`
+    select count(*)::int as n from sessions where user_id = ${account.id}`;
+  assertEquals(n, 0);
+});
+
+function equalBytes(a: Uint8Array, b: Uint8Array) {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
