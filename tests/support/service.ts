@@ -100,6 +100,8 @@ export interface TestService extends AsyncDisposable {
   logs: Record<string, unknown>[];
   /** fetch against the service, recorded for the secrets check. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** The same, with a session cookie of the first admin (its own session). */
+  adminFetch(path: string, init?: RequestInit): Promise<Response>;
   /** A new client with a cookie jar of its own. */
   client(): UserAdminClient;
   /** A client logged in as the first admin. */
@@ -151,6 +153,15 @@ export async function startService(
     const login = await admin.login(ADMIN.username, ADMIN.password);
     if (!login.ok) throw new Error(`admin login failed: ${login.error}`);
 
+    const raw = (path: string, init?: RequestInit) =>
+      recorder.fetch(new Request(baseUrl + path, init));
+    const rawLogin = await raw("/api/auth/login", {
+      method: "POST",
+      body: JSON.stringify(ADMIN),
+    });
+    const adminCookie = rawLogin.headers.get("set-cookie")!.split(";")[0];
+    await rawLogin.body?.cancel();
+
     const openDb = db;
     const openServer = server;
     return {
@@ -160,7 +171,12 @@ export async function startService(
       sql: db.sql,
       config,
       logs,
-      fetch: (path, init) => recorder.fetch(new Request(baseUrl + path, init)),
+      fetch: raw,
+      adminFetch(path, init = {}) {
+        const headers = new Headers(init.headers);
+        headers.set("cookie", adminCookie);
+        return raw(path, { ...init, headers });
+      },
       client,
       admin,
       adminAccount: login.data,
