@@ -1,0 +1,210 @@
+import { assertEquals } from "./support/assert.ts";
+import { startService, type TestService } from "./support/service.ts";
+
+/** Every /api/users call, with a valid body and with bodies that would fail their own checks. */
+const CALLS: [method: string, path: string, body?: string][] = [
+  ["GET", "/api/users"],
+  ["GET", "/api/users/1"],
+  ["GET", "/api/users/abc"],
+  [
+    "POST",
+    "/api/users",
+    JSON.stringify({
+      username: "n",
+      name: "n",
+      email: "n@x.io",
+      password: "password1",
+      role: "viewer",
+    }),
+  ],
+  ["POST", "/api/users", "not json"],
+  ["POST", "/api/users", "{}"],
+  [
+    "POST",
+    "/api/users",
+    JSON.stringify({
+      username: "admin",
+      name: "n",
+      email: "n@x.io",
+      password: "password1",
+      role: "viewer",
+    }),
+  ],
+  ["PATCH", "/api/users/1", JSON.stringify({ role: "viewer" })],
+  ["PATCH", "/api/users/1", JSON.stringify({ role: "root" })],
+  ["PATCH", "/api/users/1", "not json"],
+  ["PATCH", "/api/users/abc", JSON.stringify({ password: "short" })],
+  ["DELETE", "/api/users/1"],
+  ["DELETE", "/api/users/424242"],
+  ["DELETE", "/api/users/abc"],
+  ["POST", "/api/users", "x".repeat(70_000)],
+];
+
+async function call(
+  svc: TestService,
+  cookie: string | undefined,
+  [method, path, body]: typeof CALLS[number],
+  headers: Record<string, string> = {},
+) {
+  const res = await svc.fetch(path, {
+    method,
+    body,
+    headers: cookie ? { cookie, ...headers } : headers,
+  });
+  return [res.status, await res.json()];
+}
+
+async function cookieOf(svc: TestService, username: string, password: string) {
+  const res = await svc.fetch("/api/auth/login", {
+    method: "POST",
+    body: JSON.stringify({ username, password }),
+  });
+  await res.body?.cancel();
+  return res.headers.get("set-cookie")!.split(";")[0];
+}
+
+async function snapshot(svc: TestService) {
+  return await svc
+    .sql`select id, username, role, password_hash from users order by id`;
+}
+
+Deno.test("without a session every /api/users call answers 401 Unauthorised before any other check", async () => {
+  await using svc = await startService();
+  const before = await snapshot(svc);
+  for (const c of CALLS) {
+    for (const cookie of [undefined, "sid=" + "Z".repeat(43), "sid=junk"]) {
+      assertEquals(
+        await call(svc, cookie, c),
+        [401, { error: "Unauthorised" }],
+        `${c[0]} ${c[1]} ${c[2]?.slice(0, 20)}`,
+      );
+    }
+  }
+  assertEquals(await snapshot(svc), before);
+});
+
+Deno.test("a viewer gets 403 Forbidden on every /api/users call, before any other check", async () => {
+  await using svc = await startService();
+  const { account, password } = await svc.userClient("viewer");
+  const cookie = await cookieOf(svc, account.username, password);
+  const before = await snapshot(svc);
+  for (const c of CALLS) {
+    assertEquals(
+      await call(svc, cookie, c),
+      [403, { error: "Forbidden" }],
+      `${c[0]} ${c[1]} ${c[2]?.slice(0, 20)}`,
+    );
+  }
+  // Its own id too: 403 comes before "You cannot delete your own account".
+  assertEquals(
+    await call(svc, cookie, ["DELETE", `/api/users/${account.id}`]),
+    [403, { error: "Forbidden" }],
+  );
+  assertEquals(await snapshot(svc), before);
+});
+
+Deno.test("me answers 401 without a session, and any role sees itself", async () => {
+  await using svc = await startService();
+  assertEquals((await svc.client().me()).status, 401);
+  const { client, account } = await svc.userClient("viewer");
+  assertEquals(await client.me(), { ok: true, status: 200, data: account });
+});
+
+Deno.test("a POST, PATCH or DELETE from a foreign Origin answers 403 after authentication", async () => {
+  await using svc = await startService();
+  const { account } = await svc.userClient("viewer");
+  const evil = { origin: "https://evil.example" };
+  const create = JSON.stringify({
+    username: "o1",
+    name: "O",
+    email: "o1@x.io",
+    password: "password1",
+    role: "viewer",
+  });
+  const unsafe: typeof CALLS = [
+    ["POST", "/api/users", create],
+    ["PATCH", `/api/users/${account.id}`, JSON.stringify({ role: "admin" })],
+    ["DELETE", `/api/users/${account.id}`],
+  ];
+  const cookie = await cookieOf(svc, "admin", "admin-pass-1234");
+  const before = await snapshot(svc);
+  for (const c of unsafe) {
+    assertEquals(await call(svc, cookie, c, evil), [403, {
+      error: "Forbidden",
+    }], c[0]);
+    assertEquals(await call(svc, undefined, c, evil), [401, {
+      error: "Unauthorised",
+    }], c[0]);
+  }
+  assertEquals(await snapshot(svc), before);
+  // Reading is not state-changing: a foreign Origin may read (no CORS lets a page see it, though).
+  const list = await svc.fetch("/api/users", { headers: { cookie, ...evil } });
+  assertEquals(list.status, 200);
+  assertEquals(list.headers.get("access-control-allow-origin"), null);
+  await list.body?.cancel();
+  // Logging in from a foreign page is refused too.
+  const login = await svc.fetch("/api/auth/login", {
+    method: "POST",
+    headers: evil,
+    body: JSON.stringify({ username: "admin", password: "admin-pass-1234" }),
+  });
+  assertEquals([login.status, await login.json()], [403, {
+    error: "Forbidden",
+  }]);
+});
+
+Deno.test("the service's own origin, an allowed origin, and no Origin at all pass", async () => {
+  await using svc = await startService({
+    ALLOWED_ORIGINS: "https://admin.example, http://localhost:3000",
+  });
+  const cookie = await cookieOf(svc, "admin", "admin-pass-1234");
+  const origins = [
+    svc.baseUrl,
+    "https://admin.example",
+    "http://localhost:3000",
+    undefined,
+  ];
+  for (const [i, origin] of origins.entries()) {
+    const body = JSON.stringify({
+      username: `ok${i}`,
+      name: "O",
+      email: `ok${i}@x.io`,
+      password: "password1",
+      role: "viewer",
+    });
+    const res = await svc.fetch("/api/users", {
+      method: "POST",
+      body,
+      headers: origin ? { cookie, origin } : { cookie },
+    });
+    assertEquals(res.status, 201, String(origin));
+    await res.body?.cancel();
+  }
+  const other = await svc.fetch("/api/users/2", {
+    method: "DELETE",
+    headers: { cookie, origin: "https://admin.example.evil" },
+  });
+  assertEquals(other.status, 403);
+  await other.body?.cancel();
+});
+
+Deno.test("behind a trusted proxy the own origin is the one the proxy reports", async () => {
+  await using svc = await startService({ TRUST_PROXY: "true" });
+  const cookie = await cookieOf(svc, "admin", "admin-pass-1234");
+  const body = JSON.stringify({
+    username: "p1",
+    name: "P",
+    email: "p1@x.io",
+    password: "password1",
+    role: "viewer",
+  });
+  const headers = {
+    cookie,
+    origin: "https://users.example",
+    "x-forwarded-proto": "https",
+    "x-forwarded-host": "users.example",
+  };
+  const res = await svc.fetch("/api/users", { method: "POST", body, headers });
+  assertEquals(res.status, 201);
+  await res.body?.cancel();
+});

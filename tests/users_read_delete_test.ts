@@ -1,0 +1,149 @@
+import { assert, assertEquals } from "./support/assert.ts";
+import { startService } from "./support/service.ts";
+
+Deno.test("the list holds every user with exactly the contract's fields, oldest first", async () => {
+  await using svc = await startService();
+  const made = [];
+  for (const role of ["viewer", "admin", "viewer"] as const) {
+    made.push((await svc.userClient(role)).account);
+  }
+  const { data, response } = await svc.admin.GET("/api/users");
+  assertEquals(response.status, 200);
+  assertEquals(data!.map((u) => u.id), [
+    svc.adminAccount.id,
+    ...made.map((u) => u.id),
+  ]);
+  for (const user of data!) {
+    assertEquals(Object.keys(user).sort(), [
+      "createdAt",
+      "email",
+      "id",
+      "name",
+      "role",
+      "username",
+    ]);
+  }
+  const times = data!.map((u) => Date.parse(u.createdAt));
+  assertEquals([...times].sort((a, b) => a - b), times);
+});
+
+Deno.test("users created at the same instant are listed by id", async () => {
+  await using svc = await startService();
+  const a = (await svc.userClient("viewer")).account;
+  const b = (await svc.userClient("viewer")).account;
+  await svc.sql`update users set created_at = '2030-01-01T00:00:00Z'`;
+  const { data } = await svc.admin.GET("/api/users");
+  assertEquals(data!.map((u) => u.id), [svc.adminAccount.id, a.id, b.id]);
+  assertEquals(data![0].createdAt, "2030-01-01T00:00:00.000Z");
+});
+
+Deno.test("createdAt is ISO 8601 in UTC with milliseconds, for a time stored with another offset", async () => {
+  await using svc = await startService();
+  await svc.sql`update users set created_at = '2026-11-25 21:07:00.123+02'`;
+  const { data } = await svc.admin.GET("/api/users");
+  assertEquals(data![0].createdAt, "2026-11-25T19:07:00.123Z");
+});
+
+Deno.test("one user answers with the list item's shape", async () => {
+  await using svc = await startService();
+  const { account } = await svc.userClient("viewer");
+  const one = await svc.admin.GET("/api/users/{id}", {
+    params: { path: { id: account.id } },
+  });
+  const list = await svc.admin.GET("/api/users");
+  assertEquals(one.data, list.data!.find((u) => u.id === account.id));
+});
+
+Deno.test("getting an id no user has answers 404 User not found", async () => {
+  await using svc = await startService();
+  for (
+    const id of ["424242", "0", "abc", "1.5", "-1", "99999999999999999999"]
+  ) {
+    const res = await svc.adminFetch(`/api/users/${id}`);
+    assertEquals([res.status, await res.json()], [404, {
+      error: "User not found",
+    }], id);
+  }
+});
+
+Deno.test("deleting a user answers {ok: true} and the user is gone", async () => {
+  await using svc = await startService();
+  const { account } = await svc.userClient("viewer");
+  const res = await svc.admin.DELETE("/api/users/{id}", {
+    params: { path: { id: account.id } },
+  });
+  assertEquals([res.response.status, res.data], [200, { ok: true }]);
+  const list = await svc.admin.GET("/api/users");
+  assert(!list.data!.some((u) => u.id === account.id));
+  const again = await svc.admin.DELETE("/api/users/{id}", {
+    params: { path: { id: account.id } },
+  });
+  assertEquals([again.response.status, again.error], [404, {
+    error: "User not found",
+  }]);
+  assertEquals(
+    (await svc.client().login(account.username, "whatever")).status,
+    401,
+  );
+});
+
+Deno.test("an admin cannot delete their own account, and nothing is deleted", async () => {
+  await using svc = await startService();
+  const res = await svc.admin.DELETE("/api/users/{id}", {
+    params: { path: { id: svc.adminAccount.id } },
+  });
+  assertEquals([res.response.status, res.error], [400, {
+    error: "You cannot delete your own account",
+  }]);
+  assertEquals((await svc.admin.me()).status, 200);
+  // Another admin may delete this one.
+  const { client: other } = await svc.userClient("admin");
+  const gone = await other.DELETE("/api/users/{id}", {
+    params: { path: { id: svc.adminAccount.id } },
+  });
+  assertEquals(gone.response.status, 200);
+  assertEquals((await svc.admin.me()).status, 401);
+});
+
+Deno.test("deleting an id that cannot exist answers 404 User not found", async () => {
+  await using svc = await startService();
+  for (
+    const id of [
+      "424242",
+      "0",
+      "abc",
+      "1.5",
+      "-1",
+      "1e3",
+      "99999999999999999999",
+    ]
+  ) {
+    const res = await svc.adminFetch(`/api/users/${id}`, { method: "DELETE" });
+    assertEquals([res.status, await res.json()], [404, {
+      error: "User not found",
+    }], id);
+  }
+  assertEquals((await svc.admin.GET("/api/users")).data!.length, 1);
+});
+
+Deno.test("a deleted user's username and e-mail can be used again", async () => {
+  await using svc = await startService();
+  const { account } = await svc.userClient("viewer", {
+    username: "reuse",
+    email: "reuse@x.io",
+  });
+  await svc.admin.DELETE("/api/users/{id}", {
+    params: { path: { id: account.id } },
+  });
+  const again = await svc.admin.POST("/api/users", {
+    body: {
+      username: "REUSE",
+      name: "R",
+      email: "reuse@x.io",
+      password: "password-9",
+      role: "viewer",
+    },
+  });
+  assertEquals(again.response.status, 201);
+  assert(again.data!.id !== account.id);
+});
