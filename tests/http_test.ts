@@ -1,0 +1,173 @@
+import { parse } from "yaml";
+import { assert, assertEquals, assertMatch } from "./support/assert.ts";
+import { startService } from "./support/service.ts";
+
+Deno.test("an unknown path answers 404 Not found as JSON", async () => {
+  await using svc = await startService();
+  for (
+    const path of [
+      "/",
+      "/api",
+      "/api/users/",
+      "/api/users/1/2",
+      "/api/userz",
+      "/nope",
+    ]
+  ) {
+    const res = await svc.adminFetch(path);
+    assertEquals(
+      [res.status, await res.json()],
+      [404, { error: "Not found" }],
+      path,
+    );
+    assertMatch(res.headers.get("content-type")!, /^application\/json/);
+  }
+});
+
+Deno.test("a known path with another method answers 405 Method not allowed with Allow", async () => {
+  await using svc = await startService();
+  const cases: [string, string, string][] = [
+    ["PUT", "/api/users", "GET, HEAD, POST"],
+    ["DELETE", "/api/users", "GET, HEAD, POST"],
+    ["POST", "/api/users/1", "GET, HEAD, PATCH, DELETE"],
+    ["PUT", "/api/users/abc", "GET, HEAD, PATCH, DELETE"],
+    ["GET", "/api/auth/login", "POST"],
+    ["POST", "/health", "GET, HEAD"],
+  ];
+  for (const [method, path, allow] of cases) {
+    const res = await svc.fetch(path, { method });
+    assertEquals([res.status, await res.json()], [405, {
+      error: "Method not allowed",
+    }], `${method} ${path}`);
+    assertEquals(
+      res.headers.get("allow")!.split(", ").sort(),
+      allow.split(", ").sort(),
+    );
+  }
+});
+
+Deno.test("health answers ok while the database answers", async () => {
+  await using svc = await startService();
+  const res = await svc.fetch("/health");
+  assertEquals([res.status, await res.json()], [200, { status: "ok" }]);
+});
+
+Deno.test("every response carries an X-Request-Id, and a sane incoming one is kept", async () => {
+  await using svc = await startService();
+  const mine = await svc.fetch("/api/users", {
+    headers: { "x-request-id": "trace-abc-123" },
+  });
+  assertEquals(mine.headers.get("x-request-id"), "trace-abc-123");
+  await mine.body?.cancel();
+  const fresh = await svc.fetch("/api/users");
+  assertMatch(fresh.headers.get("x-request-id")!, /^[0-9a-f-]{36}$/);
+  await fresh.body?.cancel();
+  const line = svc.logs.find((l) => l.requestId === "trace-abc-123");
+  assertEquals(line?.status, 401);
+});
+
+Deno.test("/openapi.json serves the document that openapi/openapi.yaml holds", async () => {
+  await using svc = await startService();
+  const served = await (await svc.fetch("/openapi.json")).json();
+  const committed = parse(
+    await Deno.readTextFile(
+      new URL("../openapi/openapi.yaml", import.meta.url),
+    ),
+  );
+  assertEquals(served, committed);
+  assertEquals(served.openapi, "3.1.0");
+  assertEquals(served.components.securitySchemes.cookieAuth, {
+    type: "apiKey",
+    in: "cookie",
+    name: "sid",
+    description: served.components.securitySchemes.cookieAuth.description,
+  });
+});
+
+Deno.test("the document lists every status each operation answers, with the exact messages", async () => {
+  await using svc = await startService();
+  const doc = await (await svc.fetch("/openapi.json")).json();
+  const messages = (path: string, method: string, status: number) =>
+    doc.paths[path][method].responses[status].content["application/json"].schema
+      .properties.error.enum;
+  assertEquals(Object.keys(doc.paths).sort(), [
+    "/api/auth/login",
+    "/api/auth/logout",
+    "/api/auth/me",
+    "/api/users",
+    "/api/users/{id}",
+    "/health",
+  ]);
+  assertEquals(Object.keys(doc.paths["/api/users"].post.responses).sort(), [
+    "201",
+    "400",
+    "401",
+    "403",
+    "409",
+    "413",
+    "500",
+  ]);
+  assertEquals(messages("/api/users", "post", 400), [
+    "All fields are required",
+    "Role must be admin or viewer",
+    "Password must be at least 8 characters",
+    "Username must be at most 64 characters without control characters",
+    "Name must be at most 200 characters",
+    "Email must be a valid address",
+    "Password must be at most 72 bytes",
+  ]);
+  assertEquals(messages("/api/users", "post", 500), ["Failed to create user"]);
+  assertEquals(messages("/api/users/{id}", "patch", 500), ["Update failed"]);
+  assertEquals(messages("/api/users/{id}", "delete", 400), [
+    "You cannot delete your own account",
+  ]);
+  assertEquals(messages("/api/users/{id}", "delete", 404), ["User not found"]);
+  assertEquals(messages("/api/users", "get", 401), ["Unauthorised"]);
+  assertEquals(messages("/api/users", "get", 403), ["Forbidden"]);
+  for (
+    const [path, item] of Object.entries<
+      Record<string, { security?: unknown }>
+    >(doc.paths)
+  ) {
+    if (!path.startsWith("/api/users")) continue;
+    for (const op of Object.values(item)) {
+      assertEquals(op.security, [{ cookieAuth: [] }]);
+    }
+  }
+});
+
+Deno.test("/docs is Swagger UI on /openapi.json with its assets served locally", async () => {
+  await using svc = await startService();
+  const res = await svc.fetch("/docs");
+  assertEquals(res.status, 200);
+  const html = await res.text();
+  assert(html.includes("/openapi.json"));
+  const assets = [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1]);
+  assert(assets.length >= 2, html);
+  for (const asset of assets) {
+    assert(asset.startsWith("/"), `${asset} is not served by the service`);
+    const file = await svc.fetch(asset);
+    assertEquals(file.status, 200, asset);
+    assert((await file.arrayBuffer()).byteLength > 1000);
+  }
+});
+
+Deno.test("security headers: nosniff, a CSP, no framing, and no HSTS over plain HTTP", async () => {
+  await using svc = await startService();
+  const res = await svc.fetch("/api/users");
+  await res.body?.cancel();
+  assertEquals(res.headers.get("x-content-type-options"), "nosniff");
+  assertMatch(
+    res.headers.get("content-security-policy")!,
+    /frame-ancestors 'none'/,
+  );
+  assertEquals(res.headers.get("strict-transport-security"), null);
+});
+
+Deno.test("the app also answers in-process through app.request, without a listening server", async () => {
+  await using svc = await startService();
+  const res = await svc.app.request("/api/users/abc", { method: "DELETE" });
+  assertEquals([res.status, await res.json()], [401, {
+    error: "Unauthorised",
+  }]);
+});
