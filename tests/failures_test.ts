@@ -1,0 +1,189 @@
+/**
+ * Any failure the contract does not name answers the endpoint's own 500
+ * message, and only that: the cause goes to the log under the request id.
+ * The store is the real one over a real database, with one function made to
+ * fail the way a broken connection does.
+ */
+import { createApp } from "../src/app.ts";
+import type { Store } from "../src/db/store.ts";
+import { createLogger } from "../src/log.ts";
+import { assert, assertEquals } from "./support/assert.ts";
+import { ADMIN, startService, type TestService } from "./support/service.ts";
+
+const SECRET_CAUSE = "connection to 10.0.0.7 lost: secret-internal-detail";
+
+/** The app on the test's database, with `break_` replacing part of the store. */
+function appWith(svc: TestService, break_: (store: Store) => Store) {
+  const logs: Record<string, unknown>[] = [];
+  const app = createApp({
+    store: break_(svc.store),
+    config: svc.config,
+    log: createLogger("info", (line) => logs.push(JSON.parse(line))),
+  });
+  return { app, logs };
+}
+
+const fail = () => Promise.reject(new Error(SECRET_CAUSE));
+
+const request =
+  (cookie: string) => (method: string, path: string, body?: unknown) =>
+    new Request(`http://localhost${path}`, {
+      method,
+      headers: { cookie },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+async function adminCookie(svc: TestService) {
+  const res = await svc.fetch("/api/auth/login", {
+    method: "POST",
+    body: JSON.stringify(ADMIN),
+  });
+  await res.body?.cancel();
+  return res.headers.get("set-cookie")!.split(";")[0];
+}
+
+async function expectFailure(
+  app: ReturnType<typeof appWith>,
+  request: Request,
+  message: string,
+) {
+  const res = await app.app.request(request);
+  const text = await res.text();
+  assertEquals(
+    [res.status, JSON.parse(text)],
+    [500, { error: message }],
+    `${request.method} ${request.url}`,
+  );
+  assert(!text.includes("secret-internal-detail"));
+  const id = res.headers.get("x-request-id");
+  const line = app.logs.find((l) =>
+    l.msg === "request failed" && l.requestId === id
+  );
+  assert(line, `no log line for request ${id}`);
+  assertEquals((line.cause as { message: string }).message, SECRET_CAUSE);
+}
+
+Deno.test("a failure in each users operation answers that endpoint's 500 message and logs the cause", async () => {
+  await using svc = await startService();
+  const req = request(await adminCookie(svc));
+  const users = svc.store.users;
+  const broken = appWith(svc, (s) => ({
+    ...s,
+    users: {
+      ...users,
+      list: fail,
+      get: fail,
+      create: fail,
+      update: fail,
+      remove: fail,
+    },
+  }));
+  const other = (await svc.userClient("viewer")).account.id;
+  await expectFailure(broken, req("GET", "/api/users"), "Failed to list users");
+  await expectFailure(
+    broken,
+    req("GET", `/api/users/${other}`),
+    "Failed to get user",
+  );
+  await expectFailure(
+    broken,
+    req("POST", "/api/users", {
+      username: "f",
+      name: "F",
+      email: "f@x.io",
+      password: "password1",
+      role: "viewer",
+    }),
+    "Failed to create user",
+  );
+  await expectFailure(
+    broken,
+    req("PATCH", `/api/users/${other}`, { role: "admin" }),
+    "Update failed",
+  );
+  await expectFailure(
+    broken,
+    req("DELETE", `/api/users/${other}`),
+    "Delete failed",
+  );
+  // Nothing changed underneath.
+  assertEquals((await svc.admin.GET("/api/users")).data!.length, 2);
+});
+
+Deno.test("a failing session lookup answers each endpoint's own 500 message, not 401", async () => {
+  await using svc = await startService();
+  const req = request(await adminCookie(svc));
+  const broken = appWith(
+    svc,
+    (s) => ({ ...s, sessions: { ...s.sessions, resolve: fail, revoke: fail } }),
+  );
+  await expectFailure(broken, req("GET", "/api/users"), "Failed to list users");
+  await expectFailure(broken, req("GET", "/api/users/1"), "Failed to get user");
+  await expectFailure(
+    broken,
+    req("POST", "/api/users", {}),
+    "Failed to create user",
+  );
+  await expectFailure(
+    broken,
+    req("PATCH", "/api/users/1", {}),
+    "Update failed",
+  );
+  await expectFailure(broken, req("DELETE", "/api/users/1"), "Delete failed");
+  await expectFailure(
+    broken,
+    req("GET", "/api/auth/me"),
+    "Internal server error",
+  );
+  await expectFailure(
+    broken,
+    req("POST", "/api/auth/logout"),
+    "Internal server error",
+  );
+});
+
+Deno.test("a failure during login answers 500 Login failed", async () => {
+  await using svc = await startService();
+  for (const part of ["loginThrottle", "users"] as const) {
+    const broken = appWith(
+      svc,
+      (s) =>
+        part === "users"
+          ? { ...s, users: { ...s.users, findForLogin: fail } }
+          : { ...s, loginThrottle: { ...s.loginThrottle, attempt: fail } },
+    );
+    await expectFailure(
+      broken,
+      new Request("http://localhost/api/auth/login", {
+        method: "POST",
+        body: JSON.stringify(ADMIN),
+      }),
+      "Login failed",
+    );
+  }
+});
+
+Deno.test("health answers 503 unavailable when the database does not answer", async () => {
+  await using svc = await startService();
+  const broken = appWith(svc, (s) => ({ ...s, ping: fail }));
+  const res = await broken.app.request("/health");
+  assertEquals([res.status, await res.json()], [503, {
+    status: "unavailable",
+  }]);
+});
+
+Deno.test("a request still pending after REQUEST_TIMEOUT_MS answers its endpoint's 500 message", async () => {
+  await using svc = await startService();
+  const cookie = await adminCookie(svc);
+  const hang = () => new Promise<never>(() => {});
+  const logs: Record<string, unknown>[] = [];
+  const app = createApp({
+    store: { ...svc.store, users: { ...svc.store.users, list: hang } },
+    config: { ...svc.config, REQUEST_TIMEOUT_MS: 300 },
+    log: createLogger("info", (line) => logs.push(JSON.parse(line))),
+  });
+  const res = await app.request("/api/users", { headers: { cookie } });
+  assertEquals([res.status, await res.json()], [500, {
+    error: "Failed to list users",
+  }]);
+});
