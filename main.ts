@@ -4,6 +4,7 @@ import { ensureFirstAdmin } from "./src/bootstrap.ts";
 import { ConfigError, loadConfig } from "./src/config.ts";
 import { openDatabase } from "./src/db/database.ts";
 import { createStore } from "./src/db/store.ts";
+import { startHousekeeping } from "./src/housekeeping.ts";
 import { createLogger } from "./src/log.ts";
 
 let config;
@@ -22,6 +23,7 @@ const store = createStore(db.sql);
 const passwords = createPasswordHasher(config.BCRYPT_COST);
 await ensureFirstAdmin(store, passwords, config, log);
 const app = createApp({ store, config, log, passwords });
+const housekeeping = startHousekeeping(store, config, log);
 
 const server = Deno.serve({
   hostname: config.HOST,
@@ -41,6 +43,7 @@ const shutdown = async (signal: string) => {
   stopping = true;
   log.info("shutting down", { signal });
   await server.shutdown();
+  housekeeping.stop();
   await db.close();
   log.info("stopped");
   Deno.exit(0);

@@ -13,7 +13,7 @@ import { deadline } from "./http/endpoint.ts";
 import type { AppEnv } from "./http/env.ts";
 import { errorResponse, onError, onNotFound } from "./http/errors.ts";
 import { MSG } from "./http/messages.ts";
-import { isHttps } from "./http/origin.ts";
+import { clientIp, isHttps } from "./http/origin.ts";
 import { validationHook } from "./http/validation.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { mountUsers } from "./users/users.router.ts";
@@ -73,6 +73,7 @@ export function createApp(deps: AppDeps) {
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
+      ip: clientIp(c, config.TRUST_PROXY),
       ms: Math.round(performance.now() - started),
     });
   });

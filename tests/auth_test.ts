@@ -4,6 +4,8 @@ import {
   assertMatch,
   assertNotEquals,
 } from "./support/assert.ts";
+import { startHousekeeping } from "../src/housekeeping.ts";
+import { createLogger } from "../src/log.ts";
 import { ADMIN, startService } from "./support/service.ts";
 
 const json = (body: unknown): RequestInit => ({
@@ -319,3 +321,40 @@ Deno.test("deleting a user ends their sessions", async () => {
 function equalBytes(a: Uint8Array, b: Uint8Array) {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
+
+Deno.test("housekeeping deletes expired sessions and ended login-failure windows, and nothing else", async () => {
+  await using svc = await startService({ LOGIN_WINDOW_SECONDS: "60" });
+  const { client } = await svc.userClient("viewer");
+  await svc.client().login("ghost", "wrong-password");
+  await svc.client().login("admin", "wrong-password");
+  await svc.sql`update sessions set expires_at = now() - interval '1 second'
+    where user_id <> ${svc.adminAccount.id}`;
+  await svc
+    .sql`update login_failures set window_started_at = now() - interval '61 seconds'
+    where username_hash = sha256('ghost'::bytea)`;
+  const housekeeping = startHousekeeping(
+    svc.store,
+    svc.config,
+    createLogger("silent"),
+    20,
+  );
+  try {
+    for (let i = 0; i < 100; i++) {
+      const [{ n }] = await svc.sql<
+        { n: number }[]
+      >`select count(*)::int as n from login_failures`;
+      if (n === 1) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    housekeeping.stop();
+  }
+  const failures = await svc.sql`select 1 from login_failures`;
+  assertEquals(failures.length, 1, "the admin's open window stays");
+  const sessions = await svc.sql<
+    { user_id: number }[]
+  >`select user_id from sessions`;
+  assert(sessions.every((s) => s.user_id === svc.adminAccount.id));
+  assertEquals((await client.me()).status, 401);
+  assertEquals((await svc.admin.me()).status, 200);
+});

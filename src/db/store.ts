@@ -190,6 +190,15 @@ export function createStore(sql: Sql) {
     async clear(usernameHash: Uint8Array) {
       await sql`delete from login_failures where username_hash = ${usernameHash}`;
     },
+
+    /** Drops counters whose window has ended: they no longer block anyone. */
+    async forgetExpired(windowSeconds: number): Promise<number> {
+      const rows = await sql`
+        delete from login_failures
+        where window_started_at <= now() - make_interval(secs => ${windowSeconds})
+        returning 1`;
+      return rows.length;
+    },
   };
 
   return {

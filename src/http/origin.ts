@@ -15,3 +15,10 @@ export function requestOrigin(c: Context, trustProxy: boolean): string {
 
 export const isHttps = (c: Context, trustProxy: boolean) =>
   requestOrigin(c, trustProxy).startsWith("https://");
+
+/** The client's address for the log: the proxy's word for it only when trusted. */
+export function clientIp(c: Context, trustProxy: boolean): string | undefined {
+  const info = c.env as Deno.ServeHandlerInfo<Deno.NetAddr> | undefined;
+  return (trustProxy && forwarded(c, "x-forwarded-for")) ||
+    info?.remoteAddr?.hostname;
+}

@@ -1,0 +1,37 @@
+import type { Config } from "./config.ts";
+import type { Store } from "./db/store.ts";
+import type { Logger } from "./log.ts";
+
+/**
+ * Deletes expired sessions and ended login-failure windows now and then:
+ * neither grants anything any more, but an attacker guessing random
+ * usernames would otherwise grow login_failures without bound. Every
+ * instance may run it; the deletes are idempotent.
+ */
+export function startHousekeeping(
+  store: Store,
+  config: Pick<Config, "LOGIN_WINDOW_SECONDS">,
+  log: Logger,
+  everyMs = 10 * 60 * 1000,
+): { stop(): void } {
+  const sweep = async () => {
+    try {
+      const sessions = await store.sessions.revokeExpired();
+      const counters = await store.loginThrottle.forgetExpired(
+        config.LOGIN_WINDOW_SECONDS,
+      );
+      if (sessions || counters) {
+        log.info("housekeeping", {
+          expiredSessions: sessions,
+          endedLoginWindows: counters,
+        });
+      }
+    } catch (e) {
+      log.warn("housekeeping failed", { cause: e });
+    }
+  };
+  const timer = setInterval(sweep, everyMs);
+  // Never the reason the process stays alive.
+  Deno.unrefTimer(timer);
+  return { stop: () => clearInterval(timer) };
+}
