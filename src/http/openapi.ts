@@ -1,10 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { type Message, MSG } from "./messages.ts";
 
-export const ErrorSchema = z.object({ error: z.string() }).openapi("Error", {
-  description: "Every error answers with this body, and only this body.",
-});
-
 /** A JSON response declaration. */
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({
   description,
