@@ -224,3 +224,21 @@ Deno.test({
     assertEquals(list.data!.map((u) => u.username), ["root", "kept"]);
   },
 });
+
+Deno.test({
+  name:
+    "a second process cannot open the embedded database while the service holds it",
+  ignore: !ON_EMBEDDED,
+  async fn() {
+    await using db = await testDatabase();
+    await using _svc = await spawnService(db.env);
+    const run = await runScript("src/cli/create-admin.ts", [
+      "--username",
+      "x",
+      "--password",
+      "password-x",
+    ], db.env);
+    assertEquals(run.code, 1);
+    assertMatch(run.stderr, /in use by another process/);
+  },
+});

@@ -56,7 +56,9 @@ const checked = CreateUserSchema.safeParse({
 });
 if (!checked.success) fail(checked.error.issues[0].message);
 
-const db = await openDatabase(config);
+const db = await openDatabase(config).catch((e) =>
+  fail(`Cannot open the database: ${e.message}`)
+);
 try {
   const { username, name, email } = checked.data;
   const outcome = await createStore(db.sql).users.upsertAdmin({

@@ -18,14 +18,14 @@ type DatabaseConfig = Pick<
 /** postgres.js with bounds, so a database that went away fails fast instead of hanging. */
 export function connect(
   url: string,
-  options: { max: number; prepare: boolean },
+  options: { max: number; prepare: boolean; recycle?: boolean },
 ): Sql {
   return postgres(url, {
     max: options.max,
     prepare: options.prepare,
     connect_timeout: 3,
-    idle_timeout: 60,
-    max_lifetime: 30 * 60,
+    idle_timeout: options.recycle === false ? 0 : 60,
+    max_lifetime: options.recycle === false ? null : 30 * 60,
     onnotice: () => {},
     connection: { application_name: "user-admin" },
   });
@@ -56,8 +56,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     };
   }
   const embedded = await startEmbeddedPostgres(config.DATA_DIR);
-  // One connection: PGlite is a single backend.
-  const sql = connect(embedded.url, { max: 1, prepare: true });
+  // One connection, kept: PGlite is a single backend session, which two
+  // sockets would interleave, and where each reconnect would leave the old
+  // connection's prepared statements behind.
+  const sql = connect(embedded.url, { max: 1, prepare: true, recycle: false });
   try {
     await migrate(sql, migrations);
   } catch (e) {

@@ -13,9 +13,24 @@ export async function startEmbeddedPostgres(
   dataDir: string,
 ): Promise<EmbeddedPostgres> {
   await Deno.mkdir(dataDir, { recursive: true });
+  // PGlite does not guard its directory: a second process would open it and
+  // corrupt it. An exclusive lock on the directory itself, held until close.
+  const guard = await Deno.open(dataDir, { read: true });
+  if (!await guard.tryLock(true)) {
+    guard.close();
+    throw new Error(
+      `${dataDir} is in use by another process: the embedded database has one owner at a time`,
+    );
+  }
   // A plain path selects PGlite's Node filesystem backend: data is written
   // straight to dataDir (initdb runs only when the directory is empty).
-  const db = await PGlite.create(dataDir);
+  let db: PGlite;
+  try {
+    db = await PGlite.create(dataDir);
+  } catch (err) {
+    guard.close();
+    throw err;
+  }
   const server = new PGLiteSocketServer({
     db,
     host: "127.0.0.1",
@@ -30,6 +45,7 @@ export async function startEmbeddedPostgres(
     await server.start();
   } catch (err) {
     await db.close();
+    guard.close();
     throw err;
   }
   // getServerConn() is "127.0.0.1:<port>" once listening; PGlite accepts
@@ -42,6 +58,7 @@ export async function startEmbeddedPostgres(
       // backend down cleanly so the next open sees every committed row.
       await server.stop();
       await db.close();
+      guard.close();
     },
   };
 }
