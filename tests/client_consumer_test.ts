@@ -3,7 +3,7 @@
  * a consumer runs it: its own process, only network and environment
  * permissions, against a live service.
  */
-import { assertEquals, assertMatch } from "./support/assert.ts";
+import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { ADMIN, startService, type TestService } from "./support/service.ts";
 
 const ROOT = new URL("../", import.meta.url);
@@ -57,4 +57,13 @@ Deno.test("the consumer example stops with the contract's message when it cannot
   );
   assertEquals(refused.code, 1);
   assertMatch(refused.stderr, /login: 401 Invalid username or password/);
+});
+
+Deno.test("clients/README.md shows the consumer example exactly as the file CI runs", async () => {
+  const example = await Deno.readTextFile(new URL(EXAMPLE, ROOT));
+  const readme = await Deno.readTextFile(new URL("clients/README.md", ROOT));
+  assert(
+    readme.includes("```ts\n" + example + "```\n"),
+    `clients/README.md's copy of ${EXAMPLE} differs from the file: paste it again`,
+  );
 });
