@@ -2,37 +2,121 @@
  * Typed client of the user administration service: openapi-fetch over the
  * types that openapi-typescript generates from openapi/openapi.yaml.
  *
+ * Two ways to call, one client:
+ * - `get`/`post`/`patch`/`delete` answer a {@link Outcome}: `{ ok: true,
+ *   status, data }`, or `{ ok: false, status, error }` where `error` is the
+ *   contract's message for that operation and status, as a literal type.
+ * - `GET`/`POST`/`PATCH`/`DELETE` are openapi-fetch's own
+ *   (`{ data, error, response }`), for headers and anything else raw.
+ *
  * On a server, fetch has no cookie jar: the client keeps the session cookie
  * that `login` receives in memory and sends it with every call after.
  * In a browser, the browser's own cookie handling applies.
+ *
+ * Plain TypeScript on web APIs (fetch, Request, Headers.getSetCookie): it
+ * runs on Deno, Node 20+ and in browsers; its one dependency is openapi-fetch.
  */
-import createClient, { type Client, type Middleware } from "openapi-fetch";
-import type { components, paths } from "./schema.d.ts";
+import createClient, {
+  type Client,
+  type FetchOptions,
+  type Middleware,
+} from "openapi-fetch";
+import type { components, operations, paths } from "./schema.d.ts";
 
-export type { components, paths };
+export type { components, operations, paths };
 export type User = components["schemas"]["User"];
 export type Account = components["schemas"]["Account"];
 export type CreateUser = components["schemas"]["CreateUser"];
 export type UpdateUser = components["schemas"]["UpdateUser"];
 export type Role = User["role"];
 
-/** A call's outcome: the data of a 2xx, or the status and contract message of anything else. */
+export type Method = "get" | "post" | "patch" | "delete";
+
+/** The paths that have an operation for this method. */
+export type PathsWith<M extends Method> = {
+  [P in keyof paths]: paths[P][M] extends undefined ? never : P;
+}[keyof paths];
+
+/** The operation object of a path and method, as openapi-typescript emits it. */
+export type Operation<P extends keyof paths, M extends Method> = NonNullable<
+  paths[P][M]
+>;
+
+type JsonBody<R> = R extends { content: { "application/json": infer B } } ? B
+  : undefined;
+
+/**
+ * Every answer an operation declares, one member per status: the data of a
+ * 2xx, the exact error message of anything else. Narrow on `ok`, then on
+ * `status` if you care which failure it was.
+ */
+export type Outcome<Op> = Op extends { responses: infer R } ? {
+    [S in keyof R & number]: `${S}` extends `2${string}`
+      ? { ok: true; status: S; data: JsonBody<R[S]> }
+      : JsonBody<R[S]> extends { error: infer E } ? {
+          ok: false;
+          status: S;
+          error: E;
+        }
+      // A failure whose body is not an error, like /health's 503.
+      : { ok: false; status: S; data: JsonBody<R[S]> };
+  }[keyof R & number]
+  : never;
+
+/** The error messages an operation can answer, from the contract. */
+export type ErrorMessage<P extends keyof paths, M extends Method> = MessageOf<
+  Outcome<Operation<P, M>>
+>;
+type MessageOf<O> = O extends { ok: false; error: infer E } ? E : never;
+
+/** A call's outcome without status-by-status types (see {@link result}). */
 export type Result<T, Message extends string = string> =
   | { ok: true; status: number; data: T }
   | { ok: false; status: number; error: Message };
 
-/** Turns an openapi-fetch answer into a Result, keeping the message types. */
+/** An answer outside the contract: not JSON (a proxy's error page, say). */
+export class UnexpectedResponseError extends Error {
+  constructor(readonly status: number, readonly body: string) {
+    super(`Unexpected answer ${status}: ${body.slice(0, 200)}`);
+    this.name = "UnexpectedResponseError";
+  }
+}
+
+/**
+ * Turns an answer of openapi-fetch's `GET`/`POST`/... into a Result. The
+ * lowercase methods do this for you and keep each status's own message.
+ */
 export function result<T, E extends { error: string }>(
-  answer: { data?: T; error?: E; response: Response },
+  answer: { data?: T; error?: E | string; response: Response },
 ): Result<T, E["error"]> {
   const { status } = answer.response;
   if (answer.response.ok) return { ok: true, status, data: answer.data as T };
-  return {
-    ok: false,
-    status,
-    error: answer.error?.error ?? `HTTP ${status}` as E["error"],
-  };
+  const body = answer.error;
+  if (typeof body === "object" && body !== null) {
+    if (typeof body.error === "string") {
+      return { ok: false, status, error: body.error };
+    }
+    // Declared failures that are not errors (/health's 503) keep their body.
+    return { ok: false, status, data: body } as unknown as Result<
+      T,
+      E["error"]
+    >;
+  }
+  throw new UnexpectedResponseError(status, String(body ?? ""));
 }
+
+/** The init argument of an operation: required when it has a body or path params. */
+type Init<Op> = RequiredKeys<FetchOptions<Op>> extends never
+  ? [init?: FetchOptions<Op>]
+  : [init: FetchOptions<Op>];
+type RequiredKeys<T> = {
+  [K in keyof T]-?: object extends Pick<T, K> ? never : K;
+}[keyof T];
+
+type OutcomeMethod<M extends Method> = <P extends PathsWith<M>>(
+  path: P,
+  ...init: Init<Operation<P, M>>
+) => Promise<Outcome<Operation<P, M>>>;
 
 export interface UserAdminClientOptions {
   /** Where the service is, e.g. `http://127.0.0.1:8000`. */
@@ -43,33 +127,22 @@ export interface UserAdminClientOptions {
 }
 
 export type UserAdminClient = Client<paths> & {
+  get: OutcomeMethod<"get">;
+  post: OutcomeMethod<"post">;
+  patch: OutcomeMethod<"patch">;
+  delete: OutcomeMethod<"delete">;
+  /** Logs in; on success the client keeps the session cookie. */
   login(
     username: string,
     password: string,
-  ): Promise<
-    Result<
-      Account,
-      ErrorMessage<"/api/auth/login", "post">
-    >
-  >;
-  logout(): Promise<
-    Result<{ ok: true }, ErrorMessage<"/api/auth/logout", "post">>
-  >;
-  me(): Promise<Result<Account, ErrorMessage<"/api/auth/me", "get">>>;
+  ): Promise<Outcome<Operation<"/api/auth/login", "post">>>;
+  /** Ends the session on the server and forgets the cookie. */
+  logout(): Promise<Outcome<Operation<"/api/auth/logout", "post">>>;
+  /** The account the session belongs to. */
+  me(): Promise<Outcome<Operation<"/api/auth/me", "get">>>;
   /** Whether the client holds a session cookie. */
   readonly hasSession: boolean;
 };
-
-/** The error messages an operation can answer, from the contract. */
-export type ErrorMessage<
-  P extends keyof paths,
-  M extends "get" | "post" | "patch" | "delete",
-> = paths[P][M] extends { responses: infer R } ? {
-    [S in keyof R]: S extends 200 | 201 ? never
-      : R[S] extends { content: { "application/json": { error: infer E } } } ? E
-      : never;
-  }[keyof R]
-  : never;
 
 const SESSION_COOKIE = "sid";
 
@@ -104,20 +177,27 @@ export function createUserAdminClient(
   };
   api.use(cookieJar);
 
-  return Object.assign(api, {
-    async login(username: string, password: string) {
-      return result(
-        await api.POST("/api/auth/login", { body: { username, password } }),
-      );
-    },
+  // One runtime path for all four; the types above say what each answers.
+  const call =
+    (method: Method) => async (path: string, init?: Record<string, unknown>) =>
+      // deno-lint-ignore no-explicit-any
+      result(await (api.request as any)(method, path, init));
+  const typed = {
+    get: call("get") as OutcomeMethod<"get">,
+    post: call("post") as OutcomeMethod<"post">,
+    patch: call("patch") as OutcomeMethod<"patch">,
+    delete: call("delete") as OutcomeMethod<"delete">,
+  };
+
+  return Object.assign(api, typed, {
+    login: (username: string, password: string) =>
+      typed.post("/api/auth/login", { body: { username, password } }),
     async logout() {
-      const answer = result(await api.POST("/api/auth/logout"));
+      const answer = await typed.post("/api/auth/logout");
       session = undefined;
       return answer;
     },
-    async me() {
-      return result(await api.GET("/api/auth/me"));
-    },
+    me: () => typed.get("/api/auth/me"),
     get hasSession() {
       return session !== undefined;
     },

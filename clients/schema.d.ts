@@ -11,7 +11,7 @@ export interface paths {
         put?: never;
         /**
          * Log in: sets the session cookie `sid`
-         * @description Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. After too many failed attempts for one username (any case) inside a fixed window, every attempt for it answers 429 with Retry-After until the window ends.
+         * @description Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (any case, known or not) inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it answers 429 with Retry-After until the window ends. The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.
          */
         post: operations["login"];
         delete?: never;
@@ -159,7 +159,10 @@ export interface components {
              * @example correct horse
              */
             password: string;
-            /** @enum {string} */
+            /**
+             * @example viewer
+             * @enum {string}
+             */
             role: "admin" | "viewer";
             /**
              * @description Unique regardless of case. At most 64 characters, no control characters. Trimmed.

@@ -81,13 +81,13 @@ export function createApp(deps: AppDeps) {
     secureHeaders({
       // HSTS only means something over HTTPS; on plain HTTP it is ignored or wrong.
       strictTransportSecurity: false,
+      // The API answers JSON only: nothing may load. /docs sets a policy of
+      // its own (src/http/docs.ts), which overwrite: false keeps.
       contentSecurityPolicy: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'", "'unsafe-inline'"],
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", "data:"],
+        defaultSrc: ["'none'"],
         frameAncestors: ["'none'"],
       },
+      overwrite: false,
     }),
   );
   app.use(async (c, next) => {
@@ -115,7 +115,8 @@ export function createApp(deps: AppDeps) {
     in: "cookie",
     name: "sid",
     description:
-      "Session cookie set by `POST /api/auth/login` (HttpOnly, SameSite=Strict).",
+      "Session cookie set by `POST /api/auth/login` (HttpOnly, SameSite=Strict). " +
+      "In a browser (Swagger UI included) log in with that call: the browser then sends the cookie by itself, no Authorize step is needed.",
   });
   mountAuth(app, { store, passwords, sessions, config });
   mountUsers(app, { store, passwords, sessions });

@@ -30,7 +30,9 @@ export const login = createRoute({
   summary: "Log in: sets the session cookie `sid`",
   description:
     "Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. " +
-    "After too many failed attempts for one username (any case) inside a fixed window, every attempt for it answers 429 with Retry-After until the window ends.",
+    "After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (any case, known or not) inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it answers 429 with Retry-After until the window ends. " +
+    "The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). " +
+    "In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.",
   request: {
     body: {
       required: true,

@@ -92,7 +92,7 @@ export const CreateUserSchema = z.object({
       issue.input == null || issue.input === ""
         ? MSG.allFieldsRequired
         : MSG.roleMustBeAdminOrViewer,
-  }),
+  }).openapi({ example: "viewer" }),
 }, { error: MSG.allFieldsRequired }).openapi("CreateUser", {
   description:
     "All five fields are required. Unknown fields are ignored; `null` counts as missing.",

@@ -1,0 +1,110 @@
+/**
+ * The client outside Deno: the TypeScript compiler checks clients/mod.ts and
+ * the consumer example as a Node project would (module NodeNext, only the
+ * standard and DOM libraries, no Deno types) and emits JavaScript, which
+ * Node runs against a live service.
+ */
+import ts from "typescript";
+import { assertEquals } from "./support/assert.ts";
+import { ADMIN, startService } from "./support/service.ts";
+
+const CLIENTS = new URL("../clients/", import.meta.url).pathname;
+const OPENAPI_FETCH = new URL("../node_modules/openapi-fetch", import.meta.url)
+  .pathname;
+
+const node = await new Deno.Command("node", { args: ["--version"] }).output()
+  .then((o) => o.success, () => false);
+if (!node) {
+  console.warn("SKIPPING the Node client test: no `node` on PATH.");
+}
+
+/**
+ * A Node project holding the client: its sources, a package.json naming it
+ * @user-admin/client, and openapi-fetch in node_modules.
+ */
+async function nodeProject(dir: string) {
+  await Deno.mkdir(`${dir}/examples`);
+  for (const file of ["mod.ts", "schema.d.ts", "examples/consumer.ts"]) {
+    await Deno.copyFile(`${CLIENTS}${file}`, `${dir}/${file}`);
+  }
+  await Deno.writeTextFile(
+    `${dir}/package.json`,
+    JSON.stringify({
+      name: "@user-admin/client",
+      type: "module",
+      exports: { ".": "./mod.js" },
+    }),
+  );
+  await Deno.mkdir(`${dir}/node_modules`);
+  await Deno.symlink(
+    await Deno.realPath(OPENAPI_FETCH),
+    `${dir}/node_modules/openapi-fetch`,
+  );
+}
+
+/** tsc's check and emit (JavaScript beside each source); answers the diagnostics. */
+function compile(dir: string): string[] {
+  const options: ts.CompilerOptions = {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    lib: ["lib.es2022.d.ts", "lib.dom.d.ts", "lib.dom.iterable.d.ts"],
+    types: [],
+    strict: true,
+    skipLibCheck: true,
+    // Deno-style imports of ./x.ts become ./x.js in the output.
+    allowImportingTsExtensions: true,
+    rewriteRelativeImportExtensions: true,
+  };
+  const program = ts.createProgram([`${dir}/examples/consumer.ts`], options);
+  const emitted = program.emit();
+  return [...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics].map(
+    (d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"),
+  );
+}
+
+Deno.test({
+  name:
+    "the client and the consumer example type-check as plain TypeScript and run on Node",
+  ignore: !node,
+}, async () => {
+  await using svc = await startService();
+  const out = await Deno.makeTempDir({ prefix: "user-admin-node-client-" });
+  try {
+    await nodeProject(out);
+    const diagnostics = compile(out);
+    // `import.meta.main` and `Deno` appear only in the example's Deno entry
+    // point, which Node never reaches; everything else must be clean.
+    const denoOnly =
+      /^(Property 'main' does not exist on type 'ImportMeta'|Cannot find name 'Deno')\.$/;
+    assertEquals(diagnostics.filter((d) => !denoOnly.test(d)), []);
+    await Deno.writeTextFile(
+      `${out}/run.mjs`,
+      `import { onboard } from "./examples/consumer.js";
+const { URL: baseUrl, USERNAME: username, PASSWORD: password } = process.env;
+const done = await onboard({ baseUrl, username, password }, [
+  { username: "frank", name: "Frank", email: "frank@example.com", role: "viewer", initialPassword: "correct horse" },
+]);
+console.log(JSON.stringify(done));
+`,
+    );
+    const run = await new Deno.Command("node", {
+      args: [`${out}/run.mjs`],
+      env: {
+        URL: svc.baseUrl,
+        USERNAME: ADMIN.username,
+        PASSWORD: ADMIN.password,
+      },
+    }).output();
+    const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
+    assertEquals(
+      [run.code, text(run.stdout)],
+      [0, '{"frank":"created"}'],
+      text(run.stderr),
+    );
+    const frank = await svc.client().login("frank", "correct horse");
+    assertEquals(frank.ok && frank.data.role, "viewer");
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
+});

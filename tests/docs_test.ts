@@ -1,0 +1,44 @@
+import { assert, assertEquals, assertMatch } from "./support/assert.ts";
+import { startService } from "./support/service.ts";
+
+Deno.test("/docs loads every file it needs from the service itself, under a CSP without inline script", async () => {
+  await using svc = await startService();
+  const page = await svc.fetch("/docs");
+  assertEquals(page.status, 200);
+  const csp = page.headers.get("content-security-policy")!;
+  assertMatch(csp, /script-src 'self'(;|$)/);
+  assert(!csp.includes("unsafe"), csp);
+  const html = await page.text();
+  assert(!/<script>/.test(html), "no inline script");
+  const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+  assertEquals(urls.length, 4, urls.join(" "));
+  for (const url of urls) {
+    assertMatch(url, /^\/docs\/assets\/[\w.-]+$/, "same origin, no CDN");
+    const res = await svc.fetch(url);
+    assertEquals(res.status, 200, url);
+    assertMatch(res.headers.get("content-type")!, /^(text\/|image\/png)/);
+    assert((await res.arrayBuffer()).byteLength > 0, url);
+  }
+});
+
+Deno.test("the API answers under a CSP that lets nothing load", async () => {
+  await using svc = await startService();
+  for (const path of ["/api/auth/me", "/openapi.json", "/nowhere"]) {
+    const res = await svc.fetch(path);
+    await res.body?.cancel();
+    assertEquals(
+      res.headers.get("content-security-policy"),
+      "default-src 'none'; frame-ancestors 'none'",
+      path,
+    );
+  }
+});
+
+Deno.test("/docs/assets serves only the files it names", async () => {
+  await using svc = await startService();
+  for (const file of ["package.json", "index.html", "..%2Fpackage.json"]) {
+    const res = await svc.fetch(`/docs/assets/${file}`);
+    assertEquals(res.status, 404, file);
+    assertEquals(await res.json(), { error: "Not found" });
+  }
+});
