@@ -1,9 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { swaggerUI } from "@hono/swagger-ui";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { AppEnv } from "./env.ts";
 
 const ASSETS = "/docs/assets";
+/** Where @hono/swagger-ui looks for swagger-ui-dist's files, given ASSETS as its base. */
+const DIST = `${ASSETS}/swagger-ui-dist`;
 
 /**
  * What /docs and its assets may load: only files of this service, and calls
@@ -21,22 +24,24 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-const PAGE = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>User administration API</title>
-<link rel="icon" type="image/png" href="${ASSETS}/favicon-32x32.png">
-<link rel="stylesheet" href="${ASSETS}/swagger-ui.css">
-</head>
-<body>
-<div id="swagger-ui"></div>
-<script src="${ASSETS}/swagger-ui-bundle.js"></script>
-<script src="${ASSETS}/init.js"></script>
-</body>
-</html>
-`;
+/**
+ * @hono/swagger-ui's page with its asset URLs under this service, and the
+ * start-up script as a file instead of inline.
+ */
+const docsPage = (specUrl: string) =>
+  swaggerUI({
+    url: specUrl,
+    title: "User administration API",
+    baseUrl: ASSETS,
+    manuallySwaggerUIHtml: ({ css, js }) =>
+      [
+        `<link rel="icon" type="image/png" href="${DIST}/favicon-32x32.png">`,
+        ...css.map((href) => `<link rel="stylesheet" href="${href}">`),
+        `<div id="swagger-ui"></div>`,
+        ...js.map((src) => `<script src="${src}"></script>`),
+        `<script src="${ASSETS}/init.js"></script>`,
+      ].join("\n"),
+  });
 
 /** Swagger UI's start-up, as a file so that the CSP can forbid inline script. */
 const initScript = (specUrl: string) =>
@@ -72,28 +77,29 @@ export function mountDocs(app: OpenAPIHono<AppEnv>, specUrl: string) {
   );
   const files = new Map<string, () => Promise<Uint8Array>>([
     [
-      "init.js",
+      `${ASSETS}/init.js`,
       () => Promise.resolve(new TextEncoder().encode(initScript(specUrl))),
     ],
-    ...DIST_FILES.map((f) => [f, () => Deno.readFile(join(dist, f))] as const),
+    ...DIST_FILES.map((f) =>
+      [`${DIST}/${f}`, () => Deno.readFile(join(dist, f))] as const
+    ),
   ]);
   const cache = new Map<string, Uint8Array>();
 
-  app.get(
-    "/docs",
-    (c) => c.html(PAGE, 200, { "content-security-policy": DOCS_CSP }),
-  );
-  app.get(`${ASSETS}/:file`, async (c) => {
-    const file = c.req.param("file");
-    const read = files.get(file);
+  app.get("/docs", async (c, next) => {
+    c.header("content-security-policy", DOCS_CSP);
+    await next();
+  }, docsPage(specUrl));
+  app.get(`${ASSETS}/*`, async (c) => {
+    const read = files.get(c.req.path);
     if (!read) return c.notFound();
-    let body = cache.get(file);
+    let body = cache.get(c.req.path);
     if (!body) {
       body = await read();
-      cache.set(file, body);
+      cache.set(c.req.path, body);
     }
     return c.body(body as Uint8Array<ArrayBuffer>, 200, {
-      "content-type": TYPES[file.slice(file.lastIndexOf(".") + 1)],
+      "content-type": TYPES[c.req.path.slice(c.req.path.lastIndexOf(".") + 1)],
       "content-security-policy": DOCS_CSP,
       "cache-control": "public, max-age=86400",
     });
