@@ -44,7 +44,15 @@ Deno.test("the API answers under a CSP that lets nothing load", async () => {
 
 Deno.test("/docs/assets serves only the files it names", async () => {
   await using svc = await startService();
-  for (const file of ["package.json", "index.html", "..%2Fpackage.json"]) {
+  for (
+    const file of [
+      "package.json",
+      "swagger-ui-dist/package.json",
+      "swagger-ui-dist/index.html",
+      "swagger-ui-dist/../../package.json",
+      "..%2Fpackage.json",
+    ]
+  ) {
     const res = await svc.fetch(`/docs/assets/${file}`);
     assertEquals(res.status, 404, file);
     assertEquals(await res.json(), { error: "Not found" });
