@@ -118,7 +118,7 @@ export function createApp(deps: AppDeps) {
   });
   mountAuth(app, { store, passwords, sessions, config });
   mountUsers(app, { store, passwords, sessions });
-  mountHealth(app, store);
+  mountHealth(app, store, statementTimeoutMs(config));
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);
   mountDocs(app, OPENAPI_PATH);
 

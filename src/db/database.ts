@@ -26,6 +26,10 @@ export function connect(
     max: options.max,
     prepare: options.prepare,
     connect_timeout: 3,
+    // postgres.js waits up to 20 s between reconnects by default: a database
+    // that is back would stay unused that long. At most a second, jittered.
+    backoff: (retries: number) =>
+      Math.min(2 ** retries / 20, 1) * (0.5 + Math.random() / 2),
     idle_timeout: 60,
     max_lifetime: 30 * 60,
     onnotice: () => {},
