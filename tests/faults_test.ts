@@ -4,11 +4,14 @@
  * The embedded database has no other session to do this from.
  */
 import postgres from "postgres";
+import { openDatabase } from "../src/db/database.ts";
+import { MIGRATION_LOCK } from "../src/db/migrate.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import {
   ADMIN,
   ON_EMBEDDED,
   startService,
+  testDatabase,
   type TestService,
 } from "./support/service.ts";
 
@@ -280,5 +283,39 @@ Deno.test({
       },
     });
     assertEquals(again.response.status, 201);
+  },
+});
+
+Deno.test({
+  name:
+    "startup waits for another instance's migration however long it takes, despite the statement timeout",
+  ignore: ON_EMBEDDED,
+  async fn() {
+    await using db = await testDatabase();
+    const holder = postgres(db.env.DATABASE_URL, { max: 1 });
+    try {
+      // Another instance is migrating: it holds the migration lock.
+      await holder`select pg_advisory_lock(${MIGRATION_LOCK.toString()}::bigint)`;
+      const opening = openDatabase({
+        DATABASE_URL: db.env.DATABASE_URL,
+        DATA_DIR: "unused",
+        DATABASE_POOL_MAX: 1,
+        DATABASE_PREPARE: true,
+        // Statements may run 100 ms; the wait below is far longer.
+        REQUEST_TIMEOUT_MS: 300,
+      });
+      await new Promise((r) => setTimeout(r, 800));
+      await holder`select pg_advisory_unlock(${MIGRATION_LOCK.toString()}::bigint)`;
+      const opened = await opening;
+      try {
+        const [{ n }] = await opened.sql<{ n: number }[]>`
+          select count(*)::int as n from schema_migrations`;
+        assert(n >= 1);
+      } finally {
+        await opened.close();
+      }
+    } finally {
+      await holder.end();
+    }
   },
 });

@@ -29,6 +29,7 @@ const junk: fc.Arbitrary<unknown> = fc.oneof(
   binaryish,
   fc.constantFrom("\u0000", "a\u0000b", "\ud800", "\u202e", "é", "𝔘", "\r\n"),
   fc.string({ minLength: 60, maxLength: 400 }),
+  fc.constant("x".repeat(70_000)), // over the 64 KiB body limit
   fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }),
   fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), {
     maxKeys: 3,
@@ -233,6 +234,9 @@ Deno.test("any body POSTed to /api/users gets a contract answer, and the list ho
           return assertErrorBody(answer, CREATE_400);
         case 409:
           return assertErrorBody(answer, [MSG.duplicateUser]);
+        case 413:
+          assert(body.length > 64 * 1024);
+          return assertErrorBody(answer, [MSG.bodyTooLarge]);
         case 500:
           assert(!parses(body), `500 for a parsable body: ${answer.text}`);
           return assertErrorBody(answer, [MSG.createFailed]);
@@ -344,6 +348,9 @@ Deno.test("any body PATCHed to a user gets a contract answer, and only a 200 cha
         }
         assertEquals(after, before, `${answer.status} changed the row`);
         if (answer.status === 400) return assertErrorBody(answer, PATCH_400);
+        if (answer.status === 413) {
+          return assertErrorBody(answer, [MSG.bodyTooLarge]);
+        }
         if (answer.status === 404) {
           return assertErrorBody(answer, [MSG.userNotFound]);
         }
@@ -382,6 +389,9 @@ Deno.test("any login body gets 200, 400, 401 or 429, and only a 200 starts a ses
       assertEquals(res.headers.getSetCookie(), []);
       if (answer.status === 400) {
         return assertErrorBody(answer, [MSG.credentialsRequired]);
+      }
+      if (answer.status === 413) {
+        return assertErrorBody(answer, [MSG.bodyTooLarge]);
       }
       if (answer.status === 401) {
         return assertErrorBody(answer, [MSG.invalidCredentials]);
