@@ -25,18 +25,10 @@ await ensureFirstAdmin(store, passwords, config, log);
 const app = createApp({ store, config, log, passwords });
 const housekeeping = startHousekeeping(store, config, log);
 
-const server = Deno.serve({
-  hostname: config.HOST,
-  port: config.PORT,
-  onListen: ({ hostname, port }) =>
-    log.info("listening", {
-      url: `http://${hostname}:${port}`,
-      database: db.describe,
-      startupMs: Math.round(performance.now() - started),
-    }),
-}, app.fetch);
-
-// Stop accepting, let in-flight requests finish, then close the pool.
+// Stop accepting, let in-flight requests finish, then close the pool. The
+// listeners come before the server, so a signal right after "listening" is
+// handled too, not left to the default action (exit 143); no callback runs
+// before `server` below is set, as nothing is awaited in between.
 let stopping = false;
 const shutdown = async (signal: string) => {
   if (stopping) return;
@@ -51,3 +43,14 @@ const shutdown = async (signal: string) => {
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   Deno.addSignalListener(signal, () => shutdown(signal));
 }
+
+const server = Deno.serve({
+  hostname: config.HOST,
+  port: config.PORT,
+  onListen: ({ hostname, port }) =>
+    log.info("listening", {
+      url: `http://${hostname}:${port}`,
+      database: db.describe,
+      startupMs: Math.round(performance.now() - started),
+    }),
+}, app.fetch);

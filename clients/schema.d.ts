@@ -145,12 +145,12 @@ export interface components {
         /** @description All five fields are required. Unknown fields are ignored; `null` counts as missing. */
         CreateUser: {
             /**
-             * @description Unique regardless of case. At most 254 characters, one `@` with text on both sides, no whitespace. Trimmed.
+             * @description Unique regardless of case. At most 254 characters, one `@` with text on both sides, no whitespace or control characters. Trimmed.
              * @example alice@example.com
              */
             email: string;
             /**
-             * @description At most 200 characters. Trimmed.
+             * @description At most 200 characters, no NUL (U+0000). Trimmed.
              * @example Alice Example
              */
             name: string;
@@ -492,7 +492,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "All fields are required" | "Role must be admin or viewer" | "Password must be at least 8 characters" | "Username must be at most 64 characters without control characters" | "Name must be at most 200 characters" | "Email must be a valid address" | "Password must be at most 72 bytes";
+                        error: "All fields are required" | "Role must be admin or viewer" | "Password must be at least 8 characters" | "Username must be at most 64 characters without control characters" | "Name must be at most 200 characters" | "Email must be a valid address" | "Password must be at most 72 bytes" | "Invalid request body";
                     };
                 };
             };

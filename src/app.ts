@@ -5,7 +5,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { mountAuth } from "./auth/auth.router.ts";
 import { createPasswordHasher, type PasswordHasher } from "./auth/passwords.ts";
 import { createSessions } from "./auth/session.ts";
-import type { Config } from "./config.ts";
+import { type Config, statementTimeoutMs } from "./config.ts";
 import type { Store } from "./db/store.ts";
 import { mountHealth } from "./health.ts";
 import { mountDocs } from "./http/docs.ts";
@@ -108,7 +108,7 @@ export function createApp(deps: AppDeps) {
         }),
     }),
   );
-  app.use(deadline(config.REQUEST_TIMEOUT_MS));
+  app.use(deadline(config.REQUEST_TIMEOUT_MS, statementTimeoutMs(config)));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "cookieAuth", {
     type: "apiKey",
@@ -120,7 +120,7 @@ export function createApp(deps: AppDeps) {
   });
   mountAuth(app, { store, passwords, sessions, config });
   mountUsers(app, { store, passwords, sessions });
-  mountHealth(app, store);
+  mountHealth(app, store, statementTimeoutMs(config));
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);
   mountDocs(app, OPENAPI_PATH);
 

@@ -39,6 +39,16 @@ const ConfigSchema = z.object({
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+/**
+ * The longest one SQL statement may run (PostgreSQL's statement_timeout): a
+ * third of a request's time. A statement stuck behind a lock is then cancelled
+ * by the database well before the request's deadline answers 500, instead of
+ * being applied after the client was told it failed.
+ */
+export const statementTimeoutMs = (
+  config: Pick<Config, "REQUEST_TIMEOUT_MS">,
+) => Math.ceil(config.REQUEST_TIMEOUT_MS / 3);
 export type LogLevel = Config["LOG_LEVEL"];
 
 export class ConfigError extends Error {}

@@ -19,10 +19,28 @@ export const health = createRoute({
   },
 });
 
-export function mountHealth(app: OpenAPIHono<AppEnv>, store: Store) {
+/**
+ * `timeoutMs` bounds the ping below the request deadline, so a database that
+ * does not answer (or a pool queue that does not move) reads as 503, not as
+ * the deadline's 500.
+ */
+export function mountHealth(
+  app: OpenAPIHono<AppEnv>,
+  store: Store,
+  timeoutMs: number,
+) {
   app.openapi(health, async (c) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      await store.ping();
+      await Promise.race([
+        store.ping(),
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer within ${timeoutMs} ms`)),
+            timeoutMs,
+          );
+        }),
+      ]);
       return c.json({ status: "ok" as const }, 200);
     } catch (e) {
       c.get("log").warn("health check failed", {
@@ -30,6 +48,8 @@ export function mountHealth(app: OpenAPIHono<AppEnv>, store: Store) {
         cause: e,
       });
       return c.json({ status: "unavailable" as const }, 503);
+    } finally {
+      clearTimeout(timer);
     }
   });
 }

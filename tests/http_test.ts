@@ -115,6 +115,7 @@ Deno.test("the document lists every status each operation answers, with the exac
     "Name must be at most 200 characters",
     "Email must be a valid address",
     "Password must be at most 72 bytes",
+    "Invalid request body",
   ]);
   assertEquals(messages("/api/users", "post", 500), ["Failed to create user"]);
   assertEquals(messages("/api/users/{id}", "patch", 500), ["Update failed"]);

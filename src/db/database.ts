@@ -1,5 +1,5 @@
 import postgres, { type Sql } from "postgres";
-import type { Config } from "../config.ts";
+import { type Config, statementTimeoutMs } from "../config.ts";
 import { startEmbeddedPostgres } from "./embedded.ts";
 import { loadMigrations, migrate } from "./migrate.ts";
 
@@ -10,24 +10,41 @@ export interface Database {
   close(): Promise<void>;
 }
 
-type DatabaseConfig = Pick<
-  Config,
-  "DATABASE_URL" | "DATA_DIR" | "DATABASE_POOL_MAX" | "DATABASE_PREPARE"
->;
+type DatabaseConfig =
+  & Pick<
+    Config,
+    "DATABASE_URL" | "DATA_DIR" | "DATABASE_POOL_MAX" | "DATABASE_PREPARE"
+  >
+  & Partial<Pick<Config, "REQUEST_TIMEOUT_MS">>;
 
 /** postgres.js with bounds, so a database that went away fails fast instead of hanging. */
 export function connect(
   url: string,
-  options: { max: number; prepare: boolean; recycle?: boolean },
+  options: {
+    max: number;
+    prepare: boolean;
+    statementTimeoutMs?: number;
+    recycle?: boolean;
+  },
 ): Sql {
   return postgres(url, {
     max: options.max,
     prepare: options.prepare,
     connect_timeout: 3,
+    // postgres.js waits up to 20 s between reconnects by default: a database
+    // that is back would stay unused that long. At most a second, jittered.
+    backoff: (retries: number) =>
+      Math.min(2 ** retries / 20, 1) * (0.5 + Math.random() / 2),
     idle_timeout: options.recycle === false ? 0 : 60,
     max_lifetime: options.recycle === false ? null : 30 * 60,
     onnotice: () => {},
-    connection: { application_name: "user-admin" },
+    connection: {
+      application_name: "user-admin",
+      // PGlite ignores it: a single backend has no lock to wait behind.
+      ...(options.statementTimeoutMs
+        ? { statement_timeout: options.statementTimeoutMs }
+        : {}),
+    },
   });
 }
 
@@ -41,6 +58,8 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     const sql = connect(config.DATABASE_URL, {
       max: config.DATABASE_POOL_MAX,
       prepare: config.DATABASE_PREPARE,
+      statementTimeoutMs: config.REQUEST_TIMEOUT_MS &&
+        statementTimeoutMs({ REQUEST_TIMEOUT_MS: config.REQUEST_TIMEOUT_MS }),
     });
     try {
       await migrate(sql, migrations);

@@ -1,7 +1,7 @@
 import type { Sql } from "postgres";
 
 /** Any 64-bit number of our own: the lock that serialises concurrent startups. */
-const MIGRATION_LOCK = 7_304_118_205_911n;
+export const MIGRATION_LOCK = 7_304_118_205_911n;
 
 export interface Migration {
   version: number;
@@ -36,6 +36,9 @@ export async function migrate(
   migrations: Migration[],
 ): Promise<string[]> {
   return await sql.begin(async (tx) => {
+    // Waiting for another instance's migration, or a long one, is no request:
+    // the connection's statement_timeout does not apply here.
+    await tx`set local statement_timeout = 0`;
     await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK.toString()}::bigint)`;
     await tx`
       create table if not exists schema_migrations (

@@ -100,6 +100,8 @@ export function createStore(sql: Sql) {
     async findForLogin(
       username: string,
     ): Promise<(Account & { passwordHash: string }) | undefined> {
+      // No stored name holds U+0000 (PostgreSQL text cannot), and the query would fail on it.
+      if (username.includes("\u0000")) return undefined;
       const [row] = await sql<(Account & { passwordHash: string })[]>`
         select ${account}, password_hash as "passwordHash"
         from users where lower(username) = lower(${username})`;

@@ -11,6 +11,8 @@ export type AppEnv = {
     failure: Message;
     /** The authenticated caller, fresh from the database on this request. */
     caller: SessionUser;
+    /** performance.now() after which no write may start (see `beforeWrite`). */
+    writeBy: number;
     /** The SHA-256 of the caller's session token. */
     sessionHash: Uint8Array;
   };

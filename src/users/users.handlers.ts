@@ -2,6 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Store } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
+import { beforeWrite } from "../http/endpoint.ts";
 import { ApiError } from "../http/errors.ts";
 import { MSG } from "../http/messages.ts";
 import type * as routes from "./users.routes.ts";
@@ -28,10 +29,9 @@ export function createUserHandlers({ store, passwords }: UserDeps) {
 
   const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     const { password, ...fields } = c.req.valid("json");
-    const created = await store.users.create({
-      ...fields,
-      passwordHash: await passwords.hash(password),
-    });
+    const passwordHash = await passwords.hash(password);
+    beforeWrite(c);
+    const created = await store.users.create({ ...fields, passwordHash });
     if (created === "duplicate") throw new ApiError(409, MSG.duplicateUser);
     return c.json(created, 201, { Location: `/api/users/${created.id}` });
   };
@@ -40,9 +40,11 @@ export function createUserHandlers({ store, passwords }: UserDeps) {
     const { role, password } = c.req.valid("json");
     const { id } = c.req.valid("param");
     if (id === null) throw new ApiError(404, MSG.userNotFound);
+    const passwordHash = password ? await passwords.hash(password) : undefined;
+    beforeWrite(c);
     const updated = await store.users.update(id, {
       role: role || undefined,
-      passwordHash: password ? await passwords.hash(password) : undefined,
+      passwordHash,
       keepSession: c.get("sessionHash"),
     });
     if (updated === "not_found") throw new ApiError(404, MSG.userNotFound);
@@ -54,6 +56,7 @@ export function createUserHandlers({ store, passwords }: UserDeps) {
     if (id === c.get("caller").id) {
       throw new ApiError(400, MSG.cannotDeleteSelf);
     }
+    if (id !== null) beforeWrite(c);
     const outcome = id === null ? "not_found" : await store.users.remove(id);
     if (outcome === "not_found") throw new ApiError(404, MSG.userNotFound);
     return c.json({ ok: true as const }, 200);

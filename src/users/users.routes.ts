@@ -70,18 +70,20 @@ export const CreateUserSchema = z.object({
     }),
   name: requiredText
     .refine((s) => codePoints(s) <= 200, MSG.nameTooLong)
+    // PostgreSQL text cannot hold U+0000: refuse it here rather than fail in the database.
+    .refine((s) => !s.includes("\u0000"), MSG.invalidBody)
     .openapi({
-      description: "At most 200 characters. Trimmed.",
+      description: "At most 200 characters, no NUL (U+0000). Trimmed.",
       example: "Alice Example",
     }),
   email: requiredText
     .refine(
-      (s) => codePoints(s) <= 254 && /^[^\s@]+@[^\s@]+$/u.test(s),
+      (s) => codePoints(s) <= 254 && /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u.test(s),
       MSG.emailInvalid,
     )
     .openapi({
       description:
-        "Unique regardless of case. At most 254 characters, one `@` with text on both sides, no whitespace. Trimmed.",
+        "Unique regardless of case. At most 254 characters, one `@` with text on both sides, no whitespace or control characters. Trimmed.",
       example: "alice@example.com",
     }),
   password: passwordRules(
@@ -183,6 +185,7 @@ export const create = createRoute({
       MSG.nameTooLong,
       MSG.emailInvalid,
       MSG.passwordTooLong,
+      MSG.invalidBody,
     ),
     ...adminErrors,
     409: errors(

@@ -1,0 +1,321 @@
+/**
+ * Database faults on the shared PostgreSQL server, confined to the test's
+ * own database: its backends are terminated, its users table is locked.
+ * The embedded database has no other session to do this from.
+ */
+import postgres from "postgres";
+import { openDatabase } from "../src/db/database.ts";
+import { MIGRATION_LOCK } from "../src/db/migrate.ts";
+import { assert, assertEquals } from "./support/assert.ts";
+import {
+  ADMIN,
+  ON_EMBEDDED,
+  startService,
+  testDatabase,
+  type TestService,
+} from "./support/service.ts";
+
+const ANSWER_WITHIN_MS = 5_000;
+
+/** A connection of the test's own to the service's database. */
+function outsider(svc: TestService) {
+  return postgres(svc.config.DATABASE_URL!, { max: 1, onnotice: () => {} });
+}
+
+interface Timed {
+  what: string;
+  status: number;
+  body: unknown;
+  ms: number;
+}
+
+async function loginCookie(svc: TestService) {
+  const res = await svc.fetch("/api/auth/login", {
+    method: "POST",
+    body: JSON.stringify(ADMIN),
+  });
+  await res.body?.cancel();
+  return res.headers.get("set-cookie")!.split(";")[0];
+}
+
+/** One request, timed, and abandoned (failing the test) if it takes far too long. */
+async function timed(
+  svc: TestService,
+  what: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<Timed> {
+  const started = performance.now();
+  const res = await svc.fetch(path, {
+    ...init,
+    signal: AbortSignal.timeout(ANSWER_WITHIN_MS * 3),
+  });
+  const body = await res.json();
+  return { what, status: res.status, body, ms: performance.now() - started };
+}
+
+const FAILURE: Record<string, string> = {
+  list: "Failed to list users",
+  create: "Failed to create user",
+  login: "Login failed",
+  me: "Internal server error",
+};
+
+function assertContractAnswer(a: Timed) {
+  assert(a.ms < ANSWER_WITHIN_MS, `${a.what} took ${Math.round(a.ms)} ms`);
+  if (a.what === "health") {
+    assert(a.status === 200 || a.status === 503, `health ${a.status}`);
+    return;
+  }
+  if (a.status >= 500) {
+    assertEquals({ status: a.status, body: a.body }, {
+      status: 500,
+      body: { error: FAILURE[a.what] },
+    }, a.what);
+  } else {
+    assert([200, 201].includes(a.status), `${a.what} ${a.status}`);
+  }
+}
+
+/** Every row is whole: a create is there completely or not at all. */
+async function assertWholeRows(svc: TestService, created: Set<string>) {
+  const rows = await svc.sql<Record<string, unknown>[]>`select * from users`;
+  for (const row of rows) {
+    for (const [k, v] of Object.entries(row)) {
+      assert(v !== null && v !== "", `${row.username}: ${k} is empty`);
+    }
+    assert(/^\$2[aby]\$\d\d\$/.test(String(row.password_hash)));
+  }
+  const names = new Set(rows.map((r) => r.username));
+  for (const name of created) {
+    assert(names.has(name), `${name} got 201 but is gone`);
+  }
+}
+
+Deno.test({
+  name:
+    "when every backend of its database is terminated mid-stream, each request still answers in time and the service recovers",
+  ignore: ON_EMBEDDED,
+  async fn() {
+    await using svc = await startService({ REQUEST_TIMEOUT_MS: "2000" });
+    const killer = outsider(svc);
+    const dbName = new URL(svc.config.DATABASE_URL!).pathname.slice(1);
+    const cookie = await loginCookie(svc);
+    const answers: Timed[] = [];
+    const created = new Set<string>();
+    let n = 0;
+    const worker = async (rounds: number) => {
+      for (let i = 0; i < rounds; i++) {
+        const name = `stream${++n}`;
+        const batch = await Promise.all([
+          timed(svc, "list", "/api/users", {
+            headers: { cookie },
+          }),
+          timed(svc, "create", "/api/users", {
+            method: "POST",
+            headers: { cookie },
+            body: JSON.stringify({
+              username: name,
+              name,
+              email: `${name}@example.com`,
+              password: "stream-password",
+              role: "viewer",
+            }),
+          }),
+          timed(svc, "health", "/health"),
+        ]);
+        if (batch[1].status === 201) created.add(name);
+        answers.push(...batch);
+      }
+    };
+    let terminated = 0;
+    // Each round holds a lock for a moment, so some of the service's queries
+    // are surely in flight, then terminates every backend but its own.
+    const kill = async () => {
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        await killer.begin(async (tx) => {
+          await tx`lock table users in access exclusive mode`;
+          await new Promise((r) => setTimeout(r, 150));
+          const rows = await tx`
+            select pg_terminate_backend(pid) as ok from pg_stat_activity
+            where datname = ${dbName} and pid <> pg_backend_pid()`;
+          terminated += rows.filter((r) => r.ok).length;
+        });
+      }
+    };
+    try {
+      await Promise.all([worker(12), worker(12), kill()]);
+    } finally {
+      await killer.end();
+    }
+    assert(terminated > 0, "no backend was terminated");
+    answers.forEach(assertContractAnswer);
+    assert(answers.some((a) => a.status === 500), "no request met the outage");
+    // The same process serves again.
+    const after = await timed(svc, "list", "/api/users", {
+      headers: { cookie },
+    });
+    assertEquals(after.status, 200);
+    assertEquals((await timed(svc, "health", "/health")).status, 200);
+    await assertWholeRows(svc, created);
+  },
+});
+
+Deno.test({
+  name:
+    "when its tables are locked, requests answer their 500 in time, health stays honest, and no answered-as-failed create is applied later",
+  ignore: ON_EMBEDDED,
+  async fn() {
+    await using svc = await startService({ REQUEST_TIMEOUT_MS: "2000" });
+    const cookie = await loginCookie(svc);
+    const locker = outsider(svc);
+    let release!: () => void;
+    const released = new Promise<void>((r) => release = r);
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => locked = r);
+    const holding = locker.begin(async (tx) => {
+      await tx`lock table users, sessions in access exclusive mode`;
+      locked();
+      await released;
+    });
+    try {
+      await isLocked;
+      const answers = await Promise.all([
+        timed(svc, "list", "/api/users", { headers: { cookie } }),
+        timed(svc, "create", "/api/users", {
+          method: "POST",
+          headers: { cookie },
+          body: JSON.stringify({
+            username: "during-lock",
+            name: "During Lock",
+            email: "lock@example.com",
+            password: "lock-password",
+            role: "viewer",
+          }),
+        }),
+        timed(svc, "login", "/api/auth/login", {
+          method: "POST",
+          body: JSON.stringify({
+            username: "admin",
+            password: "admin-pass-1234",
+          }),
+        }),
+        timed(svc, "me", "/api/auth/me", { headers: { cookie } }),
+      ]);
+      for (const a of answers) {
+        assertContractAnswer(a);
+        assertEquals(a.status, 500, a.what);
+      }
+      // The database itself still answers: health says so.
+      assertEquals((await timed(svc, "health", "/health")).status, 200);
+    } finally {
+      release();
+      await holding;
+      await locker.end();
+    }
+    // Whatever was left waiting behind the lock must not complete now.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const [{ n }] = await svc.sql<{ n: number }[]>`
+      select count(*)::int as n from users where username = 'during-lock'`;
+    assertEquals(n, 0, "a create answered 500 was applied after all");
+    const list = await timed(svc, "list", "/api/users", {
+      headers: { cookie },
+    });
+    assertEquals(list.status, 200);
+  },
+});
+
+Deno.test({
+  name:
+    "a create stuck behind another transaction's uncommitted insert answers 500 in time and is never applied after",
+  ignore: ON_EMBEDDED,
+  async fn() {
+    await using svc = await startService({ REQUEST_TIMEOUT_MS: "2000" });
+    const cookie = await loginCookie(svc);
+    const other = outsider(svc);
+    let rollBack!: () => void;
+    const done = new Promise<void>((r) => rollBack = r);
+    let inserted!: () => void;
+    const pending = new Promise<void>((r) => inserted = r);
+    // Holds the unique key "contended" without committing, then rolls back.
+    const holding = other.begin(async (tx) => {
+      await tx`
+        insert into users (username, name, email, role, password_hash)
+        values ('contended', 'Other', 'other@example.com', 'viewer', 'x')`;
+      inserted();
+      await done;
+      throw new Error("roll back");
+    }).catch(() => {});
+    try {
+      await pending;
+      const answer = await timed(svc, "create", "/api/users", {
+        method: "POST",
+        headers: { cookie },
+        body: JSON.stringify({
+          username: "contended",
+          name: "Contended",
+          email: "contended@example.com",
+          password: "contended-password",
+          role: "viewer",
+        }),
+      });
+      assertContractAnswer(answer);
+      assertEquals(answer.status, 500);
+    } finally {
+      rollBack();
+      await holding;
+      await other.end();
+    }
+    // The key is free now: the abandoned insert must not slip in.
+    await new Promise((r) => setTimeout(r, 2_500));
+    const rows = await svc
+      .sql`select 1 from users where username = 'contended'`;
+    assertEquals(rows.length, 0, "a create answered 500 was applied after all");
+    // And the service creates it normally now.
+    const again = await svc.admin.POST("/api/users", {
+      body: {
+        username: "contended",
+        name: "Contended",
+        email: "contended@example.com",
+        password: "contended-password",
+        role: "viewer",
+      },
+    });
+    assertEquals(again.response.status, 201);
+  },
+});
+
+Deno.test({
+  name:
+    "startup waits for another instance's migration however long it takes, despite the statement timeout",
+  ignore: ON_EMBEDDED,
+  async fn() {
+    await using db = await testDatabase();
+    const holder = postgres(db.env.DATABASE_URL, { max: 1 });
+    try {
+      // Another instance is migrating: it holds the migration lock.
+      await holder`select pg_advisory_lock(${MIGRATION_LOCK.toString()}::bigint)`;
+      const opening = openDatabase({
+        DATABASE_URL: db.env.DATABASE_URL,
+        DATA_DIR: "unused",
+        DATABASE_POOL_MAX: 1,
+        DATABASE_PREPARE: true,
+        // Statements may run 100 ms; the wait below is far longer.
+        REQUEST_TIMEOUT_MS: 300,
+      });
+      await new Promise((r) => setTimeout(r, 800));
+      await holder`select pg_advisory_unlock(${MIGRATION_LOCK.toString()}::bigint)`;
+      const opened = await opening;
+      try {
+        const [{ n }] = await opened.sql<{ n: number }[]>`
+          select count(*)::int as n from schema_migrations`;
+        assert(n >= 1);
+      } finally {
+        await opened.close();
+      }
+    } finally {
+      await holder.end();
+    }
+  },
+});

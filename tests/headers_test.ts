@@ -1,0 +1,185 @@
+import { assert, assertEquals } from "./support/assert.ts";
+import { startService, type TestService } from "./support/service.ts";
+
+const FOREIGN = "https://evil.example";
+
+/** A sample of answers of every kind: success, each error class, HTML, assets. */
+async function sample(svc: TestService) {
+  const cookie = (await svc.fetch("/api/auth/login", {
+    method: "POST",
+    body: JSON.stringify({ username: "admin", password: "admin-pass-1234" }),
+  })).headers.get("set-cookie")!.split(";")[0];
+  const calls: [string, RequestInit][] = [
+    ["/health", {}],
+    ["/api/users", { headers: { cookie } }],
+    ["/api/users", {}],
+    ["/api/users/999", { headers: { cookie } }],
+    ["/api/users", { method: "POST", body: "{", headers: { cookie } }],
+    ["/api/users", { method: "PUT" }],
+    ["/nowhere", {}],
+    ["/docs", {}],
+    ["/openapi.json", {}],
+  ];
+  const answers = [];
+  for (const [path, init] of calls) {
+    const res = await svc.fetch(path, init);
+    await res.body?.cancel();
+    answers.push({ what: `${init.method ?? "GET"} ${path}`, res });
+  }
+  return answers;
+}
+
+Deno.test("every answer carries the security headers, errors included", async () => {
+  await using svc = await startService();
+  for (const { what, res } of await sample(svc)) {
+    const h = res.headers;
+    assertEquals(h.get("x-content-type-options"), "nosniff", what);
+    assertEquals(h.get("x-frame-options"), "SAMEORIGIN", what);
+    assertEquals(h.get("referrer-policy"), "no-referrer", what);
+    assertEquals(h.get("cross-origin-opener-policy"), "same-origin", what);
+    assertEquals(h.get("cross-origin-resource-policy"), "same-origin", what);
+    const csp = parseCsp(h.get("content-security-policy") ?? "");
+    assertEquals(csp.get("default-src"), ["'self'"], what);
+    assertEquals(csp.get("frame-ancestors"), ["'none'"], what);
+    assert(!h.has("x-powered-by") && !h.has("server"), what);
+  }
+});
+
+Deno.test("no CORS headers are ever granted to a foreign origin", async () => {
+  await using svc = await startService();
+  const preflight = await svc.fetch("/api/users", {
+    method: "OPTIONS",
+    headers: {
+      origin: FOREIGN,
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "content-type",
+    },
+  });
+  await preflight.body?.cancel();
+  assert(preflight.status >= 400, `preflight ${preflight.status}`);
+  const reads = [
+    preflight,
+    await svc.fetch("/api/users", { headers: { origin: FOREIGN } }),
+    await svc.fetch("/health", { headers: { origin: FOREIGN } }),
+    await svc.fetch("/openapi.json", { headers: { origin: FOREIGN } }),
+    await svc.fetch("/api/auth/login", {
+      method: "POST",
+      headers: { origin: FOREIGN },
+      body: JSON.stringify({ username: "admin", password: "admin-pass-1234" }),
+    }),
+  ];
+  for (const res of reads) {
+    await res.body?.cancel();
+    const cors = [...res.headers.keys()].filter((k) =>
+      k.startsWith("access-control-")
+    );
+    assertEquals(cors, [], `${res.url} ${res.status}`);
+  }
+  // The foreign login was refused outright, and no session was started.
+  assertEquals(reads[4].status, 403);
+  assertEquals(reads[4].headers.getSetCookie(), []);
+});
+
+Deno.test("HSTS is sent only over HTTPS, for at least a year", async () => {
+  {
+    await using svc = await startService();
+    const plain = await svc.fetch("/health");
+    await plain.body?.cancel();
+    assertEquals(plain.headers.get("strict-transport-security"), null);
+    // An untrusted X-Forwarded-Proto does not make it HTTPS.
+    const spoofed = await svc.fetch("/health", {
+      headers: { "x-forwarded-proto": "https" },
+    });
+    await spoofed.body?.cancel();
+    assertEquals(spoofed.headers.get("strict-transport-security"), null);
+  }
+  {
+    await using svc = await startService({ TRUST_PROXY: "true" });
+    for (const path of ["/health", "/api/users", "/nowhere"]) {
+      const res = await svc.fetch(path, {
+        headers: { "x-forwarded-proto": "https" },
+      });
+      await res.body?.cancel();
+      const maxAge = Number(
+        /max-age=(\d+)/.exec(res.headers.get("strict-transport-security")!)
+          ?.[1],
+      );
+      assert(maxAge >= 31_536_000, `${path}: max-age ${maxAge}`);
+    }
+  }
+});
+
+Deno.test("the CSP allows everything Swagger UI at /docs loads, and only from the service itself", async () => {
+  await using svc = await startService();
+  const page = await svc.fetch("/docs");
+  assertEquals(page.status, 200);
+  const csp = parseCsp(page.headers.get("content-security-policy")!);
+  const html = await page.text();
+
+  const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+  const external = scripts.map((m) => /src="([^"]+)"/.exec(m[1])?.[1])
+    .filter((s): s is string => s !== undefined);
+  const inline = scripts.filter((m) => !/src=/.test(m[1])).map((m) => m[2]);
+  const styles = [...html.matchAll(/<link[^>]+href="([^"]+)"/g)].map((m) =>
+    m[1]
+  );
+  assert(external.length > 0 && inline.length > 0 && styles.length > 0);
+
+  for (const src of [...external, ...styles]) {
+    const url = new URL(src, svc.baseUrl);
+    assertEquals(url.origin, svc.baseUrl, `${src} is not from the service`);
+    const directive = external.includes(src) ? "script-src" : "style-src";
+    assert(allows(csp, directive, "'self'"), `${directive} blocks ${src}`);
+    const asset = await svc.fetch(url.pathname);
+    assertEquals(asset.status, 200, src);
+    assert((await asset.arrayBuffer()).byteLength > 1000, src);
+  }
+  for (const code of inline) {
+    const hash = `'sha256-${await sha256Base64(code)}'`;
+    assert(
+      allows(csp, "script-src", "'unsafe-inline'") ||
+        allows(csp, "script-src", hash),
+      "script-src blocks the inline script that starts Swagger UI",
+    );
+  }
+  // The page fetches the document from the service (connect-src) and its
+  // stylesheet uses data: images and inline style attributes.
+  const specUrl = /url: '([^']+)'/.exec(html)![1];
+  assertEquals(new URL(specUrl, svc.baseUrl).origin, svc.baseUrl);
+  assert(allows(csp, "connect-src", "'self'"));
+  assertEquals(
+    (await svc.fetch(specUrl).then((r) => r.json())).openapi,
+    "3.1.0",
+  );
+  assert(allows(csp, "img-src", "data:"));
+  assert(allows(csp, "style-src", "'unsafe-inline'"));
+  // Nothing from elsewhere: no host sources, no eval.
+  for (const [name, sources] of csp) {
+    for (const s of sources) {
+      assert(/^'|^data:$/.test(s), `${name} allows ${s}`);
+    }
+    assert(!sources.includes("'unsafe-eval'"), `${name} allows eval`);
+  }
+});
+
+function parseCsp(header: string): Map<string, string[]> {
+  return new Map(
+    header.split(";").map((d) => d.trim()).filter(Boolean).map((d) => {
+      const [name, ...sources] = d.split(/\s+/);
+      return [name.toLowerCase(), sources];
+    }),
+  );
+}
+
+/** Whether a directive (or default-src, its fallback) lists the source. */
+function allows(csp: Map<string, string[]>, directive: string, source: string) {
+  return (csp.get(directive) ?? csp.get("default-src") ?? []).includes(source);
+}
+
+async function sha256Base64(text: string) {
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(text),
+  );
+  return btoa(String.fromCharCode(...new Uint8Array(digest)));
+}

@@ -1,0 +1,196 @@
+import { assert, assertEquals, assertMatch } from "./support/assert.ts";
+import { ADMIN, startService, type TestService } from "./support/service.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const post = (svc: TestService, path: string, body: unknown, cookie = "") =>
+  svc.fetch(path, {
+    method: "POST",
+    body: typeof body === "string" ? body : JSON.stringify(body),
+    headers: cookie ? { cookie } : {},
+  });
+
+const sidOf = (res: Response) =>
+  /^sid=([^;]*)/.exec(res.headers.get("set-cookie") ?? "")?.[1] ?? "";
+
+const hex = (bytes: Uint8Array) =>
+  [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+
+Deno.test("logs never contain a password, a session token, a token hash or a password hash", async () => {
+  await using svc = await startService();
+  const secrets = new Set<string>([ADMIN.password]);
+  const login = await post(svc, "/api/auth/login", ADMIN);
+  const token = sidOf(login);
+  secrets.add(token);
+  const cookie = `sid=${token}`;
+
+  // Successes, failures and 500s that all carry secrets in their requests.
+  const created = await post(svc, "/api/users", {
+    username: "carol",
+    name: "Carol",
+    email: "carol@example.com",
+    password: "carols-secret-1",
+    role: "viewer",
+  }, cookie);
+  secrets.add("carols-secret-1");
+  const { id } = await created.json();
+  await post(svc, "/api/auth/login", {
+    username: "carol",
+    password: "carol-wrong-guess",
+  }).then((r) => r.body?.cancel());
+  secrets.add("carol-wrong-guess");
+  await post(svc, "/api/auth/login", {
+    username: "nobody",
+    password: "nobodys-password",
+  }).then((r) => r.body?.cancel());
+  secrets.add("nobodys-password");
+  const patched = await svc.fetch(`/api/users/${id}`, {
+    method: "PATCH",
+    body: JSON.stringify({ password: "carols-new-secret" }),
+    headers: { cookie },
+  });
+  assertEquals(patched.status, 200);
+  await patched.body?.cancel();
+  secrets.add("carols-new-secret");
+  await post(svc, "/api/users", '{"password":"unparsable-secret"', cookie)
+    .then((r) => r.body?.cancel());
+  secrets.add("unparsable-secret");
+  await post(svc, "/api/users", {
+    username: "dave",
+    name: "Dave",
+    email: "d",
+    password: "daves-short",
+    role: "viewer",
+  }, cookie).then((r) => r.body?.cancel());
+  secrets.add("daves-short");
+
+  // A database failure whose PostgreSQL error detail would show the row, hash included.
+  await svc
+    .sql`alter table users add constraint no_boom check (name <> 'Boom')`;
+  const failed = await post(svc, "/api/users", {
+    username: "boom",
+    name: "Boom",
+    email: "boom@example.com",
+    password: "booms-password",
+    role: "viewer",
+  }, cookie);
+  assertEquals(await failed.json(), { error: "Failed to create user" });
+  secrets.add("booms-password");
+  await post(svc, "/api/auth/logout", {}, cookie).then((r) => r.body?.cancel());
+
+  for (
+    const row of await svc.sql<{ h: string }[]>`
+    select password_hash as h from users`
+  ) secrets.add(row.h);
+  const hashes = await svc.sql<{ h: Uint8Array }[]>`
+    select token_hash as h from sessions`;
+  secrets.add(hex(await sha256(token)));
+  secrets.add(btoa(String.fromCharCode(...await sha256(token))));
+  for (const { h } of hashes) secrets.add(hex(h));
+
+  const text = svc.logs.map((l) => JSON.stringify(l)).join("\n");
+  assert(svc.logs.some((l) => l.msg === "request failed"), "the 500 is logged");
+  for (const secret of secrets) {
+    assert(!text.includes(secret), `the log shows ${secret.slice(0, 6)}...`);
+  }
+  assert(!/\$2[abxy]\$\d\d\$/.test(text), "the log shows a bcrypt hash");
+});
+
+Deno.test("every log line is one JSON object with time, level and message, and each request is logged with its id", async () => {
+  await using svc = await startService();
+  const before = svc.logs.length;
+  const res = await svc.fetch("/api/users/abc");
+  await res.body?.cancel();
+  for (const line of svc.logs) {
+    assertMatch(String(line.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert(["debug", "info", "warn", "error"].includes(String(line.level)));
+    assert(typeof line.msg === "string" && line.msg.length > 0);
+  }
+  const lines = svc.logs.slice(before).filter((l) => l.msg === "request");
+  assertEquals(lines.length, 1);
+  const { time: _, ...fields } = lines[0];
+  assertEquals({ ...fields, ms: 0 }, {
+    level: "info",
+    msg: "request",
+    requestId: res.headers.get("x-request-id"),
+    method: "GET",
+    path: "/api/users/abc",
+    status: 401,
+    ms: 0,
+  });
+});
+
+Deno.test("error responses carry X-Request-Id, the id under which the log records the cause", async () => {
+  await using svc = await startService();
+  const cookie = `sid=${sidOf(await post(svc, "/api/auth/login", ADMIN))}`;
+  const errors = [
+    await svc.fetch("/api/users"),
+    await svc.fetch("/nowhere"),
+    await svc.fetch("/api/users", { method: "PUT" }),
+    await svc.fetch("/api/users/12345", { headers: { cookie } }),
+    await post(svc, "/api/users", "{", cookie),
+    await post(svc, "/api/auth/login", {}),
+  ];
+  const ids = new Set<string>();
+  for (const res of errors) {
+    const body = await res.json();
+    assert(res.status >= 400 && typeof body.error === "string");
+    const id = res.headers.get("x-request-id") ?? "";
+    assertMatch(id, UUID);
+    ids.add(id);
+    const logged = svc.logs.find((l) =>
+      l.msg === "request" && l.requestId === id
+    );
+    assertEquals(logged?.status, res.status);
+  }
+  assertEquals(ids.size, errors.length, "each request has its own id");
+
+  // An unexpected failure: the client sees the endpoint's message and the
+  // id; the log has the cause under that id.
+  await svc.sql`alter table users rename to users_gone`;
+  try {
+    const res = await svc.fetch("/api/users", { headers: { cookie } });
+    assertEquals(res.status, 500);
+    assertEquals(await res.json(), { error: "Failed to list users" });
+    const id = res.headers.get("x-request-id");
+    const failure = svc.logs.find((l) =>
+      l.msg === "request failed" && l.requestId === id
+    );
+    assert(failure, "the failure is logged under the request id");
+    assertEquals(failure.level, "error");
+    assertEquals(failure.answered, "Failed to list users");
+    assertMatch(
+      String((failure.cause as { message: string }).message),
+      /users/,
+    );
+  } finally {
+    await svc.sql`alter table users_gone rename to users`;
+  }
+});
+
+Deno.test("a caller's own X-Request-Id is kept when it is safe, replaced when it is not", async () => {
+  await using svc = await startService();
+  const ask = async (id: string) => {
+    const res = await svc.fetch("/nowhere", {
+      headers: { "x-request-id": id },
+    });
+    await res.body?.cancel();
+    return res.headers.get("x-request-id")!;
+  };
+  assertEquals(await ask("upstream-trace-42"), "upstream-trace-42");
+  for (const hostile of ['a" ,"level":"error', "x".repeat(300), "a b", "é"]) {
+    const id = await ask(hostile);
+    assertMatch(id, UUID, hostile);
+  }
+  const logged = svc.logs.filter((l) => l.msg === "request").map((l) =>
+    l.requestId
+  );
+  assert(logged.includes("upstream-trace-42"));
+  assert(!logged.some((id) => String(id).includes('"')));
+});
+
+async function sha256(text: string) {
+  return new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
+}

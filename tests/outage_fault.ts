@@ -1,0 +1,207 @@
+/**
+ * A real database outage, on a private PostgreSQL cluster of this test's own
+ * (never the shared server): stopped under a stream of requests, replaced by
+ * a port that accepts and never answers, then started again. Run with
+ * `deno task test:faults`; it needs PostgreSQL's server binaries and root
+ * or the postgres user.
+ */
+import { assert, assertEquals } from "./support/assert.ts";
+import { ADMIN, startService, type TestService } from "./support/service.ts";
+
+const ANSWER_WITHIN_MS = 5_000;
+const PG_BIN = "/usr/lib/postgresql/15/bin";
+
+interface Cluster extends AsyncDisposable {
+  url: string;
+  port: number;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function run(cmd: string, args: string[]) {
+  // initdb and postgres refuse to run as root.
+  const asPostgres = Deno.uid() === 0;
+  const out = await new Deno.Command(asPostgres ? "runuser" : cmd, {
+    args: asPostgres ? ["-u", "postgres", "--", cmd, ...args] : args,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`${cmd} failed: ${new TextDecoder().decode(out.stderr)}`);
+  }
+}
+
+async function privateCluster(): Promise<Cluster> {
+  const dir = await Deno.makeTempDir({ prefix: "user-admin-pg-" });
+  if (Deno.uid() === 0) {
+    const pg = await new Deno.Command("id", { args: ["-u", "postgres"] })
+      .output();
+    const uid = Number(new TextDecoder().decode(pg.stdout));
+    await Deno.chown(dir, uid, null);
+  }
+  const data = `${dir}/data`;
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = listener.addr.port;
+  listener.close();
+  await run(`${PG_BIN}/initdb`, [
+    "-D",
+    data,
+    "-A",
+    "trust",
+    "-U",
+    "postgres",
+    "--no-sync",
+  ]);
+  const pgCtl = (...args: string[]) =>
+    run(`${PG_BIN}/pg_ctl`, ["-D", data, ...args]);
+  const start = () =>
+    pgCtl(
+      "-w",
+      "-l",
+      `${dir}/log`,
+      "-o",
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      "start",
+    );
+  await start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    start,
+    stop: () => pgCtl("-w", "-m", "immediate", "stop"),
+    async [Symbol.asyncDispose]() {
+      await pgCtl("-w", "-m", "immediate", "stop").catch(() => {});
+      await Deno.remove(dir, { recursive: true });
+    },
+  };
+}
+
+interface Timed {
+  what: string;
+  status: number;
+  body: unknown;
+  ms: number;
+}
+
+const FAILURE: Record<string, string> = {
+  list: "Failed to list users",
+  create: "Failed to create user",
+  me: "Internal server error",
+  login: "Login failed",
+};
+
+async function timed(
+  svc: TestService,
+  what: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<Timed> {
+  const started = performance.now();
+  const res = await svc.fetch(path, {
+    ...init,
+    signal: AbortSignal.timeout(ANSWER_WITHIN_MS * 3),
+  });
+  const body = await res.json();
+  return { what, status: res.status, body, ms: performance.now() - started };
+}
+
+function assertContractAnswer(a: Timed) {
+  assert(a.ms < ANSWER_WITHIN_MS, `${a.what} took ${Math.round(a.ms)} ms`);
+  if (a.what === "health") {
+    assertEquals(a.body, { status: a.status === 200 ? "ok" : "unavailable" });
+    assert([200, 503].includes(a.status), `health ${a.status}`);
+  } else if (a.status >= 500) {
+    assertEquals({ status: a.status, body: a.body }, {
+      status: 500,
+      body: { error: FAILURE[a.what] },
+    }, a.what);
+  } else {
+    assert([200, 201].includes(a.status), `${a.what} ${a.status}`);
+  }
+}
+
+Deno.test("a stopped, then unresponsive, then restarted database: every request answers in time, health says 503, and the same process recovers", async () => {
+  await using cluster = await privateCluster();
+  await using svc = await startService({ DATABASE_URL: cluster.url });
+  const login = await svc.fetch("/api/auth/login", {
+    method: "POST",
+    body: JSON.stringify(ADMIN),
+  });
+  await login.body?.cancel();
+  const cookie = login.headers.get("set-cookie")!.split(";")[0];
+  const answers: Timed[] = [];
+  const created = new Set<string>();
+  let n = 0;
+  const round = async () => {
+    const name = `outage${++n}`;
+    const batch = await Promise.all([
+      timed(svc, "list", "/api/users", { headers: { cookie } }),
+      timed(svc, "me", "/api/auth/me", { headers: { cookie } }),
+      timed(svc, "create", "/api/users", {
+        method: "POST",
+        headers: { cookie },
+        body: JSON.stringify({
+          username: name,
+          name,
+          email: `${name}@example.com`,
+          password: "outage-password",
+          role: "viewer",
+        }),
+      }),
+      timed(svc, "health", "/health"),
+    ]);
+    if (batch[2].status === 201) created.add(name);
+    answers.push(...batch);
+    return batch;
+  };
+
+  for (let i = 0; i < 3; i++) await round();
+
+  // Stopped: connections are refused.
+  const stopping = cluster.stop();
+  const duringStop: Timed[] = [];
+  for (let i = 0; i < 3; i++) duringStop.push(...await round());
+  await stopping;
+  for (let i = 0; i < 3; i++) duringStop.push(...await round());
+  assert(duringStop.some((a) => a.what === "health" && a.status === 503));
+  assert(duringStop.some((a) => a.what === "list" && a.status === 500));
+
+  // Unresponsive: the port accepts and never says a word. postgres.js would
+  // wait 30 s to connect by default; the service bounds it.
+  const blackhole = Deno.listen({ hostname: "127.0.0.1", port: cluster.port });
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of blackhole) held.push(conn);
+  })();
+  try {
+    const silent = [...await round(), ...await round()];
+    for (const a of silent) {
+      assert(a.status >= 500, `${a.what} ${a.status} with no database`);
+    }
+  } finally {
+    blackhole.close();
+    await accepting.catch(() => {});
+    for (const conn of held) conn.close();
+  }
+
+  // Back: the same process serves again, without a restart.
+  await cluster.start();
+  let recovered = false;
+  for (let i = 0; i < 20 && !recovered; i++) {
+    const batch = await round();
+    recovered = batch.every((a) => a.status < 500);
+    if (!recovered) await new Promise((r) => setTimeout(r, 500));
+  }
+  assert(recovered, "the service did not recover");
+
+  answers.forEach(assertContractAnswer);
+  // No create is half there; every 201 is there.
+  const rows = await svc.sql<Record<string, unknown>[]>`select * from users`;
+  for (const row of rows) {
+    for (const [k, v] of Object.entries(row)) {
+      assert(v !== null && v !== "", `${row.username}: ${k} is empty`);
+    }
+  }
+  const names = new Set(rows.map((r) => r.username));
+  for (const name of created) assert(names.has(name), `${name} is gone`);
+});
