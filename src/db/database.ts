@@ -10,12 +10,14 @@ export interface Database {
   close(): Promise<void>;
 }
 
-type DatabaseConfig =
-  & Pick<
-    Config,
-    "DATABASE_URL" | "DATA_DIR" | "DATABASE_POOL_MAX" | "DATABASE_PREPARE"
-  >
-  & Partial<Pick<Config, "REQUEST_TIMEOUT_MS">>;
+type DatabaseConfig = Pick<
+  Config,
+  | "DATABASE_URL"
+  | "DATA_DIR"
+  | "DATABASE_POOL_MAX"
+  | "DATABASE_PREPARE"
+  | "REQUEST_TIMEOUT_MS"
+>;
 
 /** postgres.js with bounds, so a database that went away fails fast instead of hanging. */
 export function connect(
@@ -58,8 +60,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     const sql = connect(config.DATABASE_URL, {
       max: config.DATABASE_POOL_MAX,
       prepare: config.DATABASE_PREPARE,
-      statementTimeoutMs: config.REQUEST_TIMEOUT_MS &&
-        statementTimeoutMs({ REQUEST_TIMEOUT_MS: config.REQUEST_TIMEOUT_MS }),
+      statementTimeoutMs: statementTimeoutMs(config),
     });
     try {
       await migrate(sql, migrations);

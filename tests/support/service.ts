@@ -70,11 +70,7 @@ let template: Promise<string> | undefined;
 function embeddedTemplate(): Promise<string> {
   return template ??= (async () => {
     const dir = await Deno.makeTempDir({ prefix: "user-admin-template-" });
-    const db = await openDatabase({
-      DATA_DIR: dir,
-      DATABASE_POOL_MAX: 1,
-      DATABASE_PREPARE: true,
-    });
+    const db = await openDatabase(loadConfig({ DATA_DIR: dir }));
     await db.close();
     globalThis.addEventListener(
       "unload",
