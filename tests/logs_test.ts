@@ -116,6 +116,7 @@ Deno.test("every log line is one JSON object with time, level and message, and e
     method: "GET",
     path: "/api/users/abc",
     status: 401,
+    ip: "127.0.0.1",
     ms: 0,
   });
 });
