@@ -39,7 +39,8 @@ Deno.test("every answer carries the security headers, errors included", async ()
     assertEquals(h.get("cross-origin-opener-policy"), "same-origin", what);
     assertEquals(h.get("cross-origin-resource-policy"), "same-origin", what);
     const csp = parseCsp(h.get("content-security-policy") ?? "");
-    assertEquals(csp.get("default-src"), ["'self'"], what);
+    // Nothing loads by default; /docs names what it loads (tests/docs_test.ts).
+    assertEquals(csp.get("default-src"), ["'none'"], what);
     assertEquals(csp.get("frame-ancestors"), ["'none'"], what);
     assert(!h.has("x-powered-by") && !h.has("server"), what);
   }
@@ -109,59 +110,6 @@ Deno.test("HSTS is sent only over HTTPS, for at least a year", async () => {
   }
 });
 
-Deno.test("the CSP allows everything Swagger UI at /docs loads, and only from the service itself", async () => {
-  await using svc = await startService();
-  const page = await svc.fetch("/docs");
-  assertEquals(page.status, 200);
-  const csp = parseCsp(page.headers.get("content-security-policy")!);
-  const html = await page.text();
-
-  const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
-  const external = scripts.map((m) => /src="([^"]+)"/.exec(m[1])?.[1])
-    .filter((s): s is string => s !== undefined);
-  const inline = scripts.filter((m) => !/src=/.test(m[1])).map((m) => m[2]);
-  const styles = [...html.matchAll(/<link[^>]+href="([^"]+)"/g)].map((m) =>
-    m[1]
-  );
-  assert(external.length > 0 && inline.length > 0 && styles.length > 0);
-
-  for (const src of [...external, ...styles]) {
-    const url = new URL(src, svc.baseUrl);
-    assertEquals(url.origin, svc.baseUrl, `${src} is not from the service`);
-    const directive = external.includes(src) ? "script-src" : "style-src";
-    assert(allows(csp, directive, "'self'"), `${directive} blocks ${src}`);
-    const asset = await svc.fetch(url.pathname);
-    assertEquals(asset.status, 200, src);
-    assert((await asset.arrayBuffer()).byteLength > 1000, src);
-  }
-  for (const code of inline) {
-    const hash = `'sha256-${await sha256Base64(code)}'`;
-    assert(
-      allows(csp, "script-src", "'unsafe-inline'") ||
-        allows(csp, "script-src", hash),
-      "script-src blocks the inline script that starts Swagger UI",
-    );
-  }
-  // The page fetches the document from the service (connect-src) and its
-  // stylesheet uses data: images and inline style attributes.
-  const specUrl = /url: '([^']+)'/.exec(html)![1];
-  assertEquals(new URL(specUrl, svc.baseUrl).origin, svc.baseUrl);
-  assert(allows(csp, "connect-src", "'self'"));
-  assertEquals(
-    (await svc.fetch(specUrl).then((r) => r.json())).openapi,
-    "3.1.0",
-  );
-  assert(allows(csp, "img-src", "data:"));
-  assert(allows(csp, "style-src", "'unsafe-inline'"));
-  // Nothing from elsewhere: no host sources, no eval.
-  for (const [name, sources] of csp) {
-    for (const s of sources) {
-      assert(/^'|^data:$/.test(s), `${name} allows ${s}`);
-    }
-    assert(!sources.includes("'unsafe-eval'"), `${name} allows eval`);
-  }
-});
-
 function parseCsp(header: string): Map<string, string[]> {
   return new Map(
     header.split(";").map((d) => d.trim()).filter(Boolean).map((d) => {
@@ -169,17 +117,4 @@ function parseCsp(header: string): Map<string, string[]> {
       return [name.toLowerCase(), sources];
     }),
   );
-}
-
-/** Whether a directive (or default-src, its fallback) lists the source. */
-function allows(csp: Map<string, string[]>, directive: string, source: string) {
-  return (csp.get(directive) ?? csp.get("default-src") ?? []).includes(source);
-}
-
-async function sha256Base64(text: string) {
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(text),
-  );
-  return btoa(String.fromCharCode(...new Uint8Array(digest)));
 }

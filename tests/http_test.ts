@@ -1,5 +1,5 @@
 import { parse } from "yaml";
-import { assert, assertEquals, assertMatch } from "./support/assert.ts";
+import { assertEquals, assertMatch } from "./support/assert.ts";
 import { startService } from "./support/service.ts";
 
 Deno.test("an unknown path answers 404 Not found as JSON", async () => {
