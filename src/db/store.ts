@@ -25,6 +25,9 @@ export interface LoginAttempt {
   retryAfter: number;
 }
 
+/** Rows per cursor read of the list: the streamed list's memory bound. */
+const LIST_BATCH = 2000;
+
 const UNIQUE_VIOLATION = "23505";
 const isUniqueViolation = (e: unknown) =>
   (e as { code?: string })?.code === UNIQUE_VIOLATION;
@@ -40,10 +43,17 @@ export function createStore(sql: Sql) {
     to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt"`;
 
   const users = {
-    async list(): Promise<User[]> {
-      return await sql<
-        User[]
-      >`select ${user} from users order by created_at, id`;
+    /**
+     * Every user as JSON text, oldest first, in batches read from a cursor,
+     * so the whole list never sits in memory. PostgreSQL serialises each
+     * row of `user` (row_to_json writes what JSON.stringify would).
+     */
+    async *listJson(batchSize = LIST_BATCH): AsyncGenerator<string[]> {
+      const cursor = sql<{ json: string }[]>`
+        select row_to_json(u)::text as json
+        from users, lateral (select ${user}) u
+        order by users.created_at, users.id`.cursor(batchSize);
+      for await (const rows of cursor) yield rows.map((r) => r.json);
     },
 
     async get(id: number): Promise<User | undefined> {

@@ -72,9 +72,9 @@ async function listBody(): Promise<string> {
     return body;
   }
   const rows = await sql<[string][]>`
-    select row_to_json(r)::text
+    select row_to_json(u)::text as json
     from users, lateral (select id, username, name, email, role,
-      ${CREATED_AT} as "createdAt") r
+      ${CREATED_AT} as "createdAt") u
     order by users.created_at, users.id`.values();
   let body = "[";
   for (let i = 0; i < rows.length; i++) {
