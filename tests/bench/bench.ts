@@ -13,8 +13,12 @@
  */
 import postgres, { type Sql } from "postgres";
 import { hash } from "@node-rs/bcrypt";
+import {
+  type Instance,
+  spawnServer,
+  startInstance,
+} from "../support/instances.ts";
 
-const ROOT = new URL("../../", import.meta.url);
 const HERE = new URL("./", import.meta.url);
 const ADMIN = { username: "bench-admin", password: "bench-admin-password" };
 
@@ -95,90 +99,14 @@ async function resetPeak(pid: number) {
   await Deno.writeTextFile(`/proc/${pid}/clear_refs`, "5");
 }
 
-interface Proc extends AsyncDisposable {
-  url: string;
-  pid: number;
-  /** Milliseconds from spawn to its `listening` line. */
-  readyMs: number;
-}
-
-/** A port free right now on loopback. */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return port;
-}
-
-/**
- * Spawns a server process on a free port and waits until it answers HTTP
- * (at LOG_LEVEL=warn the service prints no `listening` line).
- */
-async function spawnServer(
-  args: string[],
-  env: Record<string, string>,
-): Promise<Proc> {
-  const port = freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const started = performance.now();
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
-    env: { ...env, PORT: String(port) },
-    cwd: ROOT.pathname,
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  // Drained all along, so the child never blocks on a full pipe.
-  const stdout = new Response(child.stdout).text();
-  const stderr = new Response(child.stderr).text();
-  const stop = async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch { /* already gone */ }
-    await child.status;
-    return { stdout: await stdout, stderr: await stderr };
-  };
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(`${url}/health`);
-      await res.body?.cancel();
-      return {
-        url,
-        pid: child.pid,
-        readyMs: performance.now() - started,
-        async [Symbol.asyncDispose]() {
-          await stop();
-        },
-      };
-    } catch {
-      await sleep(10);
-    }
-  }
-  const out = await stop();
-  throw new Error(`server did not start:\n${out.stdout}\n${out.stderr}`);
-}
+type Proc = Instance;
 
 const startService = (env: Record<string, string>) =>
-  spawnServer(
-    [
-      "run",
-      "--allow-net",
-      "--allow-env",
-      "--allow-read",
-      "--allow-write",
-      "--allow-sys",
-      "--allow-ffi",
-      "main.ts",
-    ],
-    {
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "warn",
-      ADMIN_USERNAME: ADMIN.username,
-      ADMIN_PASSWORD: ADMIN.password,
-      ...env,
-    },
-  );
+  startInstance({
+    ADMIN_USERNAME: ADMIN.username,
+    ADMIN_PASSWORD: ADMIN.password,
+    ...env,
+  });
 
 const startFloor = (databaseUrl: string) =>
   spawnServer(["run", "-A", new URL("floor.ts", HERE).pathname], {
@@ -272,7 +200,7 @@ async function wrk(
     new URL("wrk.lua", HERE).pathname,
     "-H",
     `Cookie: sid=${sid}`,
-    target.url + load.path,
+    target.baseUrl + load.path,
   ], env);
   const line = result.stdout.split("\n").find((l) => l.startsWith("BENCH "));
   if (!line) throw new Error(`wrk: ${result.stdout}\n${result.stderr}`);
@@ -304,7 +232,7 @@ async function streamOnce(target: Proc, sid: string): Promise<Stream> {
   const idle = await memory(target.pid);
   await resetPeak(target.pid);
   const started = performance.now();
-  const res = await fetch(`${target.url}/api/users`, {
+  const res = await fetch(`${target.baseUrl}/api/users`, {
     headers: { cookie: `sid=${sid}` },
   });
   const reader = res.body!.getReader();
@@ -329,7 +257,7 @@ async function streamOnce(target: Proc, sid: string): Promise<Stream> {
 
 async function sameBody(a: Proc, b: Proc, sid: string, path: string) {
   const get = async (p: Proc) =>
-    await (await fetch(p.url + path, { headers: { cookie: `sid=${sid}` } }))
+    await (await fetch(p.baseUrl + path, { headers: { cookie: `sid=${sid}` } }))
       .text();
   const [x, y] = await Promise.all([get(a), get(b)]);
   if (x !== y) {
@@ -417,7 +345,7 @@ async function main() {
     notes.push(startup);
     console.log(startup);
 
-    const sid = await login(service.url);
+    const sid = await login(service.baseUrl);
     await sameBody(service, floor, sid, "/api/users");
     await sameBody(service, floor, sid, "/api/auth/me");
     console.log("service and floor answer byte-identical bodies");
