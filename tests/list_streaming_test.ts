@@ -1,4 +1,4 @@
-import { jsonArrayStream } from "../src/http/json-array.ts";
+import { jsonArrayBody } from "../src/http/json-array.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import { startService } from "./support/service.ts";
 
@@ -67,16 +67,21 @@ Deno.test("a list that fails before its first byte answers 500 Failed to list us
   assert(svc.logs.some((l) => l.msg === "request failed"));
 });
 
-Deno.test("a JSON array stream that fails after its first batch ends the body with an error and reports it", async () => {
+Deno.test("a JSON array body that fails once streaming ends the body with an error and reports it", async () => {
   const reported: unknown[] = [];
   async function* batches() {
     yield ['{"a":1}', '{"a":2}'];
+    yield ['{"a":3}'];
     throw new Error("connection lost");
   }
-  const stream = await jsonArrayStream(batches(), (e) => reported.push(e));
-  const reader = stream.getReader();
+  const body = await jsonArrayBody(batches(), (e) => reported.push(e));
+  assert(body instanceof ReadableStream);
+  const reader = body.getReader();
   const first = await reader.read();
-  assertEquals(new TextDecoder().decode(first.value), '[{"a":1},{"a":2}');
+  assertEquals(
+    new TextDecoder().decode(first.value),
+    '[{"a":1},{"a":2},{"a":3}',
+  );
   let failed = false;
   try {
     await reader.read();
@@ -87,21 +92,23 @@ Deno.test("a JSON array stream that fails after its first batch ends the body wi
   assertEquals((reported[0] as Error).message, "connection lost");
 });
 
-Deno.test("a JSON array stream joins batches with commas, skips empty ones and closes its source when cancelled", async () => {
+Deno.test("a JSON array body joins batches with commas, skips empty ones, answers a short list in one piece and closes its source when cancelled", async () => {
   async function* batches() {
     yield [];
     yield ["1"];
     yield [];
     yield ["2", "3"];
+    yield [];
   }
   const whole = await new Response(
-    await jsonArrayStream(batches(), () => {}),
+    await jsonArrayBody(batches(), () => {}),
   ).text();
   assertEquals(whole, "[1,2,3]");
-  assertEquals(
-    await new Response(await jsonArrayStream(empty(), () => {})).text(),
-    "[]",
-  );
+  assertEquals(await jsonArrayBody(empty(), () => {}), "[]");
+  async function* oneBatch() {
+    yield ["1", "2"];
+  }
+  assertEquals(await jsonArrayBody(oneBatch(), () => {}), "[1,2]");
 
   let closed = false;
   async function* endless() {
@@ -111,7 +118,8 @@ Deno.test("a JSON array stream joins batches with commas, skips empty ones and c
       closed = true;
     }
   }
-  const stream = await jsonArrayStream(endless(), () => {});
+  const stream = await jsonArrayBody(endless(), () => {});
+  assert(stream instanceof ReadableStream);
   const reader = stream.getReader();
   await reader.read();
   await reader.cancel();

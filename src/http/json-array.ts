@@ -1,19 +1,25 @@
 const encoder = new TextEncoder();
 
 /**
- * A JSON array body streamed from batches of elements already serialised as
- * JSON. The first batch is read before this returns, so a failure up to then
- * still becomes the endpoint's own error response; a later failure can only
- * cut the body short, which `onError` hears of. A client that goes away
- * closes the source (and its database cursor).
+ * A JSON array body from batches of elements already serialised as JSON.
+ * A list that ends with its first batch goes out as one string; a longer
+ * one is streamed, batch by batch, as the client reads. Up to the first byte a
+ * failure still becomes the endpoint's own error response; after it, a
+ * failure can only cut the body short, which `onError` hears of. A client
+ * that goes away closes the source (and its database cursor).
  */
-export async function jsonArrayStream(
+export async function jsonArrayBody(
   batches: AsyncIterable<string[]>,
   onError: (cause: unknown) => void,
-): Promise<ReadableStream<Uint8Array>> {
+): Promise<string | ReadableStream<Uint8Array>> {
   const source = batches[Symbol.asyncIterator]();
-  const first = await source.next();
-  let empty = true;
+  const head: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const next = await source.next();
+    if (next.done) return `[${head.join(",")}]`;
+    head.push(...next.value);
+  }
+  let empty = head.length === 0;
   const encode = (rows: string[], prefix = "") => {
     if (rows.length === 0) return encoder.encode(prefix);
     const text = prefix + (empty ? "" : ",") + rows.join(",");
@@ -22,12 +28,7 @@ export async function jsonArrayStream(
   };
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      if (first.done) {
-        controller.enqueue(encoder.encode("[]"));
-        controller.close();
-      } else {
-        controller.enqueue(encode(first.value, "["));
-      }
+      controller.enqueue(encoder.encode(`[${head.join(",")}`));
     },
     async pull(controller) {
       try {

@@ -4,7 +4,7 @@ import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Store } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../http/errors.ts";
-import { jsonArrayStream } from "../http/json-array.ts";
+import { jsonArrayBody } from "../http/json-array.ts";
 import { MSG } from "../http/messages.ts";
 import type { User } from "./user.ts";
 import type * as routes from "./users.routes.ts";
@@ -19,9 +19,9 @@ export interface UserDeps {
  * reads as the rest of the contract's list of checks, in order.
  */
 export function createUserHandlers({ store, passwords }: UserDeps) {
-  /** Streamed, so memory stays flat however many users there are. */
+  /** Streamed when long, so memory stays flat however many users there are. */
   const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
-    const body = await jsonArrayStream(
+    const body = await jsonArrayBody(
       store.users.listJson(),
       (cause) =>
         c.get("log").error("list stream failed after the first byte", {
