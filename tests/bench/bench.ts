@@ -500,6 +500,8 @@ async function main() {
       "",
     ].join("\n");
     await Deno.writeTextFile(opts.out, md);
+    // Padded tables, so the file stays as `deno fmt` wants it.
+    await run(Deno.execPath(), ["fmt", opts.out]);
     console.log(`\n${table(rows)}\n\nwrote ${opts.out}`);
   } finally {
     await sql.end();
