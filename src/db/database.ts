@@ -1,6 +1,5 @@
 import postgres, { type Sql } from "postgres";
 import type { Config } from "../config.ts";
-import { startEmbeddedPostgres } from "./embedded.ts";
 import { loadMigrations, migrate } from "./migrate.ts";
 
 export interface Database {
@@ -55,6 +54,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       close: () => sql.end({ timeout: 5 }),
     };
   }
+  // Loaded only when used: PGlite is a large module an instance on a
+  // PostgreSQL server would otherwise carry in its heap for nothing.
+  const { startEmbeddedPostgres } = await import("./embedded.ts");
   const embedded = await startEmbeddedPostgres(config.DATA_DIR);
   // One connection: PGlite is a single backend.
   const sql = connect(embedded.url, { max: 1, prepare: true });

@@ -48,12 +48,30 @@ export function createStore(sql: Sql) {
      * so the whole list never sits in memory. PostgreSQL serialises each
      * row of `user` (row_to_json writes what JSON.stringify would).
      */
-    async *listJson(batchSize = LIST_BATCH): AsyncGenerator<string[]> {
-      const cursor = sql<{ json: string }[]>`
-        select row_to_json(u)::text as json
+    listJson(batchSize = LIST_BATCH): AsyncIterable<string[]> {
+      // Rows as arrays (`values`), and a plain iterator rather than an async
+      // generator: each measured hundreds of µs cheaper per 1,000 rows.
+      const cursor = sql`
+        select row_to_json(u)::text
         from users, lateral (select ${user}) u
-        order by users.created_at, users.id`.cursor(batchSize);
-      for await (const rows of cursor) yield rows.map((r) => r.json);
+        order by users.created_at, users.id`.values().cursor(batchSize);
+      return {
+        [Symbol.asyncIterator]() {
+          const rows = cursor[Symbol.asyncIterator]();
+          return {
+            async next(): Promise<IteratorResult<string[]>> {
+              const batch = await rows.next();
+              if (batch.done) return { done: true, value: undefined };
+              const json = batch.value as unknown as [string][];
+              return { done: false, value: json.map((r) => r[0]) };
+            },
+            async return(): Promise<IteratorResult<string[]>> {
+              await rows.return?.();
+              return { done: true, value: undefined };
+            },
+          };
+        },
+      };
     },
 
     async get(id: number): Promise<User | undefined> {

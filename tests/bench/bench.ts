@@ -422,6 +422,7 @@ async function main() {
 
     // Streaming: the whole list at streamUsers, one request at a time.
     let streamRows: string[] = [];
+    let streamed: Stream | undefined;
     if (opts.streamUsers > 0) {
       const more = await seed(sql, opts.streamUsers);
       console.log(
@@ -431,7 +432,7 @@ async function main() {
       );
       const body = await sameBody(service, floor, sid, "/api/users");
       const count = (JSON.parse(body) as unknown[]).length;
-      const s = await streamOnce(service, sid);
+      const s = streamed = await streamOnce(service, sid);
       const f = await streamOnce(floor, sid);
       const line = (who: string, m: Stream) =>
         `| ${who} | ${fmt(count)} | ${fmt(m.bytes / 1024 / 1024, 1)} | ${
@@ -471,6 +472,78 @@ async function main() {
       await Deno.remove(dataDir, { recursive: true });
     }
 
+    // The issue's targets, each with what this run measured.
+    const row = (prefix: string) =>
+      rows.find((r) => r.scenario.startsWith(prefix))!;
+    const listRow = row("GET /api/users (");
+    const meRow = row("GET /api/auth/me");
+    const healthRow = row("GET /health");
+    const targets: [string, string, boolean][] = [];
+    for (const r of [listRow, meRow]) {
+      const ratio = r.service.rps / r.floor!.rps;
+      targets.push([
+        `${r.scenario}: ≥ 0.85 × floor req/s`,
+        `${ratio.toFixed(2)} × (${fmt(r.service.rps)} vs ${fmt(r.floor!.rps)})`,
+        ratio >= 0.85,
+      ]);
+      targets.push([
+        `${r.scenario}: p99 < 50 ms`,
+        `${fmt(r.service.p99Ms, 1)} ms`,
+        r.service.p99Ms < 50,
+      ]);
+    }
+    for (const r of [row("POST /api/users"), row("POST /api/auth/login")]) {
+      targets.push([
+        `${r.scenario}: reaches the cores' bcrypt rate (${fmt(hashRate, 1)}/s)`,
+        `${fmt(r.service.rps, 1)}/s = ${
+          (r.service.rps / hashRate * 100).toFixed(0)
+        }%`,
+        r.service.rps >= 0.85 * hashRate,
+      ]);
+    }
+    targets.push([
+      "GET /health p99 < 50 ms while creations saturate the CPU",
+      `${fmt(healthRow.service.p99Ms, 1)} ms`,
+      healthRow.service.p99Ms < 50,
+    ]);
+    if (streamed) {
+      targets.push([
+        `GET /api/users at ${fmt(opts.streamUsers)} users: first byte < 200 ms`,
+        `${fmt(streamed.firstByteMs)} ms`,
+        streamed.firstByteMs < 200,
+      ]);
+      const growth = streamed.peakMiB - streamed.idleMiB;
+      targets.push([
+        `GET /api/users at ${
+          fmt(opts.streamUsers)
+        } users: peak RSS < idle + 64 MiB`,
+        `+${fmt(growth)} MiB`,
+        growth < 64,
+      ]);
+    }
+    targets.push([
+      "start against a migrated PostgreSQL < 1 s",
+      `${fmt(service.readyMs)} ms`,
+      service.readyMs < 1000,
+    ]);
+    const targetRows = [
+      "| target | measured | met |",
+      "|---|---|---|",
+      ...targets.map(([t, m, ok]) =>
+        `| ${t} | ${m} | ${ok ? "yes" : "**no**"} |`
+      ),
+    ];
+    console.log(`\n${targetRows.join("\n")}`);
+
+    // Anything after the marker in the old file is written by hand: kept.
+    const MARKER = "<!-- written by hand below: kept by the bench -->";
+    let kept = "";
+    try {
+      const old = await Deno.readTextFile(opts.out);
+      const at = old.indexOf(MARKER);
+      if (at >= 0) kept = old.slice(at);
+    } catch { /* first run */ }
+
     const md = [
       "# Benchmark results",
       "",
@@ -494,10 +567,15 @@ async function main() {
           "",
         ]
         : []),
+      "## Targets",
+      "",
+      ...targetRows,
+      "",
       "## Notes",
       "",
       ...notes.map((n) => `- ${n}`),
       "",
+      kept,
     ].join("\n");
     await Deno.writeTextFile(opts.out, md);
     // Padded tables, so the file stays as `deno fmt` wants it.
