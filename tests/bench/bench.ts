@@ -307,6 +307,9 @@ async function main() {
   const wrkPath = await findWrk();
   const wrkVersion = (await run(wrkPath, ["-v"])).stdout.split("\n")[0].trim();
   const cores = navigator.hardwareConcurrency;
+  const loadAverage = async () =>
+    (await Deno.readTextFile("/proc/loadavg")).split(" ")[0];
+  const loadAtStart = await loadAverage();
   console.log(
     `${cores} cores, ${Deno.version.deno}, ${opts.users} users, ${opts.connections} connections, ${opts.duration} s per scenario`,
   );
@@ -556,6 +559,7 @@ async function main() {
       `- wrk over loopback, ${opts.connections} connections (bcrypt scenarios 4, /health beside them 1), ${opts.duration} s per scenario after a 1 s warm-up`,
       "- service: `deno run main.ts` with `LOG_LEVEL=warn` (no access log lines), `DATABASE_POOL_MAX` 10; floor: `tests/bench/floor.ts`, same SQL, same session check, byte-identical bodies (checked by the bench)",
       "- peak RSS: the process's VmHWM, reset before each scenario",
+      `- load average (1 min) of the machine: ${loadAtStart} at the start, ${await loadAverage()} at the end`,
       "",
       table(rows),
       "",
