@@ -25,6 +25,11 @@ function appWith(svc: TestService, break_: (store: Store) => Store) {
 
 const fail = () => Promise.reject(new Error(SECRET_CAUSE));
 
+/** Rows that never come: the cursor's first read fails, or never answers. */
+const rows = (next: () => Promise<never>) => () => ({
+  [Symbol.asyncIterator]: () => ({ next }),
+});
+
 const request =
   (cookie: string) => (method: string, path: string, body?: unknown) =>
     new Request(`http://localhost${path}`, {
@@ -71,7 +76,7 @@ Deno.test("a failure in each users operation answers that endpoint's 500 message
     ...s,
     users: {
       ...users,
-      list: fail,
+      listJson: rows(fail),
       get: fail,
       create: fail,
       update: fail,
@@ -178,7 +183,10 @@ Deno.test("a request still pending after REQUEST_TIMEOUT_MS answers its endpoint
   const hang = () => new Promise<never>(() => {});
   const logs: Record<string, unknown>[] = [];
   const app = createApp({
-    store: { ...svc.store, users: { ...svc.store.users, list: hang } },
+    store: {
+      ...svc.store,
+      users: { ...svc.store.users, listJson: rows(hang) },
+    },
     config: { ...svc.config, REQUEST_TIMEOUT_MS: 300 },
     log: createLogger("info", (line) => logs.push(JSON.parse(line))),
   });

@@ -1,6 +1,5 @@
 import postgres, { type Sql } from "postgres";
 import { type Config, statementTimeoutMs } from "../config.ts";
-import { startEmbeddedPostgres } from "./embedded.ts";
 import { loadMigrations, migrate } from "./migrate.ts";
 
 export interface Database {
@@ -75,6 +74,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       close: () => sql.end({ timeout: 5 }),
     };
   }
+  // Loaded only when used: PGlite is a large module an instance on a
+  // PostgreSQL server would otherwise carry in its heap for nothing.
+  const { startEmbeddedPostgres } = await import("./embedded.ts");
   const embedded = await startEmbeddedPostgres(config.DATA_DIR);
   // One connection, kept: PGlite is a single backend session, which two
   // sockets would interleave, and where each reconnect would leave the old

@@ -25,6 +25,9 @@ export interface LoginAttempt {
   retryAfter: number;
 }
 
+/** Rows per cursor read of the list: the streamed list's memory bound. */
+const LIST_BATCH = 2000;
+
 const UNIQUE_VIOLATION = "23505";
 const isUniqueViolation = (e: unknown) =>
   (e as { code?: string })?.code === UNIQUE_VIOLATION;
@@ -40,10 +43,35 @@ export function createStore(sql: Sql) {
     to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt"`;
 
   const users = {
-    async list(): Promise<User[]> {
-      return await sql<
-        User[]
-      >`select ${user} from users order by created_at, id`;
+    /**
+     * Every user as JSON text, oldest first, in batches read from a cursor,
+     * so the whole list never sits in memory. PostgreSQL serialises each
+     * row of `user` (row_to_json writes what JSON.stringify would).
+     */
+    listJson(batchSize = LIST_BATCH): AsyncIterable<string[]> {
+      // Rows as arrays (`values`), and a plain iterator rather than an async
+      // generator: each measured hundreds of µs cheaper per 1,000 rows.
+      const cursor = sql`
+        select row_to_json(u)::text
+        from users, lateral (select ${user}) u
+        order by users.created_at, users.id`.values().cursor(batchSize);
+      return {
+        [Symbol.asyncIterator]() {
+          const rows = cursor[Symbol.asyncIterator]();
+          return {
+            async next(): Promise<IteratorResult<string[]>> {
+              const batch = await rows.next();
+              if (batch.done) return { done: true, value: undefined };
+              const json = batch.value as unknown as [string][];
+              return { done: false, value: json.map((r) => r[0]) };
+            },
+            async return(): Promise<IteratorResult<string[]>> {
+              await rows.return?.();
+              return { done: true, value: undefined };
+            },
+          };
+        },
+      };
     },
 
     async get(id: number): Promise<User | undefined> {

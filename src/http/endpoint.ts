@@ -12,27 +12,49 @@ export const failsWith =
 /**
  * Answers with the endpoint's failure message once `ms` pass, whatever is
  * still pending (a database that stopped answering): no request hangs.
- * Work left pending goes on in the background, so a write may start only
- * while a whole statement (at most `statementMs`) still fits before the
- * deadline: what the client was told failed is never applied later.
+ * Requests share the one timeout, so they expire in arrival order: one
+ * timer serves all that are in flight (a timer per request costs more than
+ * the rest of the middleware together). Work left pending goes on in the
+ * background, so a write may start only while a whole statement (at most
+ * `statementMs`) still fits before the deadline: what the client was told
+ * failed is never applied later.
  */
-export const deadline =
-  (ms: number, statementMs: number): MiddlewareHandler<AppEnv> =>
-  async (c, next) => {
-    c.set("writeBy", performance.now() + ms - statementMs);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no answer within ${ms} ms`)),
-        ms,
-      );
-    });
+export function deadline(
+  ms: number,
+  statementMs: number,
+): MiddlewareHandler<AppEnv> {
+  const pending = new Set<{ at: number; expire: () => void }>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const sweep = () => {
+    const now = performance.now();
+    for (const entry of pending) {
+      if (entry.at > now) break;
+      pending.delete(entry);
+      entry.expire();
+    }
+    const next = pending.values().next().value;
+    timer = next && setTimeout(sweep, Math.max(1, next.at - now));
+  };
+  return async (c, next) => {
+    const { promise, reject } = Promise.withResolvers<never>();
+    const entry = {
+      at: performance.now() + ms,
+      expire: () => reject(new Error(`no answer within ${ms} ms`)),
+    };
+    c.set("writeBy", entry.at - statementMs);
+    pending.add(entry);
+    timer ??= setTimeout(sweep, ms);
     try {
-      await Promise.race([next(), expired]);
+      await Promise.race([next(), promise]);
     } finally {
-      clearTimeout(timer);
+      pending.delete(entry);
+      if (pending.size === 0) {
+        clearTimeout(timer);
+        timer = undefined;
+      }
     }
   };
+}
 
 /** Call right before a write: fails the request if the write could outlive its deadline. */
 export function beforeWrite(c: Context<AppEnv>) {

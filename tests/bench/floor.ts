@@ -1,0 +1,119 @@
+/**
+ * The raw floor the bench compares the service with: plain Deno.serve and
+ * postgres.js answering `GET /api/users` and `GET /api/auth/me` with the
+ * service's SQL, the same session check (cookie -> SHA-256 -> one query
+ * joining the unexpired session to its user) and byte-identical JSON bodies.
+ * No framework, no validation, no logging, no extra headers: the fastest
+ * honest way to do the same job, so the gap to the service is its overhead.
+ *
+ * Environment: DATABASE_URL, PORT (0: any free port), DATABASE_POOL_MAX,
+ * FLOOR_LIST (`rows`: one query, a JSON text per row, joined here — the
+ * default and the fastest measured; `agg`: PostgreSQL builds the whole
+ * array; `objects`: rows as objects through JSON.stringify).
+ */
+import postgres from "postgres";
+
+const url = Deno.env.get("DATABASE_URL");
+if (!url) throw new Error("DATABASE_URL is required");
+const sql = postgres(url, {
+  max: Number(Deno.env.get("DATABASE_POOL_MAX") ?? 10),
+  onnotice: () => {},
+  connection: { application_name: "user-admin-floor" },
+});
+const mode = Deno.env.get("FLOOR_LIST") ?? "rows";
+
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+const SID = /(?:^|;\s*)sid=([^;]*)/;
+const encoder = new TextEncoder();
+const JSON_TYPE = { "content-type": "application/json" };
+
+const answer = (body: string, status = 200) =>
+  new Response(body, { status, headers: JSON_TYPE });
+const fail = (status: number, error: string) =>
+  answer(JSON.stringify({ error }), status);
+
+interface Caller {
+  id: number;
+  username: string;
+  name: string;
+  email: string;
+  role: string;
+}
+
+async function caller(req: Request): Promise<Caller | undefined> {
+  const token = SID.exec(req.headers.get("cookie") ?? "")?.[1];
+  if (!token || !TOKEN.test(token)) return undefined;
+  const hash = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", encoder.encode(token)),
+  );
+  const [row] = await sql<Caller[]>`
+    select u.id, u.username, u.name, u.email, u.role
+    from sessions s join users u on u.id = s.user_id
+    where s.token_hash = ${hash} and s.expires_at > now()`;
+  return row;
+}
+
+const CREATED_AT =
+  sql`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+async function listBody(): Promise<string> {
+  if (mode === "objects") {
+    const rows = await sql`
+      select id, username, name, email, role, ${CREATED_AT} as "createdAt"
+      from users order by created_at, id`;
+    return JSON.stringify(rows);
+  }
+  if (mode === "agg") {
+    const [{ body }] = await sql<{ body: string }[]>`
+      select '[' || coalesce(string_agg(row_to_json(r)::text, ','
+        order by users.created_at, users.id), '') || ']' as body
+      from users, lateral (select id, username, name, email, role,
+        ${CREATED_AT} as "createdAt") r`;
+    return body;
+  }
+  const rows = await sql<[string][]>`
+    select row_to_json(u)::text as json
+    from users, lateral (select id, username, name, email, role,
+      ${CREATED_AT} as "createdAt") u
+    order by users.created_at, users.id`.values();
+  let body = "[";
+  for (let i = 0; i < rows.length; i++) {
+    body += i === 0 ? rows[i][0] : "," + rows[i][0];
+  }
+  return body + "]";
+}
+
+const server = Deno.serve({
+  hostname: "127.0.0.1",
+  port: Number(Deno.env.get("PORT") ?? 0),
+  onListen: ({ hostname, port }) =>
+    console.log(
+      JSON.stringify({ msg: "listening", url: `http://${hostname}:${port}` }),
+    ),
+}, async (req) => {
+  const url = req.url;
+  const path = url.slice(url.indexOf("/", url.indexOf("//") + 2));
+  if (req.method !== "GET") return fail(404, "Not found");
+  try {
+    if (path === "/api/auth/me") {
+      const who = await caller(req);
+      return who ? answer(JSON.stringify(who)) : fail(401, "Unauthorised");
+    }
+    if (path === "/api/users") {
+      const who = await caller(req);
+      if (!who) return fail(401, "Unauthorised");
+      if (who.role !== "admin") return fail(403, "Forbidden");
+      return answer(await listBody());
+    }
+  } catch (e) {
+    console.error(e);
+    return fail(500, "Internal server error");
+  }
+  return fail(404, "Not found");
+});
+
+Deno.addSignalListener("SIGTERM", async () => {
+  await server.shutdown();
+  await sql.end({ timeout: 2 });
+  Deno.exit(0);
+});

@@ -1,0 +1,42 @@
+-- wrk script of the bench. Environment:
+--   BENCH_METHOD  request method (default GET)
+--   BENCH_BODY    a fixed JSON body
+--   BENCH_CREATE  a prefix: each request creates a new user named from it
+-- On exit it prints one line, "BENCH {json}", that bench.ts reads.
+
+local method = os.getenv("BENCH_METHOD") or "GET"
+local body = os.getenv("BENCH_BODY")
+local create = os.getenv("BENCH_CREATE")
+
+local next_thread = 1
+function setup(thread)
+  thread:set("thread_id", next_thread)
+  next_thread = next_thread + 1
+end
+
+local counter = 0
+function init(args)
+  wrk.method = method
+  wrk.headers["Content-Type"] = "application/json"
+  if body then wrk.body = body end
+end
+
+function request()
+  if not create then return wrk.request() end
+  counter = counter + 1
+  local name = create .. "-" .. thread_id .. "-" .. counter
+  local user = string.format(
+    '{"username":"%s","name":"Bench %s","email":"%s@example.com","password":"bench-password","role":"viewer"}',
+    name, name, name)
+  return wrk.format("POST", nil, nil, user)
+end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'BENCH {"requests":%d,"durationUs":%d,"bytes":%d,"p50Us":%d,"p99Us":%d,"maxUs":%d,' ..
+    '"connectErrors":%d,"readErrors":%d,"writeErrors":%d,"timeouts":%d,"non2xx":%d}\n',
+    summary.requests, summary.duration, summary.bytes,
+    latency:percentile(50), latency:percentile(99), latency.max,
+    e.connect, e.read, e.write, e.timeout, e.status))
+end
