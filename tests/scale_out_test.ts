@@ -10,7 +10,7 @@ import { openDatabase } from "../src/db/database.ts";
 import { loadMigrations } from "../src/db/migrate.ts";
 import { createStore } from "../src/db/store.ts";
 import { assert, assertEquals } from "./support/assert.ts";
-import { startInstances } from "./support/instances.ts";
+import { startInstances } from "./support/process.ts";
 import { ADMIN, ON_EMBEDDED, testDatabase } from "./support/service.ts";
 
 const ignore = ON_EMBEDDED;

@@ -16,8 +16,8 @@ import { hash } from "@node-rs/bcrypt";
 import {
   type Instance,
   spawnServer,
-  startInstance,
-} from "../support/instances.ts";
+  spawnService,
+} from "../support/process.ts";
 
 const HERE = new URL("./", import.meta.url);
 const ADMIN = { username: "bench-admin", password: "bench-admin-password" };
@@ -102,7 +102,7 @@ async function resetPeak(pid: number) {
 type Proc = Instance;
 
 const startService = (env: Record<string, string>) =>
-  startInstance({
+  spawnService({
     ADMIN_USERNAME: ADMIN.username,
     ADMIN_PASSWORD: ADMIN.password,
     ...env,

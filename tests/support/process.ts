@@ -1,16 +1,29 @@
-/** The service, or a CLI task, as a separate process, the way an operator runs it. */
+/**
+ * The service (or the bench's floor, or a CLI task) as a separate process,
+ * the way an operator runs it: for the startup, shutdown and scale-out tests
+ * and the bench.
+ */
 
 const ROOT = new URL("../../", import.meta.url);
 
-export interface ServiceProcess extends AsyncDisposable {
+export interface Instance extends AsyncDisposable {
   baseUrl: string;
+  pid: number;
+  /** Milliseconds from spawning to its first HTTP answer. */
+  readyMs: number;
+  /** stdout lines so far, parsed where they are JSON. */
+  lines: Record<string, unknown>[];
   /** Everything written to stderr so far. */
   stderr(): string;
-  /** Sends a signal and answers the exit code. */
+  /** Sends a signal and returns at once. */
+  kill(signal?: Deno.Signal): void;
+  /** Waits for the exit (and its output), with SIGKILL after `withinMs`. */
+  exit(withinMs?: number): Promise<Deno.CommandStatus>;
+  /** Sends a signal, then waits for the exit: the exit code. */
   stop(signal?: Deno.Signal): Promise<number>;
 }
 
-/** A free loopback port, as the OS hands it out. */
+/** A port free right now on loopback. */
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const { port } = listener.addr;
@@ -18,59 +31,132 @@ export function freePort(): number {
   return port;
 }
 
-/** Runs `deno run main.ts` and waits until it logs that it listens. */
-export async function spawnService(
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Spawns `deno <args>` with PORT set to a free port and waits until it
+ * answers HTTP on `/health`, any status. Disposing stops it with SIGTERM.
+ */
+export async function spawnServer(
+  args: string[],
   env: Record<string, string>,
-): Promise<ServiceProcess> {
+  timeoutMs = 60_000,
+): Promise<Instance> {
   const port = freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "main.ts"],
+    args,
+    env: { ...env, PORT: String(port) },
     cwd: ROOT,
-    env: { HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "info", ...env },
+    stdin: "null",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+  // Both pipes are read all along, so the child never blocks on a full pipe.
+  const lines: Record<string, unknown>[] = [];
+  const reading = readLines(child.stdout, (line) => {
+    try {
+      lines.push(JSON.parse(line));
+    } catch {
+      lines.push({ raw: line });
+    }
+  });
   let err = "";
-  const errDone = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({ write: (chunk) => void (err += chunk) }),
-  );
-  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  const deadline = Date.now() + 30_000;
-  while (!out.includes('"msg":"listening"')) {
-    if (Date.now() > deadline) {
-      throw new Error(`no start within 30 s: ${out}${err}`);
+  const readingErr = child.stderr.pipeThrough(new TextDecoderStream())
+    .pipeTo(new WritableStream({ write: (chunk) => void (err += chunk) }));
+  let exited = false;
+  const status = child.status.then(async (s) => {
+    exited = true;
+    await Promise.all([reading, readingErr]);
+    return s;
+  });
+
+  const kill = (signal: Deno.Signal = "SIGTERM") => {
+    if (!exited) child.kill(signal);
+  };
+  const exit = async (withinMs = 30_000) => {
+    const timer = setTimeout(() => kill("SIGKILL"), withinMs);
+    try {
+      return await status;
+    } finally {
+      clearTimeout(timer);
     }
-    const { value, done } = await lines.read();
-    if (done) {
-      await errDone;
-      throw new Error(`exited before listening:\n${out}\n${err}`);
-    }
-    out += value;
-  }
-  // Keep draining stdout so the child never blocks on a full pipe.
-  const outDone = (async () => {
-    while (!(await lines.read()).done) { /* drain */ }
-  })();
-  let status: Promise<Deno.CommandStatus> | undefined;
+  };
   const stop = async (signal: Deno.Signal = "SIGTERM") => {
-    if (!status) {
-      child.kill(signal);
-      status = child.status;
+    kill(signal);
+    return (await exit()).code;
+  };
+
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && !exited) {
+    try {
+      const res = await fetch(`${baseUrl}/health`);
+      await res.body?.cancel();
+      return {
+        baseUrl,
+        pid: child.pid,
+        readyMs: performance.now() - started,
+        lines,
+        stderr: () => err,
+        kill,
+        exit,
+        stop,
+        [Symbol.asyncDispose]: async () => void await stop(),
+      };
+    } catch {
+      await sleep(20);
     }
-    const { code } = await status;
-    await Promise.all([outDone, errDone]);
-    return code;
-  };
-  return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    stderr: () => err,
-    stop,
-    [Symbol.asyncDispose]: async () => void await stop(),
-  };
+  }
+  kill("SIGKILL");
+  await status;
+  throw new Error(`deno ${args.join(" ")} did not start:\n${err}`);
 }
 
-/** Runs a deno task script to completion. */
+async function readLines(
+  stream: ReadableStream<Uint8Array>,
+  onLine: (line: string) => void,
+) {
+  let buffer = "";
+  for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+    buffer += text;
+    let nl;
+    while ((nl = buffer.indexOf("\n")) >= 0) {
+      onLine(buffer.slice(0, nl));
+      buffer = buffer.slice(nl + 1);
+    }
+  }
+  if (buffer) onLine(buffer);
+}
+
+/** main.ts on loopback with these settings added to the environment. */
+export const spawnService = (env: Record<string, string>) =>
+  spawnServer(["run", "-A", "main.ts"], {
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "warn",
+    ...env,
+  });
+
+/** Starts several at once; if any fails, stops the others before throwing. */
+export async function startInstances(
+  envs: Record<string, string>[],
+): Promise<Instance[] & AsyncDisposable> {
+  const settled = await Promise.allSettled(envs.map(spawnService));
+  const started = settled.flatMap((s) =>
+    s.status === "fulfilled" ? [s.value] : []
+  );
+  const disposeAll = async () => {
+    await Promise.all(started.map((i) => i[Symbol.asyncDispose]()));
+  };
+  const failed = settled.find((s) => s.status === "rejected");
+  if (failed) {
+    await disposeAll();
+    throw failed.reason;
+  }
+  return Object.assign(started, { [Symbol.asyncDispose]: disposeAll });
+}
+
+/** Runs a Deno script to completion. */
 export async function runScript(
   script: string,
   args: string[],
