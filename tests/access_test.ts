@@ -1,5 +1,9 @@
 import { assertEquals } from "./support/assert.ts";
-import { startService, type TestService } from "./support/service.ts";
+import {
+  loginCookie,
+  startService,
+  type TestService,
+} from "./support/service.ts";
 
 /** Every /api/users call, with a valid body and with bodies that would fail their own checks. */
 const CALLS: [method: string, path: string, body?: string][] = [
@@ -54,15 +58,6 @@ async function call(
   return [res.status, await res.json()];
 }
 
-async function cookieOf(svc: TestService, username: string, password: string) {
-  const res = await svc.fetch("/api/auth/login", {
-    method: "POST",
-    body: JSON.stringify({ username, password }),
-  });
-  await res.body?.cancel();
-  return res.headers.get("set-cookie")!.split(";")[0];
-}
-
 async function snapshot(svc: TestService) {
   return await svc
     .sql`select id, username, role, password_hash from users order by id`;
@@ -86,7 +81,10 @@ Deno.test("without a session every /api/users call answers 401 Unauthorised befo
 Deno.test("a viewer gets 403 Forbidden on every /api/users call, before any other check", async () => {
   await using svc = await startService();
   const { account, password } = await svc.userClient("viewer");
-  const cookie = await cookieOf(svc, account.username, password);
+  const cookie = await loginCookie(svc, {
+    username: account.username,
+    password,
+  });
   const before = await snapshot(svc);
   for (const c of CALLS) {
     assertEquals(
@@ -126,7 +124,7 @@ Deno.test("a POST, PATCH or DELETE from a foreign Origin answers 403 after authe
     ["PATCH", `/api/users/${account.id}`, JSON.stringify({ role: "admin" })],
     ["DELETE", `/api/users/${account.id}`],
   ];
-  const cookie = await cookieOf(svc, "admin", "admin-pass-1234");
+  const cookie = await loginCookie(svc);
   const before = await snapshot(svc);
   for (const c of unsafe) {
     assertEquals(await call(svc, cookie, c, evil), [403, {
@@ -157,7 +155,7 @@ Deno.test("the service's own origin, an allowed origin, and no Origin at all pas
   await using svc = await startService({
     ALLOWED_ORIGINS: "https://admin.example, http://localhost:3000",
   });
-  const cookie = await cookieOf(svc, "admin", "admin-pass-1234");
+  const cookie = await loginCookie(svc);
   const origins = [
     svc.baseUrl,
     "https://admin.example",
@@ -190,7 +188,7 @@ Deno.test("the service's own origin, an allowed origin, and no Origin at all pas
 
 Deno.test("behind a trusted proxy the own origin is the one the proxy reports", async () => {
   await using svc = await startService({ TRUST_PROXY: "true" });
-  const cookie = await cookieOf(svc, "admin", "admin-pass-1234");
+  const cookie = await loginCookie(svc);
   const body = JSON.stringify({
     username: "p1",
     name: "P",

@@ -8,7 +8,12 @@ import { createApp } from "../src/app.ts";
 import type { Store } from "../src/db/store.ts";
 import { createLogger } from "../src/log.ts";
 import { assert, assertEquals } from "./support/assert.ts";
-import { ADMIN, startService, type TestService } from "./support/service.ts";
+import {
+  ADMIN,
+  loginCookie,
+  startService,
+  type TestService,
+} from "./support/service.ts";
 
 const SECRET_CAUSE = "connection to 10.0.0.7 lost: secret-internal-detail";
 
@@ -38,15 +43,6 @@ const request =
       body: body === undefined ? undefined : JSON.stringify(body),
     });
 
-async function adminCookie(svc: TestService) {
-  const res = await svc.fetch("/api/auth/login", {
-    method: "POST",
-    body: JSON.stringify(ADMIN),
-  });
-  await res.body?.cancel();
-  return res.headers.get("set-cookie")!.split(";")[0];
-}
-
 async function expectFailure(
   app: ReturnType<typeof appWith>,
   request: Request,
@@ -70,7 +66,7 @@ async function expectFailure(
 
 Deno.test("a failure in each users operation answers that endpoint's 500 message and logs the cause", async () => {
   await using svc = await startService();
-  const req = request(await adminCookie(svc));
+  const req = request(await loginCookie(svc));
   const users = svc.store.users;
   const broken = appWith(svc, (s) => ({
     ...s,
@@ -117,7 +113,7 @@ Deno.test("a failure in each users operation answers that endpoint's 500 message
 
 Deno.test("a failing session lookup answers each endpoint's own 500 message, not 401", async () => {
   await using svc = await startService();
-  const req = request(await adminCookie(svc));
+  const req = request(await loginCookie(svc));
   const broken = appWith(
     svc,
     (s) => ({ ...s, sessions: { ...s.sessions, resolve: fail, revoke: fail } }),
@@ -179,7 +175,7 @@ Deno.test("health answers 503 unavailable when the database does not answer", as
 
 Deno.test("a request still pending after REQUEST_TIMEOUT_MS answers its endpoint's 500 message", async () => {
   await using svc = await startService();
-  const cookie = await adminCookie(svc);
+  const cookie = await loginCookie(svc);
   const hang = () => new Promise<never>(() => {});
   const logs: Record<string, unknown>[] = [];
   const app = createApp({

@@ -8,7 +8,7 @@ import { openDatabase } from "../src/db/database.ts";
 import { MIGRATION_LOCK } from "../src/db/migrate.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import {
-  ADMIN,
+  loginCookie,
   ON_EMBEDDED,
   startService,
   testDatabase,
@@ -27,15 +27,6 @@ interface Timed {
   status: number;
   body: unknown;
   ms: number;
-}
-
-async function loginCookie(svc: TestService) {
-  const res = await svc.fetch("/api/auth/login", {
-    method: "POST",
-    body: JSON.stringify(ADMIN),
-  });
-  await res.body?.cancel();
-  return res.headers.get("set-cookie")!.split(";")[0];
 }
 
 /** One request, timed, and abandoned (failing the test) if it takes far too long. */

@@ -7,7 +7,12 @@
 import fc from "fast-check";
 import { MSG } from "../src/http/messages.ts";
 import { assert, assertEquals } from "./support/assert.ts";
-import { ADMIN, startService, type TestService } from "./support/service.ts";
+import {
+  ADMIN,
+  loginCookie,
+  startService,
+  type TestService,
+} from "./support/service.ts";
 
 const RUNS = 120;
 const ROLES = ["admin", "viewer"] as const;
@@ -174,15 +179,6 @@ function assertErrorBody(
   const body = JSON.parse(answer.text);
   assertEquals(Object.keys(body), ["error"]);
   assert(allowed.includes(body.error), `${answer.status} ${body.error}`);
-}
-
-async function loginCookie(svc: TestService) {
-  const res = await svc.fetch("/api/auth/login", {
-    method: "POST",
-    body: JSON.stringify(ADMIN),
-  });
-  await res.body?.cancel();
-  return res.headers.get("set-cookie")!.split(";")[0];
 }
 
 const USER_KEYS = ["createdAt", "email", "id", "name", "role", "username"];

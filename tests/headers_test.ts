@@ -1,14 +1,15 @@
 import { assert, assertEquals } from "./support/assert.ts";
-import { startService, type TestService } from "./support/service.ts";
+import {
+  loginCookie,
+  startService,
+  type TestService,
+} from "./support/service.ts";
 
 const FOREIGN = "https://evil.example";
 
 /** A sample of answers of every kind: success, each error class, HTML, assets. */
 async function sample(svc: TestService) {
-  const cookie = (await svc.fetch("/api/auth/login", {
-    method: "POST",
-    body: JSON.stringify({ username: "admin", password: "admin-pass-1234" }),
-  })).headers.get("set-cookie")!.split(";")[0];
+  const cookie = await loginCookie(svc);
   const calls: [string, RequestInit][] = [
     ["/health", {}],
     ["/api/users", { headers: { cookie } }],

@@ -1,17 +1,12 @@
 import { assert, assertEquals } from "./support/assert.ts";
 import { rawHttp } from "./support/raw.ts";
-import { ADMIN, startService, type TestService } from "./support/service.ts";
+import {
+  loginCookie,
+  startService,
+  type TestService,
+} from "./support/service.ts";
 
 const MiB = 1024 * 1024;
-
-async function adminCookie(svc: TestService) {
-  const res = await svc.fetch("/api/auth/login", {
-    method: "POST",
-    body: JSON.stringify(ADMIN),
-  });
-  await res.body?.cancel();
-  return res.headers.get("set-cookie")!.split(";")[0];
-}
 
 const portOf = (svc: TestService) => Number(new URL(svc.baseUrl).port);
 
@@ -33,7 +28,7 @@ async function assertError(res: Response, status: number, error: string) {
 
 Deno.test("odd ids and paths answer 404 with an {error} body, never a 5xx", async () => {
   await using svc = await startService();
-  const cookie = await adminCookie(svc);
+  const cookie = await loginCookie(svc);
   const ids = [
     "%00",
     "1e3",
@@ -88,7 +83,7 @@ Deno.test("a request line far too long is refused with a 4xx, and the service ke
 
 Deno.test("repeated and malformed cookies never authenticate anyone they should not", async () => {
   await using svc = await startService();
-  const cookie = await adminCookie(svc);
+  const cookie = await loginCookie(svc);
   const token = cookie.slice("sid=".length);
   const denied = [
     "sid",
@@ -142,7 +137,7 @@ Deno.test("repeated and malformed cookies never authenticate anyone they should 
 
 Deno.test("a 10 MiB body with Content-Length answers 413 on every endpoint that reads a body", async () => {
   await using svc = await startService();
-  const cookie = await adminCookie(svc);
+  const cookie = await loginCookie(svc);
   const big = new TextEncoder().encode(
     JSON.stringify({ username: "x".repeat(10 * MiB) }),
   );
@@ -171,7 +166,7 @@ Deno.test("a 10 MiB body with Content-Length answers 413 on every endpoint that 
 
 Deno.test("a chunked 10 MiB body without Content-Length answers 413 long before it is all sent", async () => {
   await using svc = await startService();
-  const cookie = await adminCookie(svc);
+  const cookie = await loginCookie(svc);
   for (
     const [method, path] of [["POST", "/api/users"], ["PATCH", "/api/users/1"]]
   ) {
@@ -202,7 +197,7 @@ Deno.test("a chunked 10 MiB body without Content-Length answers 413 long before 
 
 Deno.test("a body of exactly 64 KiB is read, one byte more is 413, chunked or not", async () => {
   await using svc = await startService();
-  const cookie = await adminCookie(svc);
+  const cookie = await loginCookie(svc);
   const fields = JSON.stringify({
     username: "edge",
     name: "Edge",
@@ -238,7 +233,7 @@ Deno.test("a body of exactly 64 KiB is read, one byte more is 413, chunked or no
 
 Deno.test("a client that trickles its body slowly is served", async () => {
   await using svc = await startService();
-  const cookie = await adminCookie(svc);
+  const cookie = await loginCookie(svc);
   const body = JSON.stringify({
     username: "slow",
     name: "Slow",
@@ -256,7 +251,7 @@ Deno.test("a client that trickles its body slowly is served", async () => {
 
 Deno.test("a client that stalls mid-body is answered at the request deadline, and others are served meanwhile", async () => {
   await using svc = await startService({ REQUEST_TIMEOUT_MS: "1500" });
-  const cookie = await adminCookie(svc);
+  const cookie = await loginCookie(svc);
   const port = portOf(svc);
   const stalled = [
     // Declares 200 bytes, sends 10.
@@ -312,7 +307,7 @@ Deno.test("many connections that never finish their headers do not stop the serv
 
 Deno.test("ambiguous framing (Content-Length with Transfer-Encoding) is refused", async () => {
   await using svc = await startService();
-  const cookie = await adminCookie(svc);
+  const cookie = await loginCookie(svc);
   const smuggled =
     `POST /api/users HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\nGET /api/users HTTP/1.1\r\nHost: x\r\n\r\n`;
   const res = await rawHttp(portOf(svc), [smuggled]);

@@ -211,6 +211,23 @@ export async function startService(
   }
 }
 
+/** Logs in over HTTP and answers the new session's cookie (`sid=...`). */
+export async function loginCookie(
+  svc: Pick<TestService, "fetch">,
+  credentials: { username: string; password: string } = ADMIN,
+): Promise<string> {
+  const res = await svc.fetch("/api/auth/login", {
+    method: "POST",
+    body: JSON.stringify(credentials),
+  });
+  await res.body?.cancel();
+  const cookie = res.headers.get("set-cookie")?.split(";")[0];
+  if (res.status !== 200 || !cookie) {
+    throw new Error(`login as ${credentials.username}: ${res.status}`);
+  }
+  return cookie;
+}
+
 const BCRYPT_HASH = /\$2[abxy]\$\d\d\$[./A-Za-z0-9]{53}/;
 
 /**
