@@ -13,8 +13,11 @@ export function requestOrigin(c: Context, trustProxy: boolean): string {
   return `${proto}://${host}`;
 }
 
-export const isHttps = (c: Context, trustProxy: boolean) =>
-  requestOrigin(c, trustProxy).startsWith("https://");
+/** Whether the client used HTTPS; runs on every request, so it parses no URL. */
+export function isHttps(c: Context, trustProxy: boolean): boolean {
+  const proto = trustProxy ? forwarded(c, "x-forwarded-proto") : undefined;
+  return proto ? proto === "https" : c.req.url.startsWith("https:");
+}
 
 /** The client's address for the log: the proxy's word for it only when trusted. */
 export function clientIp(c: Context, trustProxy: boolean): string | undefined {
