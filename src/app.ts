@@ -1,7 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { requestId } from "hono/request-id";
-import { secureHeaders } from "hono/secure-headers";
 import { mountAuth } from "./auth/auth.router.ts";
 import { createPasswordHasher, type PasswordHasher } from "./auth/passwords.ts";
 import { createSessions } from "./auth/session.ts";
@@ -13,7 +12,8 @@ import { deadline } from "./http/endpoint.ts";
 import type { AppEnv } from "./http/env.ts";
 import { errorResponse, onError, onNotFound } from "./http/errors.ts";
 import { MSG } from "./http/messages.ts";
-import { clientIp, isHttps } from "./http/origin.ts";
+import { clientIp } from "./http/origin.ts";
+import { securityHeaders } from "./http/security-headers.ts";
 import { validationHook } from "./http/validation.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { mountUsers } from "./users/users.router.ts";
@@ -27,15 +27,6 @@ export interface AppDeps {
 }
 
 export const OPENAPI_PATH = "/openapi.json";
-
-/** The security headers of every response but the /docs page's. */
-const API_HEADERS = [
-  ["X-Content-Type-Options", "nosniff"],
-  ["Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"],
-  ["Cache-Control", "no-store"],
-  // No page of another site may embed these answers (no-cors reads, Spectre).
-  ["Cross-Origin-Resource-Policy", "same-origin"],
-] as const;
 
 type OpenAPIObjectConfig = Parameters<OpenAPIHono["getOpenAPI31Document"]>[0];
 
@@ -90,31 +81,7 @@ export function createApp(deps: AppDeps) {
       ms: Math.round(performance.now() - started),
     });
   });
-  // Every response header costs time on every request, so JSON answers carry
-  // the few an API needs (OWASP REST Security Cheat Sheet), and only the
-  // browser page at /docs gets the full set of document headers. /docs sets
-  // its own CSP (src/http/docs.ts), which overwrite: false keeps.
-  const documentHeaders = secureHeaders({
-    // HSTS only means something over HTTPS; on plain HTTP it is ignored or wrong.
-    strictTransportSecurity: false,
-    overwrite: false,
-  });
-  app.use(async (c, next) => {
-    if (c.req.path === "/docs" || c.req.path.startsWith("/docs/")) {
-      return await documentHeaders(c, next);
-    }
-    await next();
-    for (const [name, value] of API_HEADERS) c.res.headers.set(name, value);
-  });
-  app.use(async (c, next) => {
-    await next();
-    if (isHttps(c, config.TRUST_PROXY)) {
-      c.header(
-        "Strict-Transport-Security",
-        "max-age=31536000; includeSubDomains",
-      );
-    }
-  });
+  app.use(securityHeaders({ trustProxy: config.TRUST_PROXY }));
   app.use(
     methodNotAllowed({
       app,

@@ -1,0 +1,42 @@
+import type { MiddlewareHandler } from "hono";
+import { secureHeaders } from "hono/secure-headers";
+import type { AppEnv } from "./env.ts";
+import { isHttps } from "./origin.ts";
+
+/** The security headers of every answer but the /docs page's. */
+const API_HEADERS = [
+  ["X-Content-Type-Options", "nosniff"],
+  ["Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"],
+  ["Cache-Control", "no-store"],
+  // No page of another site may embed these answers (no-cors reads, Spectre).
+  ["Cross-Origin-Resource-Policy", "same-origin"],
+] as const;
+
+const HSTS = "max-age=31536000; includeSubDomains";
+
+/**
+ * Every response header costs time on every request, so JSON answers carry
+ * the few an API needs (OWASP REST Security Cheat Sheet), and only the
+ * browser page at /docs gets hono's full set of document headers (its CSP is
+ * its own, src/http/docs.ts, which overwrite: false keeps). HSTS for a year
+ * over HTTPS only: on plain HTTP it is ignored or wrong.
+ */
+export function securityHeaders(
+  { trustProxy }: { trustProxy: boolean },
+): MiddlewareHandler<AppEnv> {
+  const documentHeaders = secureHeaders({
+    strictTransportSecurity: false,
+    overwrite: false,
+  });
+  return async (c, next) => {
+    if (c.req.path === "/docs" || c.req.path.startsWith("/docs/")) {
+      await documentHeaders(c, next);
+    } else {
+      await next();
+      for (const [name, value] of API_HEADERS) c.res.headers.set(name, value);
+    }
+    if (isHttps(c, trustProxy)) {
+      c.res.headers.set("Strict-Transport-Security", HSTS);
+    }
+  };
+}
