@@ -7,6 +7,7 @@ import postgres from "postgres";
 import { openDatabase } from "../src/db/database.ts";
 import { MIGRATION_LOCK } from "../src/db/migrate.ts";
 import { assert, assertEquals } from "./support/assert.ts";
+import { assertContractAnswer, type Timed, timed } from "./support/timed.ts";
 import {
   loginCookie,
   ON_EMBEDDED,
@@ -15,57 +16,9 @@ import {
   type TestService,
 } from "./support/service.ts";
 
-const ANSWER_WITHIN_MS = 5_000;
-
 /** A connection of the test's own to the service's database. */
 function outsider(svc: TestService) {
   return postgres(svc.config.DATABASE_URL!, { max: 1, onnotice: () => {} });
-}
-
-interface Timed {
-  what: string;
-  status: number;
-  body: unknown;
-  ms: number;
-}
-
-/** One request, timed, and abandoned (failing the test) if it takes far too long. */
-async function timed(
-  svc: TestService,
-  what: string,
-  path: string,
-  init: RequestInit = {},
-): Promise<Timed> {
-  const started = performance.now();
-  const res = await svc.fetch(path, {
-    ...init,
-    signal: AbortSignal.timeout(ANSWER_WITHIN_MS * 3),
-  });
-  const body = await res.json();
-  return { what, status: res.status, body, ms: performance.now() - started };
-}
-
-const FAILURE: Record<string, string> = {
-  list: "Failed to list users",
-  create: "Failed to create user",
-  login: "Login failed",
-  me: "Internal server error",
-};
-
-function assertContractAnswer(a: Timed) {
-  assert(a.ms < ANSWER_WITHIN_MS, `${a.what} took ${Math.round(a.ms)} ms`);
-  if (a.what === "health") {
-    assert(a.status === 200 || a.status === 503, `health ${a.status}`);
-    return;
-  }
-  if (a.status >= 500) {
-    assertEquals({ status: a.status, body: a.body }, {
-      status: 500,
-      body: { error: FAILURE[a.what] },
-    }, a.what);
-  } else {
-    assert([200, 201].includes(a.status), `${a.what} ${a.status}`);
-  }
 }
 
 /** Every row is whole: a create is there completely or not at all. */

@@ -5,10 +5,10 @@
  * `deno task test:faults`; it needs PostgreSQL's server binaries and root
  * or the postgres user.
  */
-import { assert, assertEquals } from "./support/assert.ts";
-import { ADMIN, startService, type TestService } from "./support/service.ts";
+import { assert } from "./support/assert.ts";
+import { loginCookie, startService } from "./support/service.ts";
+import { assertContractAnswer, type Timed, timed } from "./support/timed.ts";
 
-const ANSWER_WITHIN_MS = 5_000;
 const PG_BIN = "/usr/lib/postgresql/15/bin";
 
 interface Cluster extends AsyncDisposable {
@@ -76,59 +76,10 @@ async function privateCluster(): Promise<Cluster> {
   };
 }
 
-interface Timed {
-  what: string;
-  status: number;
-  body: unknown;
-  ms: number;
-}
-
-const FAILURE: Record<string, string> = {
-  list: "Failed to list users",
-  create: "Failed to create user",
-  me: "Internal server error",
-  login: "Login failed",
-};
-
-async function timed(
-  svc: TestService,
-  what: string,
-  path: string,
-  init: RequestInit = {},
-): Promise<Timed> {
-  const started = performance.now();
-  const res = await svc.fetch(path, {
-    ...init,
-    signal: AbortSignal.timeout(ANSWER_WITHIN_MS * 3),
-  });
-  const body = await res.json();
-  return { what, status: res.status, body, ms: performance.now() - started };
-}
-
-function assertContractAnswer(a: Timed) {
-  assert(a.ms < ANSWER_WITHIN_MS, `${a.what} took ${Math.round(a.ms)} ms`);
-  if (a.what === "health") {
-    assertEquals(a.body, { status: a.status === 200 ? "ok" : "unavailable" });
-    assert([200, 503].includes(a.status), `health ${a.status}`);
-  } else if (a.status >= 500) {
-    assertEquals({ status: a.status, body: a.body }, {
-      status: 500,
-      body: { error: FAILURE[a.what] },
-    }, a.what);
-  } else {
-    assert([200, 201].includes(a.status), `${a.what} ${a.status}`);
-  }
-}
-
 Deno.test("a stopped, then unresponsive, then restarted database: every request answers in time, health says 503, and the same process recovers", async () => {
   await using cluster = await privateCluster();
   await using svc = await startService({ DATABASE_URL: cluster.url });
-  const login = await svc.fetch("/api/auth/login", {
-    method: "POST",
-    body: JSON.stringify(ADMIN),
-  });
-  await login.body?.cancel();
-  const cookie = login.headers.get("set-cookie")!.split(";")[0];
+  const cookie = await loginCookie(svc);
   const answers: Timed[] = [];
   const created = new Set<string>();
   let n = 0;

@@ -1,0 +1,55 @@
+/**
+ * Requests timed under a database fault, and what the contract lets each
+ * answer: in time, with the endpoint's own 500 message or a success.
+ */
+import { assert, assertEquals } from "./assert.ts";
+import type { TestService } from "./service.ts";
+
+/** decisions.md: every request answers within 5 seconds, database down or not. */
+export const ANSWER_WITHIN_MS = 5_000;
+
+export interface Timed {
+  what: string;
+  status: number;
+  body: unknown;
+  ms: number;
+}
+
+/** Each endpoint's own message for a failure it did not foresee. */
+const FAILURE: Record<string, string> = {
+  list: "Failed to list users",
+  create: "Failed to create user",
+  login: "Login failed",
+  me: "Internal server error",
+};
+
+/** One request, timed, and abandoned (failing the test) if it takes far too long. */
+export async function timed(
+  svc: TestService,
+  what: string,
+  path: string,
+  init: RequestInit = {},
+): Promise<Timed> {
+  const started = performance.now();
+  const res = await svc.fetch(path, {
+    ...init,
+    signal: AbortSignal.timeout(ANSWER_WITHIN_MS * 3),
+  });
+  const body = await res.json();
+  return { what, status: res.status, body, ms: performance.now() - started };
+}
+
+export function assertContractAnswer(a: Timed) {
+  assert(a.ms < ANSWER_WITHIN_MS, `${a.what} took ${Math.round(a.ms)} ms`);
+  if (a.what === "health") {
+    assertEquals(a.body, { status: a.status === 200 ? "ok" : "unavailable" });
+    assert([200, 503].includes(a.status), `health ${a.status}`);
+  } else if (a.status >= 500) {
+    assertEquals({ status: a.status, body: a.body }, {
+      status: 500,
+      body: { error: FAILURE[a.what] },
+    }, a.what);
+  } else {
+    assert([200, 201].includes(a.status), `${a.what} ${a.status}`);
+  }
+}
