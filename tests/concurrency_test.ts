@@ -39,7 +39,7 @@ Deno.test("parallel creations of one username in any case give one 201 and 409s,
   assertEquals(tally(statusesOf(byEmail)), { 201: 1, 409: 11 });
   const [{ n }] = await svc.sql<{ n: number }[]>`
     select count(*)::int as n from users
-    where lower(username) = 'dup' or lower(email) = 'same@example.com'`;
+    where username_key = 'dup' or email_key = 'same@example.com'`;
   assertEquals(n, 2);
 });
 

@@ -344,7 +344,7 @@ Deno.test("concurrent creations of one username give one 201 and 409s, never a 5
   }
   const [{ n }] = await svc.sql<
     { n: number }[]
-  >`select count(*)::int as n from users where lower(username) = 'race'`;
+  >`select count(*)::int as n from users where username_key = 'race'`;
   assertEquals(n, 1);
 });
 

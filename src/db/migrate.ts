@@ -1,4 +1,4 @@
-import type { Sql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
 
 /** Any 64-bit number of our own: the lock that serialises concurrent startups. */
 export const MIGRATION_LOCK = 7_304_118_205_911n;
@@ -6,22 +6,32 @@ export const MIGRATION_LOCK = 7_304_118_205_911n;
 export interface Migration {
   version: number;
   name: string;
-  sql: string;
+  /** Runs inside the migration transaction. */
+  run(tx: TransactionSql): Promise<unknown>;
 }
 
-/** The numbered .sql files beside this module, in order. */
+/**
+ * The numbered files beside this module, in order: `.sql` run as written,
+ * `.ts` modules whose default export gets the transaction (for a step that
+ * needs the service's own code, such as computing canonical keys).
+ */
 export async function loadMigrations(
   dir = new URL("./migrations/", import.meta.url),
 ): Promise<Migration[]> {
   const migrations: Migration[] = [];
   for await (const entry of Deno.readDir(dir)) {
-    const match = /^(\d+)_.+\.sql$/.exec(entry.name);
+    const match = /^(\d+)_.+\.(sql|ts)$/.exec(entry.name);
     if (!entry.isFile || !match) continue;
-    migrations.push({
-      version: Number(match[1]),
-      name: entry.name,
-      sql: await Deno.readTextFile(new URL(entry.name, dir)),
-    });
+    const url = new URL(entry.name, dir);
+    let run: Migration["run"];
+    if (match[2] === "sql") {
+      // A migration file is trusted code of ours, run as written.
+      const text = await Deno.readTextFile(url);
+      run = (tx) => tx.unsafe(text);
+    } else {
+      run = (await import(url.href)).default;
+    }
+    migrations.push({ version: Number(match[1]), name: entry.name, run });
   }
   return migrations.sort((a, b) => a.version - b.version);
 }
@@ -53,8 +63,7 @@ export async function migrate(
     const applied: string[] = [];
     for (const m of migrations) {
       if (done.has(m.version)) continue;
-      // A migration file is trusted code of ours, run as written.
-      await tx.unsafe(m.sql);
+      await m.run(tx);
       await tx`insert into schema_migrations (version, name) values (${m.version}, ${m.name})`;
       applied.push(m.name);
     }

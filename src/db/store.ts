@@ -1,4 +1,5 @@
 import type { Sql } from "postgres";
+import { canonicalKey } from "../users/canonical.ts";
 import type { Account, Role, User } from "../users/user.ts";
 
 /** The caller, as a session resolves to them. */
@@ -84,8 +85,11 @@ export function createStore(sql: Sql) {
     async create(u: NewUser): Promise<User | "duplicate"> {
       try {
         const [row] = await sql<User[]>`
-          insert into users (username, name, email, role, password_hash)
-          values (${u.username}, ${u.name}, ${u.email}, ${u.role}, ${u.passwordHash})
+          insert into users (username, username_key, name, email, email_key, role, password_hash)
+          values (${u.username}, ${
+          canonicalKey(u.username)
+        }, ${u.name}, ${u.email},
+            ${canonicalKey(u.email)}, ${u.role}, ${u.passwordHash})
           returning ${user}`;
         return row;
       } catch (e) {
@@ -132,7 +136,7 @@ export function createStore(sql: Sql) {
       if (username.includes("\u0000")) return undefined;
       const [row] = await sql<(Account & { passwordHash: string })[]>`
         select ${account}, password_hash as "passwordHash"
-        from users where lower(username) = lower(${username})`;
+        from users where username_key = ${canonicalKey(username)}`;
       return row;
     },
 
@@ -150,9 +154,12 @@ export function createStore(sql: Sql) {
     async upsertAdmin(u: Omit<NewUser, "role">): Promise<"created" | "reset"> {
       const [row] = await sql<{ created: boolean }[]>`
         with upserted as (
-          insert into users (username, name, email, role, password_hash)
-          values (${u.username}, ${u.name}, ${u.email}, 'admin', ${u.passwordHash})
-          on conflict ((lower(username))) do update
+          insert into users (username, username_key, name, email, email_key, role, password_hash)
+          values (${u.username}, ${
+        canonicalKey(u.username)
+      }, ${u.name}, ${u.email},
+            ${canonicalKey(u.email)}, 'admin', ${u.passwordHash})
+          on conflict (username_key) do update
             set role = 'admin', password_hash = excluded.password_hash
           returning id, (xmax = 0) as created
         ), revoked as (
