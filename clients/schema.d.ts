@@ -47,7 +47,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's own account */
+        /**
+         * The caller's own account
+         * @description The account of the session's user, as it is now (a role changed since login shows). Any role may call it.
+         */
         get: operations["me"];
         put?: never;
         post?: never;
@@ -88,7 +91,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one user */
+        /**
+         * Get one user
+         * @description The user with this id. An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one.
+         */
         get: operations["getUser"];
         put?: never;
         post?: never;
@@ -200,12 +206,22 @@ export interface components {
              */
             role?: "admin" | "viewer" | "" | null;
         };
-        User: components["schemas"]["Account"] & {
+        User: {
             /**
              * @description ISO 8601 in UTC with milliseconds
              * @example 2026-11-25T21:07:00.123Z
              */
             createdAt: string;
+            /** @example alice@example.com */
+            email: string;
+            /** @example 2 */
+            id: number;
+            /** @example Alice Example */
+            name: string;
+            /** @enum {string} */
+            role: "admin" | "viewer";
+            /** @example alice */
+            username: string;
         };
     };
     responses: never;

@@ -42,7 +42,11 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
       "Bodies are read as JSON whatever the Content-Type says, up to 64 KiB (413 `Request body too large`). " +
       "Unknown paths answer 404 `Not found`; a known path with another method answers 405 `Method not allowed` with `Allow`. " +
       "A POST, PATCH or DELETE whose Origin names a foreign origin answers 403 `Forbidden`.",
+    license: { name: "MIT", url: "https://spdx.org/licenses/MIT.html" },
+    contact: { name: "The user administration service authors" },
   },
+  // Relative: the document describes whichever host serves it.
+  servers: [{ url: "/", description: "This service" }],
   tags: [
     { name: "auth", description: "Log in and out; who am I" },
     { name: "users", description: "User accounts (admins only)" },

@@ -13,6 +13,7 @@ export const health = createRoute({
   tags: ["service"],
   summary: "Whether the service and its database answer",
   description: "No authentication. For load balancers and monitoring.",
+  security: [],
   responses: {
     200: json(HealthSchema, "The database answers"),
     503: json(HealthSchema, "The database does not answer"),

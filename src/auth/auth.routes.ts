@@ -33,6 +33,7 @@ export const login = createRoute({
     "After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (any case, known or not) inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it answers 429 with Retry-After until the window ends. " +
     "The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). " +
     "In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.",
+  security: [],
   request: {
     body: {
       required: true,
@@ -80,6 +81,7 @@ export const logout = createRoute({
   tags,
   summary: "Log out: ends the session and clears the cookie",
   description: "Answers 200 with or without a session.",
+  security: [],
   responses: {
     200: json(OkSchema, "Logged out"),
     403: errors("The request came from a foreign Origin", MSG.forbidden),
@@ -93,6 +95,8 @@ export const me = createRoute({
   path: "/api/auth/me",
   tags,
   summary: "The caller's own account",
+  description:
+    "The account of the session's user, as it is now (a role changed since login shows). Any role may call it.",
   security: cookieAuth,
   responses: {
     200: json(AccountSchema, "The caller"),

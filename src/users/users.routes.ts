@@ -21,7 +21,10 @@ export const AccountSchema = z.object({
   role: z.enum(ROLES),
 }).openapi("Account");
 
-export const UserSchema = AccountSchema.extend({
+// Spread, not `.extend`: the generator writes an extension as allOf, which
+// Swagger UI shows as `(any & object)`; this way User is a plain object.
+export const UserSchema = z.object({
+  ...AccountSchema.shape,
   createdAt: z.string().openapi({
     description: "ISO 8601 in UTC with milliseconds",
     example: "2026-11-25T21:07:00.123Z",
@@ -138,6 +141,8 @@ export const get = createRoute({
   path: "/api/users/{id}",
   tags,
   summary: "Get one user",
+  description:
+    "The user with this id. An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one.",
   security: cookieAuth,
   request: { params: IdParam },
   responses: {
