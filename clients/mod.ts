@@ -15,21 +15,34 @@
  *
  * Plain TypeScript on web APIs (fetch, Request, Headers.getSetCookie): it
  * runs on Deno, Node 20+ and in browsers; its one dependency is openapi-fetch.
+ *
+ * @module
  */
+// The npm: specifier is inline, not deno.json's bare "openapi-fetch", so that
+// a project outside this repository can import this file by its path (Deno
+// reads only the importer's deno.json). The npm build checks that it names
+// the version clients/deno.json maps.
 import createClient, {
   type Client,
   type FetchOptions,
   type Middleware,
-} from "openapi-fetch";
+  // deno-lint-ignore no-import-prefix
+} from "npm:openapi-fetch@0.17.0";
 import type { components, operations, paths } from "./schema.d.ts";
 
 export type { components, operations, paths };
+/** A user as the list, get and create operations answer it. */
 export type User = components["schemas"]["User"];
+/** An account as login, me and update answer it (a user without `createdAt`). */
 export type Account = components["schemas"]["Account"];
+/** The body of `POST /api/users`. */
 export type CreateUser = components["schemas"]["CreateUser"];
+/** The body of `PATCH /api/users/{id}`. */
 export type UpdateUser = components["schemas"]["UpdateUser"];
+/** `"admin"` or `"viewer"`. */
 export type Role = User["role"];
 
+/** The HTTP methods the lowercase calls cover. */
 export type Method = "get" | "post" | "patch" | "delete";
 
 /** The paths that have an operation for this method. */
@@ -76,6 +89,7 @@ export type Result<T, Message extends string = string> =
 
 /** An answer outside the contract: not JSON (a proxy's error page, say). */
 export class UnexpectedResponseError extends Error {
+  /** `status` and `body` (the text) of the answer. */
   constructor(readonly status: number, readonly body: string) {
     super(`Unexpected answer ${status}: ${body.slice(0, 200)}`);
     this.name = "UnexpectedResponseError";
@@ -118,14 +132,20 @@ type OutcomeMethod<M extends Method> = <P extends PathsWith<M>>(
   ...init: Init<Operation<P, M>>
 ) => Promise<Outcome<Operation<P, M>>>;
 
+/** Where the service is, and how to reach it. */
 export interface UserAdminClientOptions {
   /** Where the service is, e.g. `http://127.0.0.1:8000`. */
   baseUrl: string;
   /** A fetch of your own (tests, proxies, instrumentation). */
   fetch?: (request: Request) => Promise<Response>;
+  /** Headers sent with every call. */
   headers?: Record<string, string>;
 }
 
+/**
+ * openapi-fetch's client over the service's paths, with the lowercase
+ * {@link Outcome} calls, the auth calls and the session cookie on top.
+ */
 export type UserAdminClient = Client<paths> & {
   get: OutcomeMethod<"get">;
   post: OutcomeMethod<"post">;
@@ -146,6 +166,7 @@ export type UserAdminClient = Client<paths> & {
 
 const SESSION_COOKIE = "sid";
 
+/** A client of the service at `options.baseUrl`, with a cookie jar of its own. */
 export function createUserAdminClient(
   options: UserAdminClientOptions,
 ): UserAdminClient {
@@ -189,7 +210,7 @@ export function createUserAdminClient(
     delete: call("delete") as OutcomeMethod<"delete">,
   };
 
-  return Object.assign(api, typed, {
+  const client = Object.assign(api, typed, {
     login: (username: string, password: string) =>
       typed.post("/api/auth/login", { body: { username, password } }),
     async logout() {
@@ -198,8 +219,9 @@ export function createUserAdminClient(
       return answer;
     },
     me: () => typed.get("/api/auth/me"),
-    get hasSession() {
-      return session !== undefined;
-    },
   });
+  // Defined, not assigned: Object.assign would copy a getter's value once.
+  return Object.defineProperty(client, "hasSession", {
+    get: () => session !== undefined,
+  }) as UserAdminClient;
 }

@@ -24,9 +24,16 @@ if (!node) {
  */
 async function nodeProject(dir: string) {
   await Deno.mkdir(`${dir}/examples`);
-  for (const file of ["mod.ts", "schema.d.ts", "examples/consumer.ts"]) {
+  for (const file of ["schema.d.ts", "examples/consumer.ts"]) {
     await Deno.copyFile(`${CLIENTS}${file}`, `${dir}/${file}`);
   }
+  // mod.ts names npm:openapi-fetch@<version> for Deno; Node resolves the bare
+  // name (as the npm build does too).
+  const mod = await Deno.readTextFile(`${CLIENTS}mod.ts`);
+  await Deno.writeTextFile(
+    `${dir}/mod.ts`,
+    mod.replace(/"npm:openapi-fetch@[^"]+"/, '"openapi-fetch"'),
+  );
   await Deno.writeTextFile(
     `${dir}/package.json`,
     JSON.stringify({
