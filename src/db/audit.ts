@@ -126,6 +126,8 @@ export async function recordAudit(
 
 /** Reading, verifying and sweeping the trail: all its SQL but the append. */
 export function createAuditStore(sql: Sql) {
+  // Output names equal column names: `order by` must qualify `audit_events.id`,
+  // or it would sort the text.
   const columns = sql`id::text, to_char(time at time zone 'UTC', ${
     sql.unsafe(ISO_MS)
   }) as time, action, actor_id, actor_username, target_id, target_username,
@@ -151,7 +153,7 @@ export function createAuditStore(sql: Sql) {
           ${
         q.until !== undefined ? sql`and time < ${q.until}::timestamptz` : sql``
       }
-        order by id desc
+        order by audit_events.id desc
         limit ${q.limit}`;
       return rows.map(toRecord);
     },
@@ -184,7 +186,7 @@ export function createAuditStore(sql: Sql) {
           const cursor = tx<
             (Row & { prev_hash: Uint8Array; hash: Uint8Array })[]
           >`
-          select ${columns}, prev_hash, hash from audit_events order by id`
+          select ${columns}, prev_hash, hash from audit_events order by audit_events.id`
             .cursor(batchSize);
           async function* batches() {
             for await (const rows of cursor) {
@@ -206,7 +208,8 @@ export function createAuditStore(sql: Sql) {
     },
 
     /**
-     * Removes the records older than `retentionDays` (none when 0), oldest
+     * Removes the records older than `retentionDays` (none when 0; fractions
+     * of a day count), oldest
      * first and always a whole prefix of the chain, in batches. Each batch
      * moves the anchor to the last record it removed, in the same statement,
      * so the oldest kept record can still be checked against it.
@@ -219,7 +222,9 @@ export function createAuditStore(sql: Sql) {
           with cutoff as (
             select least(
               (select max(id) from audit_events
-               where time < now() - make_interval(days => ${retentionDays})),
+               where time < now() - make_interval(secs => ${
+          retentionDays * 86_400
+        })),
               (select anchor_id from audit_chain) + ${SWEEP_BATCH}
             ) as id
           ), gone as (
