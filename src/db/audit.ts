@@ -214,7 +214,10 @@ export function createAuditStore(sql: Sql) {
      * moves the anchor to the last record it removed, in the same statement,
      * so the oldest kept record can still be checked against it.
      */
-    async sweep(retentionDays: number): Promise<number> {
+    async sweep(
+      retentionDays: number,
+      batchSize = SWEEP_BATCH,
+    ): Promise<number> {
       if (retentionDays <= 0) return 0;
       let removed = 0;
       for (;;) {
@@ -225,7 +228,7 @@ export function createAuditStore(sql: Sql) {
                where time < now() - make_interval(secs => ${
           retentionDays * 86_400
         })),
-              (select anchor_id from audit_chain) + ${SWEEP_BATCH}
+              (select anchor_id from audit_chain) + ${batchSize}
             ) as id
           ), gone as (
             delete from audit_events where id <= (select id from cutoff)
@@ -238,7 +241,7 @@ export function createAuditStore(sql: Sql) {
           )
           select count(*)::int as n from gone`;
         removed += n;
-        if (n < SWEEP_BATCH) return removed;
+        if (n < batchSize) return removed;
       }
     },
   };
