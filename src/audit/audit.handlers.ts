@@ -22,6 +22,7 @@ export const auditQueryHook: Hook<unknown, AppEnv, string, undefined> = (
 ) => {
   if (result.success) return;
   const named = new Set(result.error.issues.map((i) => String(i.path[0])));
+  // The schema declares only these parameters, so one of them is named.
   const first = AUDIT_QUERY_PARAMETERS.find((p) => named.has(p)) ??
     AUDIT_QUERY_PARAMETERS[0];
   throw new ApiError(400, invalidQueryParameter(first));
