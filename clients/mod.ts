@@ -225,3 +225,62 @@ export function createUserAdminClient(
     get: () => session !== undefined,
   }) as UserAdminClient;
 }
+
+// --- The audit trail, page by page ---------------------------------------
+
+export type AuditRecord = components["schemas"]["AuditRecord"];
+export type AuditAction = AuditRecord["action"];
+/** The filters and page size of `GET /api/audit`; the iterator moves the cursor. */
+export type AuditQuery = Omit<
+  NonNullable<operations["listAuditEvents"]["parameters"]["query"]>,
+  "before"
+>;
+
+/** A page of the audit trail answered an error (401, 403, 400, 500). */
+export class AuditPageError extends Error {
+  constructor(readonly status: number, readonly error: string) {
+    super(`GET /api/audit answered ${status}: ${error}`);
+    this.name = "AuditPageError";
+  }
+}
+
+/** The target of an RFC 8288 `Link` header's `rel="next"`, if any. */
+function nextLink(link: string | null): string | undefined {
+  for (const part of link?.split(",") ?? []) {
+    const match = /^\s*<([^>]*)>\s*;\s*rel="?next"?\s*$/i.exec(part);
+    if (match) return match[1];
+  }
+  return undefined;
+}
+
+/**
+ * The audit trail newest first, one page (an array of records) at a time,
+ * following each answer's `next` link (which keeps the filters) until the
+ * last page. Throws {@link AuditPageError} when a page answers an error.
+ *
+ * ```ts
+ * for await (const page of auditPages(api, { action: "user.role_changed" })) {
+ *   for (const r of page) console.log(r.time, r.actor?.username, r.details);
+ * }
+ * ```
+ */
+export async function* auditPages(
+  client: UserAdminClient,
+  query: AuditQuery = {},
+): AsyncGenerator<AuditRecord[], void, undefined> {
+  let params: Record<string, unknown> | undefined = query;
+  while (params) {
+    const answer = await client.GET("/api/audit", {
+      params: { query: params as AuditQuery },
+    });
+    if (!answer.data) {
+      const body = answer.error as { error?: string } | undefined;
+      throw new AuditPageError(answer.response.status, body?.error ?? "");
+    }
+    yield answer.data;
+    const next = nextLink(answer.response.headers.get("link"));
+    params = next === undefined ? undefined : Object.fromEntries(
+      new URL(next, "http://service.invalid").searchParams,
+    );
+  }
+}

@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { requestId } from "hono/request-id";
+import { mountAudit } from "./audit/audit.router.ts";
 import { mountAuth } from "./auth/auth.router.ts";
 import { createPasswordHasher, type PasswordHasher } from "./auth/passwords.ts";
 import { createSessions } from "./auth/session.ts";
@@ -50,6 +51,7 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
   tags: [
     { name: "auth", description: "Log in and out; who am I" },
     { name: "users", description: "User accounts (admins only)" },
+    { name: "audit", description: "The audit trail (admins only)" },
     { name: "service", description: "Health" },
   ],
 };
@@ -107,6 +109,7 @@ export function createApp(deps: AppDeps) {
   });
   mountAuth(app, { store, passwords, sessions, config });
   mountUsers(app, { store, passwords, sessions });
+  mountAudit(app, { store, sessions });
   mountHealth(app, store, statementTimeoutMs(config));
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);
   mountDocs(app, OPENAPI_PATH);

@@ -22,13 +22,13 @@ export async function ensureFirstAdmin(
   const { ADMIN_USERNAME: username, ADMIN_PASSWORD: password } = config;
   if (username && password) {
     if (await store.users.findForLogin(username)) return;
-    const outcome = await store.users.create({
+    const outcome = await store.users.createFirstAdmin({
       username,
       name: config.ADMIN_NAME ?? "Administrator",
       email: config.ADMIN_EMAIL ?? `${username}@localhost`,
       role: "admin",
       passwordHash: await passwords.hash(password),
-    });
+    }, "environment");
     // "duplicate": another instance created it at the same moment.
     if (outcome !== "duplicate") {
       log.info("created the first admin from ADMIN_USERNAME", { username });
@@ -37,13 +37,13 @@ export async function ensureFirstAdmin(
   }
   if (await store.users.count() > 0) return;
   const generated = randomPassword();
-  const outcome = await store.users.create({
+  const outcome = await store.users.createFirstAdmin({
     username: "admin",
     name: "Administrator",
     email: "admin@localhost",
     role: "admin",
     passwordHash: await passwords.hash(generated),
-  });
+  }, "generated");
   if (outcome === "duplicate") return;
   // Printed once, on purpose: the only way to learn it. Not a log line, so
   // log collectors that drop stdout JSON keep nothing.

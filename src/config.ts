@@ -17,6 +17,8 @@ const ConfigSchema = z.object({
   LOGIN_MAX_FAILURES: int(1, 1_000_000).default(10),
   LOGIN_WINDOW_SECONDS: int(1, 86_400 * 30).default(900),
   BCRYPT_COST: int(10, 16).default(10),
+  /** Days the audit trail keeps records; 0 keeps them all. */
+  AUDIT_RETENTION_DAYS: int(0, 36_500).default(365),
   COOKIE_SECURE: flag.default(false),
   TRUST_PROXY: flag.default(false),
   ALLOWED_ORIGINS: z.string().default("").transform((list, ctx) => {

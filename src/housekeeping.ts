@@ -5,12 +5,14 @@ import type { Logger } from "./log.ts";
 /**
  * Deletes expired sessions and ended login-failure windows now and then:
  * neither grants anything any more, but an attacker guessing random
- * usernames would otherwise grow login_failures without bound. Every
- * instance may run it; the deletes are idempotent.
+ * usernames would otherwise grow login_failures without bound. Removes
+ * audit records past AUDIT_RETENTION_DAYS too (the chain stays verifiable
+ * from the oldest kept). Every instance may run it; the deletes are
+ * idempotent.
  */
 export function startHousekeeping(
   store: Store,
-  config: Pick<Config, "LOGIN_WINDOW_SECONDS">,
+  config: Pick<Config, "LOGIN_WINDOW_SECONDS" | "AUDIT_RETENTION_DAYS">,
   log: Logger,
   everyMs = 10 * 60 * 1000,
 ): { stop(): void } {
@@ -20,10 +22,14 @@ export function startHousekeeping(
       const counters = await store.loginThrottle.forgetExpired(
         config.LOGIN_WINDOW_SECONDS,
       );
-      if (sessions || counters) {
+      const auditRecords = await store.audit.sweep(
+        config.AUDIT_RETENTION_DAYS,
+      );
+      if (sessions || counters || auditRecords) {
         log.info("housekeeping", {
           expiredSessions: sessions,
           endedLoginWindows: counters,
+          expiredAuditRecords: auditRecords,
         });
       }
     } catch (e) {

@@ -91,6 +91,7 @@ Deno.test("the document lists every status each operation answers, with the exac
     doc.paths[path][method].responses[status].content["application/json"].schema
       .properties.error.enum;
   assertEquals(Object.keys(doc.paths).sort(), [
+    "/api/audit",
     "/api/auth/login",
     "/api/auth/logout",
     "/api/auth/me",
@@ -130,7 +131,7 @@ Deno.test("the document lists every status each operation answers, with the exac
       Record<string, { security?: unknown }>
     >(doc.paths)
   ) {
-    if (!path.startsWith("/api/users")) continue;
+    if (!/^\/api\/(users|audit)/.test(path)) continue;
     for (const op of Object.values(item)) {
       assertEquals(op.security, [{ cookieAuth: [] }]);
     }

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { auditContext } from "../audit/context.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
@@ -88,9 +89,11 @@ export function createSessions(store: Store, config: SessionConfig) {
     },
 
     /** Ends the request's session, if any, and clears the cookie. */
-    async end(c: Context) {
+    async end(c: Context<AppEnv>) {
       const hash = await presentedHash(c);
-      if (hash) await store.sessions.revoke(hash);
+      if (hash) {
+        await store.sessions.revoke(hash, auditContext(c, config.TRUST_PROXY));
+      }
       deleteCookie(c, SESSION_COOKIE, cookieOptions(c));
     },
   };

@@ -1,7 +1,8 @@
 /**
  * Recovery when no admin can log in: creates an admin, or makes an existing
  * user (any case of the name) an admin with a new password, ending that
- * user's sessions.
+ * user's sessions. Either is recorded in the audit trail (`admin.recovered`)
+ * in the same transaction.
  *
  *   deno task create-admin --username NAME [--password PW] [--email E] [--name N]
  *

@@ -1,5 +1,7 @@
-import type { Sql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
+import { type AuditContext, auditEvents } from "../audit/events.ts";
 import { canonicalKey } from "../users/canonical.ts";
+import { createAuditStore, recordAudit } from "./audit.ts";
 import type { Account, Role, User } from "../users/user.ts";
 
 /** The caller, as a session resolves to them. */
@@ -43,6 +45,15 @@ export function createStore(sql: Sql) {
   const user = sql`${account},
     to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt"`;
 
+  const insertUser = async (q: Sql | TransactionSql, u: NewUser) => {
+    const [row] = await q<User[]>`
+      insert into users (username, username_key, name, email, email_key, role, password_hash)
+      values (${u.username}, ${canonicalKey(u.username)}, ${u.name}, ${u.email},
+        ${canonicalKey(u.email)}, ${u.role}, ${u.passwordHash})
+      returning ${user}`;
+    return row;
+  };
+
   const users = {
     /**
      * Every user as JSON text, oldest first, in batches read from a cursor,
@@ -84,14 +95,27 @@ export function createStore(sql: Sql) {
 
     async create(u: NewUser): Promise<User | "duplicate"> {
       try {
-        const [row] = await sql<User[]>`
-          insert into users (username, username_key, name, email, email_key, role, password_hash)
-          values (${u.username}, ${
-          canonicalKey(u.username)
-        }, ${u.name}, ${u.email},
-            ${canonicalKey(u.email)}, ${u.role}, ${u.passwordHash})
-          returning ${user}`;
-        return row;
+        return await insertUser(sql, u);
+      } catch (e) {
+        if (isUniqueViolation(e)) return "duplicate";
+        throw e;
+      }
+    },
+
+    /**
+     * The first admin at startup, recorded as `admin.bootstrapped` in the
+     * same transaction: created with its record, or neither.
+     */
+    async createFirstAdmin(
+      u: NewUser,
+      source: "environment" | "generated",
+    ): Promise<User | "duplicate"> {
+      try {
+        return await sql.begin(async (tx) => {
+          const row = await insertUser(tx, u);
+          await recordAudit(tx, auditEvents.adminBootstrapped(row, source));
+          return row;
+        });
       } catch (e) {
         if (isUniqueViolation(e)) return "duplicate";
         throw e;
@@ -152,22 +176,28 @@ export function createStore(sql: Sql) {
      * with this password, ending their sessions like any password reset.
      */
     async upsertAdmin(u: Omit<NewUser, "role">): Promise<"created" | "reset"> {
-      const [row] = await sql<{ created: boolean }[]>`
+      return await sql.begin(async (tx) => {
+        const [row] = await tx<
+          { id: number; username: string; created: boolean }[]
+        >`
         with upserted as (
           insert into users (username, username_key, name, email, email_key, role, password_hash)
           values (${u.username}, ${
-        canonicalKey(u.username)
-      }, ${u.name}, ${u.email},
+          canonicalKey(u.username)
+        }, ${u.name}, ${u.email},
             ${canonicalKey(u.email)}, 'admin', ${u.passwordHash})
           on conflict (username_key) do update
             set role = 'admin', password_hash = excluded.password_hash
-          returning id, (xmax = 0) as created
+          returning id, username, (xmax = 0) as created
         ), revoked as (
           delete from sessions
           where user_id = (select id from upserted where not created)
         )
-        select created from upserted`;
-      return row.created ? "created" : "reset";
+        select id, username, created from upserted`;
+        const outcome = row.created ? "created" : "reset";
+        await recordAudit(tx, auditEvents.adminRecovered(row, outcome));
+        return outcome;
+      });
     },
   };
 
@@ -187,8 +217,15 @@ export function createStore(sql: Sql) {
       return row;
     },
 
-    async revoke(tokenHash: Uint8Array) {
-      await sql`delete from sessions where token_hash = ${tokenHash}`;
+    /** Ends a session; when there was one, records its user's `logout` in the same transaction. */
+    async revoke(tokenHash: Uint8Array, context: AuditContext) {
+      await sql.begin(async (tx) => {
+        const [user] = await tx<{ id: number; username: string }[]>`
+          delete from sessions s using users u
+          where s.token_hash = ${tokenHash} and u.id = s.user_id
+          returning u.id, u.username`;
+        if (user) await recordAudit(tx, auditEvents.logout(user, context));
+      });
     },
 
     async revokeExpired(): Promise<number> {
@@ -242,6 +279,7 @@ export function createStore(sql: Sql) {
     users,
     sessions,
     loginThrottle,
+    audit: createAuditStore(sql),
     async ping() {
       await sql`select 1`;
     },

@@ -35,9 +35,17 @@ export const MSG = {
   invalidCredentials: "Invalid username or password",
   tooManyLoginAttempts: "Too many login attempts",
   loginFailed: "Login failed",
+
+  auditListFailed: "Failed to list audit events",
 } as const;
 
-export type Message = (typeof MSG)[keyof typeof MSG];
+/** The 400 of a query parameter with a bad value, which names the parameter. */
+export const invalidQueryParameter = <const N extends string>(name: N) =>
+  `Invalid query parameter: ${name}` as const;
+
+export type Message =
+  | (typeof MSG)[keyof typeof MSG]
+  | ReturnType<typeof invalidQueryParameter>;
 
 /**
  * When one request breaks several rules, the contract's check order decides

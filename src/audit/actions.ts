@@ -1,0 +1,18 @@
+/**
+ * Every action the audit trail records, in one place: the API's `action`
+ * filter, the OpenAPI enum and the record builders all use this list.
+ */
+export const AUDIT_ACTIONS = [
+  "user.created",
+  "user.role_changed",
+  "user.password_reset",
+  "user.deleted",
+  "login.succeeded",
+  "login.failed",
+  "login.throttled",
+  "logout",
+  "admin.bootstrapped",
+  "admin.recovered",
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -1,0 +1,170 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { invalidQueryParameter, MSG } from "../http/messages.ts";
+import { adminErrors, cookieAuth, errors, json } from "../http/openapi.ts";
+import { parseUserId, USER_ID_MAX } from "../users/user.ts";
+import { AUDIT_ACTIONS } from "./actions.ts";
+
+export const AUDIT_LIMIT_DEFAULT = 100;
+export const AUDIT_LIMIT_MAX = 1000;
+/** Record ids stay far below this (2^53 - 1: exact in JSON numbers). */
+const RECORD_ID_MAX = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The query parameters in the order their errors are reported: when several
+ * are bad, the first of this list is named.
+ */
+export const AUDIT_QUERY_PARAMETERS = [
+  "limit",
+  "before",
+  "action",
+  "actorId",
+  "targetId",
+  "since",
+  "until",
+] as const;
+
+const query = (name: string) => ({ param: { name, in: "query" as const } });
+
+/** A decimal integer in 1..max, written plainly (no sign, point or exponent). */
+const integer = (max: number) =>
+  z.string().regex(/^[0-9]{1,16}$/).transform(Number)
+    .refine((n) => n >= 1 && n <= max);
+
+const userId = z.string().transform(parseUserId)
+  .refine((id) => id !== null).transform((id) => id!);
+
+/** ISO 8601: a date and time with `Z` or an offset (fractions allowed), or a date alone (midnight UTC). */
+const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()])
+  .transform((s) => new Date(s).toISOString());
+
+export const AuditQuerySchema = z.object({
+  limit: integer(AUDIT_LIMIT_MAX).optional().openapi({
+    ...query("limit"),
+    type: "integer",
+    minimum: 1,
+    maximum: AUDIT_LIMIT_MAX,
+    default: AUDIT_LIMIT_DEFAULT,
+    description: "At most this many records.",
+  }),
+  before: integer(RECORD_ID_MAX).optional().openapi({
+    ...query("before"),
+    type: "integer",
+    minimum: 1,
+    description:
+      "Only records with a smaller id: the cursor that the `next` link carries.",
+  }),
+  action: z.enum(AUDIT_ACTIONS).optional().openapi({
+    ...query("action"),
+    description: "Only records of this action.",
+  }),
+  actorId: userId.optional().openapi({
+    ...query("actorId"),
+    type: "integer",
+    minimum: 1,
+    maximum: USER_ID_MAX,
+    description: "Only records whose actor has this user id.",
+  }),
+  targetId: userId.optional().openapi({
+    ...query("targetId"),
+    type: "integer",
+    minimum: 1,
+    maximum: USER_ID_MAX,
+    description: "Only records whose target has this user id.",
+  }),
+  since: instant.optional().openapi({
+    ...query("since"),
+    type: "string",
+    format: "date-time",
+    description:
+      "Only records at or after this time: ISO 8601 with `Z` or an offset, or a date alone (midnight UTC).",
+    example: "2026-11-25T00:00:00Z",
+  }),
+  until: instant.optional().openapi({
+    ...query("until"),
+    type: "string",
+    format: "date-time",
+    description:
+      "Only records before this time (exclusive), written like `since`.",
+    example: "2026-11-26T00:00:00Z",
+  }),
+});
+
+const PartySchema = z.object({
+  id: z.number().int().openapi({ example: 1 }),
+  username: z.string().openapi({
+    description: "The username at the time of the record",
+    example: "admin",
+  }),
+}).openapi("AuditParty");
+
+export const AuditRecordSchema = z.object({
+  id: z.number().int().openapi({
+    description: "Increasing with every record, without gaps",
+    example: 42,
+  }),
+  time: z.string().openapi({
+    description: "ISO 8601 in UTC with milliseconds",
+    example: "2026-11-25T21:07:00.123Z",
+  }),
+  action: z.enum(AUDIT_ACTIONS),
+  actor: PartySchema.nullable().openapi({
+    description:
+      "Who did it; null for the service itself (the first admin at startup), the recovery task and failed or throttled logins",
+  }),
+  target: PartySchema.nullable().openapi({
+    description:
+      "Whom it concerns; null for a login attempt with an unknown username, whose attempted name is not kept",
+  }),
+  details: z.record(z.string(), z.unknown()).openapi({
+    description:
+      "Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; else {}",
+    example: { from: "viewer", to: "admin" },
+  }),
+  requestId: z.string().nullable().openapi({
+    description: "The request's X-Request-Id; null outside a request",
+  }),
+  clientAddress: z.string().nullable().openapi({
+    description:
+      "The client's address as the login throttle sees it; null outside a request",
+    example: "203.0.113.7",
+  }),
+}).openapi("AuditRecord");
+
+const [firstQueryError, ...otherQueryErrors] = AUDIT_QUERY_PARAMETERS.map(
+  invalidQueryParameter,
+);
+const QUERY_ERRORS = [firstQueryError, ...otherQueryErrors] as const;
+
+export const list = createRoute({
+  operationId: "listAuditEvents",
+  method: "get",
+  path: "/api/audit",
+  tags: ["audit"],
+  summary: "The audit trail, newest first",
+  description:
+    "Every account change and authentication event, newest first, in pages of `limit` (default 100). " +
+    'When older records follow, the answer carries `Link: </api/audit?...&before=ID>; rel="next"` with the same filters. ' +
+    "Records form a hash chain (each holds the SHA-256 of the previous record and of its own content) that `deno task audit:verify` checks; " +
+    "records older than `AUDIT_RETENTION_DAYS` (default 365, 0 keeps all) are removed. " +
+    "Never a password, hash or token.",
+  security: cookieAuth,
+  request: { query: AuditQuerySchema },
+  responses: {
+    200: {
+      ...json(z.array(AuditRecordSchema), "Records, newest first"),
+      headers: {
+        Link: {
+          description:
+            'When older records follow: `</api/audit?...&before=ID>; rel="next"`',
+          schema: { type: "string" },
+        },
+      },
+    },
+    400: errors(
+      "A query parameter has a bad value (the first, in the order listed, is named)",
+      ...QUERY_ERRORS,
+    ),
+    ...adminErrors,
+    500: errors("Unexpected failure", MSG.auditListFailed),
+  },
+});

@@ -1,0 +1,79 @@
+import { createHash } from "node:crypto";
+import type { AuditAction } from "./actions.ts";
+
+/** A person as the trail names them: id and username at that time. */
+export interface AuditParty {
+  id: number;
+  username: string;
+}
+
+/** What a record says, apart from its place in the chain. */
+export interface AuditContent {
+  id: number;
+  /** ISO 8601 in UTC with milliseconds. */
+  time: string;
+  action: AuditAction;
+  actor: AuditParty | null;
+  target: AuditParty | null;
+  details: Record<string, unknown>;
+  requestId: string | null;
+  clientAddress: string | null;
+}
+
+/** The previous hash of the very first record. */
+export const GENESIS_HASH = new Uint8Array(32);
+
+/**
+ * JSON with object keys sorted at every level: the same value always gives
+ * the same text, whatever order its keys were written or stored in (jsonb
+ * keeps its own order).
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${
+      entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`)
+        .join(",")
+    }}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * The canonical serialisation of a record's content: a JSON array in a fixed
+ * field order. Changing it breaks every existing chain, so it never changes.
+ */
+export function canonicalContent(r: AuditContent): string {
+  return canonicalJson([
+    r.id,
+    r.time,
+    r.action,
+    r.actor?.id ?? null,
+    r.actor?.username ?? null,
+    r.target?.id ?? null,
+    r.target?.username ?? null,
+    r.details,
+    r.requestId,
+    r.clientAddress,
+  ]);
+}
+
+/**
+ * SHA-256 over the previous record's hash and this record's canonical
+ * content: the one function both appending and verifying use.
+ */
+export function chainHash(prevHash: Uint8Array, content: AuditContent) {
+  return new Uint8Array(
+    createHash("sha256").update(prevHash).update(canonicalContent(content))
+      .digest(),
+  );
+}
+
+export const sameBytes = (a: Uint8Array, b: Uint8Array) =>
+  a.length === b.length && a.every((byte, i) => byte === b[i]);
+
+export const hex = (bytes: Uint8Array) =>
+  Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");

@@ -1,0 +1,113 @@
+import type { AuditAction } from "./actions.ts";
+import type { AuditParty } from "./chain.ts";
+
+/** Where a request came from; none for the service itself and the recovery task. */
+export interface AuditContext {
+  requestId: string | null;
+  clientAddress: string | null;
+}
+
+/** A record as a writer hands it to `recordAudit`: the store adds id, time and hashes. */
+export interface AuditEvent extends AuditContext {
+  action: AuditAction;
+  actor: AuditParty | null;
+  target: AuditParty | null;
+  details: Record<string, unknown>;
+}
+
+/** The context of what the service or a command-line task does by itself. */
+export const NO_REQUEST: AuditContext = {
+  requestId: null,
+  clientAddress: null,
+};
+
+/**
+ * Only id and username, whatever row is passed: a record can never carry a
+ * password hash or any other column by accident.
+ */
+const party = (u: AuditParty): AuditParty => ({
+  id: u.id,
+  username: u.username,
+});
+
+const event = (
+  action: AuditAction,
+  actor: AuditParty | null,
+  target: AuditParty | null,
+  details: Record<string, unknown>,
+  context: AuditContext,
+): AuditEvent => ({
+  action,
+  actor: actor && party(actor),
+  target: target && party(target),
+  details,
+  requestId: context.requestId,
+  clientAddress: context.clientAddress,
+});
+
+/**
+ * The records of each action, built from plain values. Details hold only
+ * what is listed here: never a password, hash or token, and no attempted
+ * username of a failed login for an unknown user.
+ */
+export const auditEvents = {
+  userCreated: (
+    actor: AuditParty,
+    user: AuditParty & { role: string },
+    context: AuditContext,
+  ) => event("user.created", actor, user, { role: user.role }, context),
+
+  roleChanged: (
+    actor: AuditParty,
+    target: AuditParty,
+    from: string,
+    to: string,
+    context: AuditContext,
+  ) => event("user.role_changed", actor, target, { from, to }, context),
+
+  passwordReset: (
+    actor: AuditParty,
+    target: AuditParty,
+    context: AuditContext,
+  ) => event("user.password_reset", actor, target, {}, context),
+
+  userDeleted: (
+    actor: AuditParty,
+    target: AuditParty,
+    context: AuditContext,
+  ) => event("user.deleted", actor, target, {}, context),
+
+  /** The user is both actor and target: they signed themselves in. */
+  loginSucceeded: (user: AuditParty, context: AuditContext) =>
+    event("login.succeeded", user, user, {}, context),
+
+  /** `user` undefined for an unknown username, whose attempted name is not kept. */
+  loginFailed: (user: AuditParty | undefined, context: AuditContext) =>
+    event(
+      "login.failed",
+      null,
+      user ?? null,
+      { reason: user ? "wrong_password" : "unknown_user" },
+      context,
+    ),
+
+  /** `user` undefined for an unknown username, whose attempted name is not kept. */
+  loginThrottled: (
+    user: AuditParty | undefined,
+    retryAfter: number,
+    context: AuditContext,
+  ) => event("login.throttled", null, user ?? null, { retryAfter }, context),
+
+  logout: (user: AuditParty, context: AuditContext) =>
+    event("logout", user, user, {}, context),
+
+  /** The first admin, created at startup from the environment or with a generated password. */
+  adminBootstrapped: (
+    user: AuditParty,
+    source: "environment" | "generated",
+  ) => event("admin.bootstrapped", null, user, { source }, NO_REQUEST),
+
+  /** The recovery task (`deno task create-admin`) created or reset an admin. */
+  adminRecovered: (user: AuditParty, outcome: "created" | "reset") =>
+    event("admin.recovered", null, user, { outcome }, NO_REQUEST),
+};

@@ -1,0 +1,250 @@
+import type { Sql, TransactionSql } from "postgres";
+import type { AuditAction } from "../audit/actions.ts";
+import { type AuditContent, chainHash } from "../audit/chain.ts";
+import type { AuditEvent } from "../audit/events.ts";
+
+/** A record as the API shows it: its content, without the chain's hashes. */
+export type AuditRecord = AuditContent;
+
+/** A record with its place in the chain, for verification. */
+export interface ChainRecord extends AuditContent {
+  prevHash: Uint8Array;
+  hash: Uint8Array;
+}
+
+/** Both ends of the kept chain, from its one row. */
+export interface ChainEnds {
+  /** The newest record's id and hash (0 and zeros before the first). */
+  headId: number;
+  headHash: Uint8Array;
+  /** The last record the retention sweep removed (0 and zeros before any). */
+  anchorId: number;
+  anchorHash: Uint8Array;
+}
+
+export interface AuditQuery {
+  limit: number;
+  /** Only records with a smaller id: the cursor of the next page. */
+  before?: number;
+  action?: AuditAction;
+  actorId?: number;
+  targetId?: number;
+  /** ISO 8601: records at or after it. */
+  since?: string;
+  /** ISO 8601: records before it. */
+  until?: string;
+}
+
+/** Records removed per statement by the sweep: each stays well inside the statement timeout. */
+const SWEEP_BATCH = 5000;
+/** Records per cursor read while verifying: the walk's memory bound. */
+const WALK_BATCH = 1000;
+
+const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
+type Row = {
+  id: string;
+  time: string;
+  action: AuditAction;
+  actor_id: number | null;
+  actor_username: string | null;
+  target_id: number | null;
+  target_username: string | null;
+  details: Record<string, unknown>;
+  request_id: string | null;
+  client_address: string | null;
+};
+
+/** The one mapping from an audit_events row to a record. */
+const toRecord = (r: Row): AuditRecord => ({
+  id: Number(r.id),
+  time: r.time,
+  action: r.action,
+  actor: r.actor_id === null
+    ? null
+    : { id: r.actor_id, username: r.actor_username ?? "" },
+  target: r.target_id === null
+    ? null
+    : { id: r.target_id, username: r.target_username ?? "" },
+  details: r.details,
+  requestId: r.request_id,
+  clientAddress: r.client_address,
+});
+
+const isTransaction = (q: Sql | TransactionSql): q is TransactionSql =>
+  "savepoint" in q;
+
+/**
+ * Appends one record to the audit trail inside the caller's transaction, so
+ * the record commits or rolls back with the change it records. Given the
+ * pool instead, it opens a transaction of its own.
+ *
+ * The first statement locks the chain's row until the caller commits: appends
+ * on every instance take turns, and each reads the head its predecessor
+ * committed (in READ COMMITTED, the default; a REPEATABLE READ transaction
+ * fails with a serialisation error instead of forking the chain). The
+ * hash is computed here, with the same function verification uses.
+ */
+export async function recordAudit(
+  q: Sql | TransactionSql,
+  event: AuditEvent,
+): Promise<number> {
+  if (!isTransaction(q)) return await q.begin((tx) => recordAudit(tx, event));
+  const tx = q;
+  const [head] = await tx<{ id: string; hash: Uint8Array; time: string }[]>`
+    update audit_chain set head_id = head_id + 1
+    returning head_id::text as id, head_hash as hash,
+      to_char(clock_timestamp() at time zone 'UTC', ${
+    tx.unsafe(ISO_MS)
+  }) as time`;
+  const content: AuditContent = {
+    id: Number(head.id),
+    time: head.time,
+    action: event.action,
+    actor: event.actor,
+    target: event.target,
+    details: event.details,
+    requestId: event.requestId,
+    clientAddress: event.clientAddress,
+  };
+  const hash = chainHash(head.hash, content);
+  await tx`
+    with appended as (
+      insert into audit_events (id, time, action, actor_id, actor_username,
+        target_id, target_username, details, request_id, client_address, prev_hash, hash)
+      values (${head.id}::bigint, ${head.time}::timestamptz, ${event.action},
+        ${event.actor?.id ?? null}, ${event.actor?.username ?? null},
+        ${event.target?.id ?? null}, ${event.target?.username ?? null},
+        ${
+    tx.json(event.details as never)
+  }, ${event.requestId}, ${event.clientAddress},
+        ${head.hash}, ${hash})
+    )
+    update audit_chain set head_hash = ${hash}`;
+  return content.id;
+}
+
+/** Reading, verifying and sweeping the trail: all its SQL but the append. */
+export function createAuditStore(sql: Sql) {
+  // Output names equal column names: `order by` must qualify `audit_events.id`,
+  // or it would sort the text.
+  const columns = sql`id::text, to_char(time at time zone 'UTC', ${
+    sql.unsafe(ISO_MS)
+  }) as time, action, actor_id, actor_username, target_id, target_username,
+    details, request_id, client_address`;
+
+  return {
+    record: (event: AuditEvent) => recordAudit(sql, event),
+
+    /** Newest first, at most `limit`, after the filters. */
+    async list(q: AuditQuery): Promise<AuditRecord[]> {
+      const rows = await sql<Row[]>`
+        select ${columns} from audit_events
+        where true
+          ${q.before !== undefined ? sql`and id < ${q.before}` : sql``}
+          ${q.action !== undefined ? sql`and action = ${q.action}` : sql``}
+          ${q.actorId !== undefined ? sql`and actor_id = ${q.actorId}` : sql``}
+          ${
+        q.targetId !== undefined ? sql`and target_id = ${q.targetId}` : sql``
+      }
+          ${
+        q.since !== undefined ? sql`and time >= ${q.since}::timestamptz` : sql``
+      }
+          ${
+        q.until !== undefined ? sql`and time < ${q.until}::timestamptz` : sql``
+      }
+        order by audit_events.id desc
+        limit ${q.limit}`;
+      return rows.map(toRecord);
+    },
+
+    /**
+     * Hands `visit` both ends of the chain and its records oldest first, in
+     * batches from a cursor, all from one snapshot: records appended
+     * meanwhile are neither seen nor mistaken for insertions.
+     */
+    walk<T>(
+      visit: (
+        ends: ChainEnds,
+        batches: AsyncIterable<ChainRecord[]>,
+      ) => Promise<T>,
+      batchSize = WALK_BATCH,
+    ): Promise<T> {
+      return sql.begin(
+        "isolation level repeatable read read only",
+        async (tx) => {
+          // A long walk is no request: the pool's statement timeout does not apply.
+          await tx`set local statement_timeout = 0`;
+          const [ends] = await tx<
+            {
+              head_id: string;
+              head_hash: Uint8Array;
+              anchor_id: string;
+              anchor_hash: Uint8Array;
+            }[]
+          >`select head_id::text, head_hash, anchor_id::text, anchor_hash from audit_chain`;
+          const cursor = tx<
+            (Row & { prev_hash: Uint8Array; hash: Uint8Array })[]
+          >`
+          select ${columns}, prev_hash, hash from audit_events order by audit_events.id`
+            .cursor(batchSize);
+          async function* batches() {
+            for await (const rows of cursor) {
+              yield rows.map((r) => ({
+                ...toRecord(r),
+                prevHash: r.prev_hash,
+                hash: r.hash,
+              }));
+            }
+          }
+          return await visit({
+            headId: Number(ends.head_id),
+            headHash: ends.head_hash,
+            anchorId: Number(ends.anchor_id),
+            anchorHash: ends.anchor_hash,
+          }, batches());
+        },
+      ) as Promise<T>;
+    },
+
+    /**
+     * Removes the records older than `retentionDays` (none when 0; fractions
+     * of a day count), oldest
+     * first and always a whole prefix of the chain, in batches. Each batch
+     * moves the anchor to the last record it removed, in the same statement,
+     * so the oldest kept record can still be checked against it.
+     */
+    async sweep(
+      retentionDays: number,
+      batchSize = SWEEP_BATCH,
+    ): Promise<number> {
+      if (retentionDays <= 0) return 0;
+      let removed = 0;
+      for (;;) {
+        const [{ n }] = await sql<{ n: number }[]>`
+          with cutoff as (
+            select least(
+              (select max(id) from audit_events
+               where time < now() - make_interval(secs => ${
+          retentionDays * 86_400
+        })),
+              (select anchor_id from audit_chain) + ${batchSize}
+            ) as id
+          ), gone as (
+            delete from audit_events where id <= (select id from cutoff)
+            returning id, hash
+          ), last as (
+            select id, hash from gone order by id desc limit 1
+          ), moved as (
+            update audit_chain c set anchor_id = last.id, anchor_hash = last.hash
+            from last where last.id > c.anchor_id
+          )
+          select count(*)::int as n from gone`;
+        removed += n;
+        if (n < batchSize) return removed;
+      }
+    },
+  };
+}
+
+export type AuditStore = ReturnType<typeof createAuditStore>;

@@ -1,0 +1,87 @@
+/**
+ * What the audit tests share: a database of their own opened the way the
+ * service opens it, records written through the storage API, and the
+ * verify task run as a separate process against that database.
+ */
+import { type AuditContext, auditEvents } from "../src/audit/events.ts";
+import { loadConfig } from "../src/config.ts";
+import { recordAudit } from "../src/db/audit.ts";
+import { type Database, openDatabase } from "../src/db/database.ts";
+import { createStore, type Store } from "../src/db/store.ts";
+import { runScript } from "./support/process.ts";
+import { type TestDatabase, testDatabase } from "./support/service.ts";
+
+export interface AuditDatabase extends AsyncDisposable {
+  env: Record<string, string>;
+  db: Database;
+  store: Store;
+  /** Closes the database (the embedded one has one owner: the verify task needs it). */
+  close(): Promise<void>;
+  /** Opens it again after `close`. */
+  reopen(): Promise<void>;
+}
+
+export async function auditDatabase(): Promise<AuditDatabase> {
+  const database: TestDatabase = await testDatabase();
+  const open = async () => {
+    const db = await openDatabase(loadConfig(database.env));
+    return { db, store: createStore(db.sql) };
+  };
+  let current: { db: Database; store: Store } | undefined = await open();
+  return {
+    env: database.env,
+    get db() {
+      return current!.db;
+    },
+    get store() {
+      return current!.store;
+    },
+    async close() {
+      await current?.db.close();
+      current = undefined;
+    },
+    async reopen() {
+      current ??= await open();
+    },
+    async [Symbol.asyncDispose]() {
+      await current?.db.close();
+      await database[Symbol.asyncDispose]();
+    },
+  };
+}
+
+const context = (n: number): AuditContext => ({
+  requestId: `test-${n}`,
+  clientAddress: `192.0.2.${n % 250}`,
+});
+
+/**
+ * `n` records of every kind the trail holds, each appended in a transaction
+ * of its own through `recordAudit`, as the writers do.
+ */
+export async function writeRecords(store: Store, n: number, from = 0) {
+  for (let i = from; i < from + n; i++) {
+    const actor = { id: 1 + (i % 3), username: `actor${i % 3}` };
+    const target = { id: 10 + (i % 5), username: `target${i % 5}` };
+    const events = [
+      auditEvents.userCreated(actor, { ...target, role: "viewer" }, context(i)),
+      auditEvents.roleChanged(actor, target, "viewer", "admin", context(i)),
+      auditEvents.passwordReset(actor, target, context(i)),
+      auditEvents.userDeleted(actor, target, context(i)),
+      auditEvents.loginSucceeded(target, context(i)),
+      auditEvents.loginFailed(i % 2 ? target : undefined, context(i)),
+      auditEvents.loginThrottled(undefined, 60, context(i)),
+      auditEvents.logout(target, context(i)),
+      auditEvents.adminBootstrapped(target, "generated"),
+      auditEvents.adminRecovered(target, "reset"),
+    ];
+    await store.audit.record(events[i % events.length]);
+  }
+}
+
+/** Runs `deno task audit:verify` against the database of `env`. */
+export function verifyTask(env: Record<string, string>) {
+  return runScript("src/cli/audit-verify.ts", [], env);
+}
+
+export { recordAudit };
