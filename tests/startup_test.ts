@@ -279,6 +279,7 @@ async function runMain(env: Record<string, string>) {
     env: {
       HOST: "127.0.0.1",
       PORT: String(freePort()),
+      NO_COLOR: "1",
       DATABASE_URL: "",
       ADMIN_USERNAME: "",
       ADMIN_PASSWORD: "",
@@ -288,7 +289,7 @@ async function runMain(env: Record<string, string>) {
     signal: AbortSignal.timeout(60_000),
   }).output();
   const stderr = new TextDecoder().decode(out.stderr).split("\n")
-    .filter((line) => !/^(\x1b\[[0-9;]*m)*Download /.test(line)).join("\n");
+    .filter((line) => !line.startsWith("Download ")).join("\n");
   return {
     code: out.code,
     stderr,
