@@ -143,6 +143,11 @@ function startupFailure(e: unknown, url: URL): StartupError | undefined {
         `DATABASE_URL: PostgreSQL at ${where} refused the login (${message}): correct the user and password in DATABASE_URL.`,
       );
   }
+  if (/unsupported startup parameter/.test(message ?? "")) {
+    return new StartupError(
+      `DATABASE_URL: ${where} refused the connection (${message}): behind PgBouncer, set ignore_startup_parameters = statement_timeout in pgbouncer.ini (README, "Behind PgBouncer").`,
+    );
+  }
   // Any other error PostgreSQL itself reports (permissions, a server
   // starting up or shutting down) is about that database, not this code.
   if ((e as Error)?.name === "PostgresError") {
