@@ -61,14 +61,17 @@ export async function startService(
     setReady = resolve;
     failReady = reject;
   });
-  ready.catch(() => {}); // waiting requests get Deno's 500; the start fails anyway
+  ready.catch(() => {}); // a failed start answers waiting requests 503, then exits
 
   const server = listen(
     "HOST",
     "PORT",
     config.HOST,
     config.PORT,
-    async (req, info) => (await ready)(req, info),
+    async (req, info) => {
+      const app = await ready.catch(() => undefined);
+      return app ? app(req, info) : new Response(null, { status: 503 });
+    },
   );
   const servers = [server];
   const stopServers = () => Promise.all(servers.map((s) => s.shutdown()));
