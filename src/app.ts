@@ -17,6 +17,7 @@ import { clientIp } from "./http/origin.ts";
 import { securityHeaders } from "./http/security-headers.ts";
 import { validationHook } from "./http/validation.ts";
 import { createLogger, type Logger } from "./log.ts";
+import type { Metrics } from "./metrics.ts";
 import { mountUsers } from "./users/users.router.ts";
 
 export interface AppDeps {
@@ -25,6 +26,8 @@ export interface AppDeps {
   log?: Logger;
   /** Defaults to bcrypt at config.BCRYPT_COST. */
   passwords?: PasswordHasher;
+  /** Counts and times every request when given (METRICS_PORT). */
+  metrics?: Metrics;
 }
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -68,6 +71,7 @@ export function createApp(deps: AppDeps) {
     strict: true,
   });
 
+  if (deps.metrics) app.use(deps.metrics.middleware);
   // A per-process prefix and a counter: unique enough for logs, and far
   // cheaper per request than a random UUID.
   const instance = crypto.randomUUID().slice(0, 8);

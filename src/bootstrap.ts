@@ -8,17 +8,24 @@ type AdminConfig = Pick<
   "ADMIN_USERNAME" | "ADMIN_PASSWORD" | "ADMIN_EMAIL" | "ADMIN_NAME"
 >;
 
+/** A first admin whose password the service chose: shown once, by printFirstAdmin. */
+export interface GeneratedAdmin {
+  username: string;
+  password: string;
+}
+
 /**
  * The first administrator: from ADMIN_USERNAME/ADMIN_PASSWORD when no user
  * has that name, else `admin` with a random password when there are no
- * users at all. An existing user is never changed from the environment.
+ * users at all, which it returns for printFirstAdmin. An existing user is
+ * never changed from the environment.
  */
 export async function ensureFirstAdmin(
   store: Store,
   passwords: PasswordHasher,
   config: AdminConfig,
   log: Logger,
-): Promise<void> {
+): Promise<GeneratedAdmin | undefined> {
   const { ADMIN_USERNAME: username, ADMIN_PASSWORD: password } = config;
   if (username && password) {
     if (await store.users.findForLogin(username)) return;
@@ -45,11 +52,36 @@ export async function ensureFirstAdmin(
     passwordHash: await passwords.hash(generated),
   }, "generated");
   if (outcome === "duplicate") return;
-  // Printed once, on purpose: the only way to learn it. Not a log line, so
-  // log collectors that drop stdout JSON keep nothing.
-  console.error(
-    `\nNo users existed, so user "admin" was created with password: ${generated}\n` +
-      `Log in and change it, or set ADMIN_USERNAME and ADMIN_PASSWORD.\n`,
+  return { username: "admin", password: generated };
+}
+
+/**
+ * The generated credentials, once, on stderr: not a log line, so log
+ * collectors that keep stdout's JSON keep no password. The service prints it
+ * after "listening", as the last thing of a first start, set apart from what
+ * came before (the first run's package downloads), with where to use it.
+ */
+export function printFirstAdmin(
+  admin: GeneratedAdmin,
+  baseUrl: string,
+  write: (text: string) => void = (text) => console.error(text),
+): void {
+  const rule = "=".repeat(72);
+  write(
+    [
+      "",
+      "",
+      rule,
+      "  First start: no users existed, so this administrator was created.",
+      "",
+      `    username: ${admin.username}`,
+      `    password: ${admin.password}`,
+      "",
+      `  Log in at ${baseUrl}/docs (POST /api/auth/login, Try it out), or with`,
+      `  curl as README.md shows. The password is shown only this once.`,
+      rule,
+      "",
+    ].join("\n"),
   );
 }
 

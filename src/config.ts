@@ -31,6 +31,10 @@ const ConfigSchema = z.object({
     return origins;
   }),
   REQUEST_TIMEOUT_MS: int(100, 600_000).default(4_500),
+  /** Prometheus metrics on a port of their own; unset: no metrics endpoint at all. */
+  METRICS_PORT: int(0, 65535).optional(),
+  /** Loopback by default: metrics name routes and load, not for the world. */
+  METRICS_HOST: z.string().min(1).default("127.0.0.1"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default(
     "info",
   ),
@@ -53,7 +57,14 @@ export const statementTimeoutMs = (
 ) => Math.ceil(config.REQUEST_TIMEOUT_MS / 3);
 export type LogLevel = Config["LOG_LEVEL"];
 
-export class ConfigError extends Error {}
+/**
+ * The service cannot start for a reason an operator can fix: the message is
+ * one line naming the variable or resource and what to do, printed as it is.
+ */
+export class StartupError extends Error {}
+
+/** A configuration value is malformed (one line per value in the message). */
+export class ConfigError extends StartupError {}
 
 /** Reads the configuration once from an environment (Deno.env by default). */
 export function loadConfig(

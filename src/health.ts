@@ -1,4 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { Store } from "./db/store.ts";
 import type { AppEnv } from "./http/env.ts";
 import { json } from "./http/openapi.ts";
@@ -20,6 +21,36 @@ export const health = createRoute({
   },
 });
 
+export const live = createRoute({
+  operationId: "healthLive",
+  method: "get",
+  path: "/health/live",
+  tags: ["service"],
+  summary: "Whether the process answers (liveness)",
+  description:
+    "No authentication, no database: 200 as long as the process serves HTTP. " +
+    "For an orchestrator's liveness probe, which restarts the process when it fails; " +
+    "a database outage does not make it fail, as restarting would not help.",
+  responses: {
+    200: json(HealthSchema, "The process answers"),
+  },
+});
+
+export const ready = createRoute({
+  operationId: "healthReady",
+  method: "get",
+  path: "/health/ready",
+  tags: ["service"],
+  summary: "Whether the service can serve requests (readiness)",
+  description:
+    "No authentication. 200 when the database answers, 503 when it does not (as `GET /health`). " +
+    "For an orchestrator's readiness probe or a load balancer, which send no traffic to an instance answering 503.",
+  responses: {
+    200: json(HealthSchema, "The database answers"),
+    503: json(HealthSchema, "The database does not answer"),
+  },
+});
+
 /**
  * `timeoutMs` bounds the ping below the request deadline, so a database that
  * does not answer (or a pool queue that does not move) reads as 503, not as
@@ -30,7 +61,7 @@ export function mountHealth(
   store: Store,
   timeoutMs: number,
 ) {
-  app.openapi(health, async (c) => {
+  const check = async (c: Context<AppEnv>) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       await Promise.race([
@@ -52,5 +83,8 @@ export function mountHealth(
     } finally {
       clearTimeout(timer);
     }
-  });
+  };
+  app.openapi(health, check);
+  app.openapi(ready, check);
+  app.openapi(live, (c) => c.json({ status: "ok" as const }, 200));
 }

@@ -98,6 +98,8 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/users",
     "/api/users/{id}",
     "/health",
+    "/health/live",
+    "/health/ready",
   ]);
   assertEquals(Object.keys(doc.paths["/api/users"].post.responses).sort(), [
     "201",

@@ -1,7 +1,11 @@
 import { createUserAdminClient } from "@user-admin/client";
+import type { Sql } from "postgres";
 import { ConfigError, loadConfig } from "../src/config.ts";
+import { connect } from "../src/db/database.ts";
+import { startEmbeddedPostgres } from "../src/db/embedded.ts";
+import { loadMigrations, migrate } from "../src/db/migrate.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
-import { runScript, spawnService } from "./support/process.ts";
+import { freePort, runScript, spawnService } from "./support/process.ts";
 import { ON_EMBEDDED, testDatabase } from "./support/service.ts";
 
 Deno.test("the configuration has the documented defaults", () => {
@@ -62,17 +66,17 @@ Deno.test("the service exits with code 1 and says why on a bad configuration", a
   assertMatch(run.stderr, /BCRYPT_COST/);
 });
 
-Deno.test("on an empty database with no ADMIN_* the service creates admin with a random password, printed once", async () => {
+Deno.test("on an empty database with no ADMIN_* the service creates admin with a random password, printed once and last", async () => {
   await using db = await testDatabase();
   let password: string;
   {
     await using svc = await spawnService(db.env);
-    const printed = /user "admin" was created with password: (\S+)/.exec(
-      svc.stderr(),
-    );
-    assert(printed, svc.stderr());
-    password = printed[1];
+    const block = await firstAdminBlock(svc);
+    password = block.password;
     assert(password.length >= 20);
+    // Set apart from what came before, and the URL of /docs beside it.
+    assertMatch(block.text, /\n\n={40,}\n/);
+    assert(block.text.includes(`${svc.baseUrl}/docs`), block.text);
     const api = createUserAdminClient({ baseUrl: svc.baseUrl });
     const login = await api.login("admin", password);
     assertEquals([login.ok, login.ok && login.data.role], [true, "admin"]);
@@ -84,6 +88,25 @@ Deno.test("on an empty database with no ADMIN_* the service creates admin with a
   const api = createUserAdminClient({ baseUrl: again.baseUrl });
   assertEquals((await api.login("admin", password)).status, 200);
 });
+
+/**
+ * The first-admin block on stderr: waits for it (stderr is read apart from
+ * the HTTP answer), and checks that nothing follows it.
+ */
+async function firstAdminBlock(svc: { stderr(): string }) {
+  for (
+    let i = 0;
+    i < 100 && !/password: \S+[^]*={40,}\n/.test(svc.stderr());
+    i++
+  ) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const text = svc.stderr();
+  const printed = /\n {4}username: admin\n {4}password: (\S+)\n/.exec(text);
+  assert(printed, text);
+  assertMatch(text, /={40,}\n+$/, "the block is the last thing on stderr");
+  return { password: printed[1], text };
+}
 
 Deno.test("ADMIN_USERNAME and ADMIN_PASSWORD create that admin once; an existing user is never changed", async () => {
   await using db = await testDatabase();
@@ -242,3 +265,157 @@ Deno.test({
     assertMatch(run.stderr, /in use by another process/);
   },
 });
+
+/**
+ * main.ts run to its end (killed after a minute, so a hang fails instead
+ * of stalling the suite): its exit code and what it printed on stderr,
+ * without the package downloads of a cold cache.
+ */
+async function runMain(env: Record<string, string>) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts"],
+    cwd: new URL("../", import.meta.url),
+    // Only the database given here: never the suite's DATABASE_URL itself.
+    env: {
+      HOST: "127.0.0.1",
+      PORT: String(freePort()),
+      NO_COLOR: "1",
+      DATABASE_URL: "",
+      ADMIN_USERNAME: "",
+      ADMIN_PASSWORD: "",
+      ...env,
+    },
+    stdin: "null",
+    signal: AbortSignal.timeout(60_000),
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr).split("\n")
+    .filter((line) => !line.startsWith("Download ")).join("\n");
+  return {
+    code: out.code,
+    stderr,
+    stdout: new TextDecoder().decode(out.stdout),
+  };
+}
+
+/** One line naming `variable`, saying what to do, and no stack trace. */
+function assertPlainFailure(
+  run: { code: number; stderr: string },
+  variable: string,
+  says: RegExp,
+) {
+  assertEquals(run.code, 1, run.stderr);
+  const lines = run.stderr.trim().split("\n");
+  assertEquals(lines.length, 1, run.stderr);
+  assertMatch(lines[0], new RegExp(`^${variable}\\b`));
+  assertMatch(lines[0], says);
+  assertMatch(lines[0], /(: |\. )(start|create|set|stop|correct|rename)/i);
+  assert(!/\bat .*:\d+:\d+/.test(run.stderr), run.stderr);
+}
+
+Deno.test("DATABASE_URL on a closed port: one line naming it, exit 1", async () => {
+  const run = await runMain({
+    DATABASE_URL: `postgres://postgres@127.0.0.1:${freePort()}/test`,
+  });
+  assertPlainFailure(run, "DATABASE_URL", /connection refused/);
+});
+
+Deno.test({
+  name:
+    "DATABASE_URL naming a database that does not exist: one line naming it, exit 1",
+  ignore: ON_EMBEDDED,
+  async fn() {
+    const url = new URL(Deno.env.get("DATABASE_URL")!);
+    url.pathname = "/ua_missing_database";
+    const run = await runMain({ DATABASE_URL: url.href });
+    assertPlainFailure(
+      run,
+      "DATABASE_URL",
+      /database "ua_missing_database" does not exist/,
+    );
+  },
+});
+
+Deno.test("DATA_DIR that cannot be a directory: one line naming it, exit 1, the file untouched", async () => {
+  const file = await Deno.makeTempFile({ prefix: "user-admin-not-a-dir-" });
+  try {
+    await Deno.writeTextFile(file, "keep me");
+    for (const dataDir of [file, `${file}/data`]) {
+      const run = await runMain({ DATA_DIR: dataDir });
+      assertPlainFailure(run, "DATA_DIR", /not a directory|cannot use/);
+    }
+    assertEquals(await Deno.readTextFile(file), "keep me");
+  } finally {
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("a port in use: one line naming PORT, exit 1, and nothing written (no admin created, no password printed)", async () => {
+  await using db = await testDatabase();
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const run = await runMain({ ...db.env, PORT: String(taken.addr.port) });
+    assertPlainFailure(run, "PORT", /already in use/);
+    assert(!run.stderr.includes("password"), run.stderr);
+  } finally {
+    taken.close();
+  }
+  // The database is as it was: the next start still finds no user.
+  await using svc = await spawnService(db.env);
+  await firstAdminBlock(svc);
+});
+
+Deno.test("METRICS_PORT in use: one line naming it, exit 1", async () => {
+  await using db = await testDatabase();
+  const taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  try {
+    const run = await runMain({
+      ...db.env,
+      METRICS_PORT: String(taken.addr.port),
+    });
+    assertPlainFailure(run, "METRICS_PORT", /already in use/);
+    assert(!run.stderr.includes("password"), run.stderr);
+  } finally {
+    taken.close();
+  }
+});
+
+Deno.test("users that collide under the canonical key stop the migration: one line naming the ids, exit 1", async () => {
+  // A database at migration 001 holding two usernames that lower() keeps
+  // apart and NFKC does not (the "fi" ligature).
+  await using db = await testDatabase();
+  let env = db.env;
+  let cleanup = async () => {};
+  if (ON_EMBEDDED) {
+    const dir = await Deno.makeTempDir({ prefix: "user-admin-conflict-" });
+    env = { DATA_DIR: dir };
+    cleanup = () => Deno.remove(dir, { recursive: true });
+    const embedded = await startEmbeddedPostgres(dir);
+    const sql = connect(embedded.url, { max: 1, prepare: true });
+    await atMigration1WithCollision(sql);
+    await sql.end();
+    await embedded.close();
+  } else {
+    const sql = connect(db.env.DATABASE_URL, { max: 1, prepare: true });
+    await atMigration1WithCollision(sql);
+    await sql.end();
+  }
+  try {
+    const run = await runMain(env);
+    assertPlainFailure(
+      run,
+      ON_EMBEDDED ? "DATA_DIR" : "DATABASE_URL",
+      /collide under the canonical username\/email key: username of ids \d+, \d+/,
+    );
+  } finally {
+    await cleanup();
+  }
+});
+
+async function atMigration1WithCollision(sql: Sql) {
+  const first = (await loadMigrations()).filter((m) => m.version === 1);
+  await migrate(sql, first);
+  await sql`
+    insert into users (username, name, email, role, password_hash)
+    values (${"\u{FB01}le"}, 'A', 'a@example.com', 'viewer', 'x'),
+           ('file', 'B', 'b@example.com', 'viewer', 'x')`;
+}

@@ -1,6 +1,7 @@
 import postgres, { type Sql } from "postgres";
-import { type Config, statementTimeoutMs } from "../config.ts";
+import { type Config, StartupError, statementTimeoutMs } from "../config.ts";
 import { loadMigrations, migrate } from "./migrate.ts";
+import { MigrationConflict } from "./migrations/002_canonical_keys.ts";
 
 export interface Database {
   sql: Sql;
@@ -61,16 +62,16 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       prepare: config.DATABASE_PREPARE,
       statementTimeoutMs: statementTimeoutMs(config),
     });
+    const url = new URL(config.DATABASE_URL);
     try {
       await migrate(sql, migrations);
     } catch (e) {
       await sql.end({ timeout: 1 });
-      throw e;
+      throw startupFailure(e, url) ?? e;
     }
-    const url = new URL(config.DATABASE_URL);
     return {
       sql,
-      describe: `postgresql://${url.host}${url.pathname}`,
+      describe: describe(url),
       close: () => sql.end({ timeout: 5 }),
     };
   }
@@ -87,7 +88,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   } catch (e) {
     await sql.end({ timeout: 1 });
     await embedded.close();
-    throw e;
+    throw e instanceof MigrationConflict
+      ? new StartupError(`DATA_DIR ${config.DATA_DIR}: ${e.message}`)
+      : e;
   }
   return {
     sql,
@@ -98,3 +101,61 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     },
   };
 }
+
+/**
+ * What an operator can fix about DATABASE_URL, as one line; undefined for
+ * anything else (a bug, which keeps its stack).
+ */
+function startupFailure(e: unknown, url: URL): StartupError | undefined {
+  const where = `${url.hostname}:${url.port || 5432}`;
+  const database = decodeURIComponent(url.pathname.slice(1)) || url.username;
+  const code = (e as { code?: string })?.code;
+  const message = (e as Error)?.message;
+  if (e instanceof MigrationConflict) {
+    return new StartupError(`DATABASE_URL ${describe(url)}: ${message}`);
+  }
+  switch (code) {
+    case "ECONNREFUSED":
+      return new StartupError(
+        `DATABASE_URL: nothing accepts connections at ${where} (connection refused): start PostgreSQL there or correct the host and port in DATABASE_URL.`,
+      );
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return new StartupError(
+        `DATABASE_URL: the host ${url.hostname} is not known (${code}): correct the host in DATABASE_URL.`,
+      );
+    case "CONNECT_TIMEOUT":
+    case "ETIMEDOUT":
+    case "EHOSTUNREACH":
+    case "ENETUNREACH":
+      return new StartupError(
+        `DATABASE_URL: no answer from ${where} (${code}): check that PostgreSQL runs there and is reachable from this host.`,
+      );
+    case "3D000":
+      return new StartupError(
+        `DATABASE_URL: database "${database}" does not exist on ${where}: create it (createdb -h ${url.hostname} -p ${
+          url.port || 5432
+        } ${database}) or name an existing database in DATABASE_URL.`,
+      );
+    case "28000":
+    case "28P01":
+      return new StartupError(
+        `DATABASE_URL: PostgreSQL at ${where} refused the login (${message}): correct the user and password in DATABASE_URL.`,
+      );
+  }
+  if (/unsupported startup parameter/.test(message ?? "")) {
+    return new StartupError(
+      `DATABASE_URL: ${where} refused the connection (${message}): behind PgBouncer, set ignore_startup_parameters = statement_timeout in pgbouncer.ini (README, "Behind PgBouncer").`,
+    );
+  }
+  // Any other error PostgreSQL itself reports (permissions, a server
+  // starting up or shutting down) is about that database, not this code.
+  if ((e as Error)?.name === "PostgresError") {
+    return new StartupError(
+      `DATABASE_URL: PostgreSQL at ${where} refused to migrate database "${database}" (${code}: ${message}): fix that database or point DATABASE_URL at another.`,
+    );
+  }
+  return undefined;
+}
+
+const describe = (url: URL) => `postgresql://${url.host}${url.pathname}`;

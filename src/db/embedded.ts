@@ -3,6 +3,7 @@
 // so the rest of the service talks to it through postgres.js like any server.
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { StartupError } from "../config.ts";
 
 export interface EmbeddedPostgres {
   url: string;
@@ -12,14 +13,27 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(
   dataDir: string,
 ): Promise<EmbeddedPostgres> {
-  await Deno.mkdir(dataDir, { recursive: true });
+  try {
+    await Deno.mkdir(dataDir, { recursive: true });
+  } catch (e) {
+    if (e instanceof Deno.errors.AlreadyExists) {
+      throw new StartupError(
+        `DATA_DIR: ${dataDir} exists and is not a directory: set DATA_DIR to a directory (it is created when missing).`,
+      );
+    }
+    throw new StartupError(
+      `DATA_DIR: cannot use ${dataDir} as the embedded database's directory (${
+        firstLine(e)
+      }): set DATA_DIR to a directory this user may create or write.`,
+    );
+  }
   // PGlite does not guard its directory: a second process would open it and
   // corrupt it. An exclusive lock on the directory itself, held until close.
   const guard = await Deno.open(dataDir, { read: true });
   if (!await guard.tryLock(true)) {
     guard.close();
-    throw new Error(
-      `${dataDir} is in use by another process: the embedded database has one owner at a time`,
+    throw new StartupError(
+      `DATA_DIR: ${dataDir} is in use by another process (the embedded database has one owner at a time): stop that process or set another DATA_DIR.`,
     );
   }
   // A plain path selects PGlite's Node filesystem backend: data is written
@@ -27,9 +41,13 @@ export async function startEmbeddedPostgres(
   let db: PGlite;
   try {
     db = await PGlite.create(dataDir);
-  } catch (err) {
+  } catch (e) {
     guard.close();
-    throw err;
+    throw new StartupError(
+      `DATA_DIR: the embedded database in ${dataDir} cannot be opened (${
+        firstLine(e)
+      }): check that the directory holds a database of this service, or set another DATA_DIR.`,
+    );
   }
   const server = new PGLiteSocketServer({
     db,
@@ -62,3 +80,6 @@ export async function startEmbeddedPostgres(
     },
   };
 }
+
+const firstLine = (e: unknown) =>
+  String(e instanceof Error ? e.message : e).split("\n")[0];

@@ -1,7 +1,7 @@
 /**
  * A real service for one test: its own database (a fresh PostgreSQL
- * database on DATABASE_URL's server, or a fresh embedded PGlite), the app
- * from createApp, served by Deno.serve on a free port, and typed clients.
+ * database on DATABASE_URL's server, or a fresh embedded PGlite), started
+ * by startService as main.ts starts it, on a free port, and typed clients.
  * Every response that passes through it is checked for secrets on close.
  */
 import postgres, { type Sql } from "postgres";
@@ -11,13 +11,12 @@ import {
   type Role,
   type UserAdminClient,
 } from "@user-admin/client";
-import { type App, createApp } from "../../src/app.ts";
-import { createPasswordHasher } from "../../src/auth/passwords.ts";
-import { ensureFirstAdmin } from "../../src/bootstrap.ts";
+import type { App } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
-import { type Database, openDatabase } from "../../src/db/database.ts";
-import { createStore, type Store } from "../../src/db/store.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import type { Store } from "../../src/db/store.ts";
 import { createLogger } from "../../src/log.ts";
+import { type Service, startService as start } from "../../src/server.ts";
 
 export const ADMIN = { username: "admin", password: "admin-pass-1234" };
 
@@ -88,6 +87,8 @@ async function copyDir(from: string, to: string) {
 
 export interface TestService extends AsyncDisposable {
   baseUrl: string;
+  /** Where /metrics answers, when METRICS_PORT is set ("0": a free port). */
+  metricsUrl?: string;
   app: App;
   store: Store;
   sql: Sql;
@@ -117,6 +118,8 @@ export async function startService(
 ): Promise<TestService> {
   const database = await testDatabase();
   const config = loadConfig({
+    HOST: "127.0.0.1",
+    PORT: "0",
     ADMIN_USERNAME: ADMIN.username,
     ADMIN_PASSWORD: ADMIN.password,
     LOG_LEVEL: "debug",
@@ -128,19 +131,10 @@ export async function startService(
     config.LOG_LEVEL,
     (line) => logs.push(JSON.parse(line)),
   );
-  let db: Database | undefined;
-  let server: Deno.HttpServer<Deno.NetAddr> | undefined;
+  let service: Service | undefined;
   try {
-    db = await openDatabase(config);
-    const store = createStore(db.sql);
-    const passwords = createPasswordHasher(config.BCRYPT_COST);
-    await ensureFirstAdmin(store, passwords, config, log);
-    const app = createApp({ store, config, log, passwords });
-    server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-      app.fetch,
-    );
-    const baseUrl = `http://127.0.0.1:${server.addr.port}`;
+    service = await start(config, { log });
+    const { app, store, url: baseUrl } = service;
     const recorder = new SecretsRecorder();
     const recordedFetch = (request: Request) => recorder.fetch(request);
     const client = () =>
@@ -158,13 +152,13 @@ export async function startService(
     const adminCookie = rawLogin.headers.get("set-cookie")!.split(";")[0];
     await rawLogin.body?.cancel();
 
-    const openDb = db;
-    const openServer = server;
+    const running = service;
     return {
       baseUrl,
+      metricsUrl: service.metricsUrl,
       app,
       store,
-      sql: db.sql,
+      sql: service.sql,
       config,
       logs,
       fetch: raw,
@@ -197,15 +191,13 @@ export async function startService(
         return { client: c, account: login.data, password };
       },
       async [Symbol.asyncDispose]() {
-        await openServer.shutdown();
-        await openDb.close();
+        await running.close();
         await database[Symbol.asyncDispose]();
         recorder.assertNoSecrets();
       },
     };
   } catch (e) {
-    await server?.shutdown();
-    await db?.close();
+    await service?.close();
     await database[Symbol.asyncDispose]();
     throw e;
   }

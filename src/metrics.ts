@@ -1,0 +1,155 @@
+/**
+ * Prometheus metrics (prom-client), served by a Deno.serve of their own on
+ * METRICS_HOST:METRICS_PORT, never on the API's port. Every series and what
+ * it means is listed in README.md, "Metrics".
+ */
+import type { MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
+import client from "prom-client";
+import type { PasswordHasher } from "./auth/passwords.ts";
+import type { InFlight } from "./db/in-flight.ts";
+
+/** The route label of a request that matched no route: never its raw path. */
+export const UNMATCHED_ROUTE = "unmatched";
+
+const METHODS = new Set([
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "PATCH",
+  "DELETE",
+  "OPTIONS",
+]);
+
+const LOGIN_ROUTE = "/api/auth/login";
+/** The login answers that are an outcome of checking credentials. */
+const LOGIN_OUTCOMES: Record<number, "success" | "failure" | "throttled"> = {
+  200: "success",
+  401: "failure",
+  429: "throttled",
+};
+
+export interface Metrics {
+  registry: client.Registry;
+  /** Counts and times every request of the app it is used on. */
+  middleware: MiddlewareHandler;
+  /** Store calls holding or waiting for a pool connection. */
+  dbInFlight: InFlight;
+  /** The hasher, with each hash or verify counted while it runs. */
+  countBcrypt(hasher: PasswordHasher): PasswordHasher;
+}
+
+export function createMetrics(options: { poolMax: number }): Metrics {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+
+  const labelNames = ["method", "route", "status"] as const;
+  const requests = new client.Counter({
+    name: "useradmin_http_requests_total",
+    help: "HTTP requests answered, by method, route template and status.",
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new client.Histogram({
+    name: "useradmin_http_request_duration_seconds",
+    help:
+      "Time from receiving a request to its response head (a streamed list's body may flow longer), by method, route template and status.",
+    labelNames,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const logins = new client.Counter({
+    name: "useradmin_logins_total",
+    help:
+      "Login attempts by outcome: success (200), failure (401: unknown user or wrong password), throttled (429).",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  for (const outcome of Object.values(LOGIN_OUTCOMES)) {
+    logins.inc({ outcome }, 0);
+  }
+  const db = new client.Gauge({
+    name: "useradmin_db_operations_in_flight",
+    help:
+      "Database operations running now; each holds one pool connection, or waits for one when all are busy.",
+    registers: [registry],
+  });
+  new client.Gauge({
+    name: "useradmin_db_pool_max",
+    help: "Pool connections this instance may open (DATABASE_POOL_MAX).",
+    registers: [registry],
+  }).set(options.poolMax);
+  const bcrypt = new client.Gauge({
+    name: "useradmin_bcrypt_jobs_in_flight",
+    help:
+      "bcrypt hashes and verifications running or queued off the main thread now.",
+    registers: [registry],
+  });
+
+  const middleware: MiddlewareHandler = async (c, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      const seconds = (performance.now() - started) / 1000;
+      const method = METHODS.has(c.req.method) ? c.req.method : "other";
+      const route = routeTemplate(c);
+      // Before next() resolves on a thrown error the error handler has set
+      // the answer; an error escaping it would be Deno's 500.
+      const status = String(c.res?.status ?? 500);
+      requests.inc({ method, route, status });
+      duration.observe({ method, route, status }, seconds);
+      const outcome = LOGIN_OUTCOMES[c.res?.status];
+      if (route === LOGIN_ROUTE && method === "POST" && outcome) {
+        logins.inc({ outcome });
+      }
+    }
+  };
+
+  return {
+    registry,
+    middleware,
+    dbInFlight: db,
+    countBcrypt(hasher) {
+      const counted = <T>(job: Promise<T>) => {
+        bcrypt.inc();
+        return job.finally(() => bcrypt.dec());
+      };
+      return {
+        hash: (password) => counted(hasher.hash(password)),
+        verify: (password, hash) => counted(hasher.verify(password, hash)),
+      };
+    },
+  };
+}
+
+/**
+ * The template of the route that answered (`/api/users/:id`), from Hono's
+ * matched routes: the last one bound to a method is the handler; the rest
+ * are middleware bound to all methods.
+ */
+function routeTemplate(c: Parameters<MiddlewareHandler>[0]): string {
+  const handler = matchedRoutes(c).findLast((r) => r.method !== "ALL");
+  return handler?.path ?? UNMATCHED_ROUTE;
+}
+
+/** GET /metrics: the Prometheus text exposition, for a listener of its own. */
+export function metricsHandler(
+  metrics: Metrics,
+): (req: Request) => Promise<Response> {
+  return async (req) => {
+    if (new URL(req.url).pathname !== "/metrics") {
+      return new Response("Not found\n", { status: 404 });
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      return new Response("Method not allowed\n", {
+        status: 405,
+        headers: { Allow: "GET, HEAD" },
+      });
+    }
+    return new Response(await metrics.registry.metrics(), {
+      headers: { "content-type": metrics.registry.contentType },
+    });
+  };
+}

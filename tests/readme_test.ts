@@ -1,0 +1,128 @@
+/**
+ * README.md works as written: its first start prints the generated admin
+ * last, set apart, and its curl walkthrough, taken from README.md itself,
+ * runs with bash against that fresh start (only the port differs).
+ */
+import { assert, assertEquals, assertMatch } from "./support/assert.ts";
+import { freePort } from "./support/process.ts";
+import { testDatabase } from "./support/service.ts";
+
+const ROOT = new URL("../", import.meta.url);
+
+/** The first ```sh block of a README section, continuation lines kept. */
+function shellBlock(readme: string, heading: string): string {
+  const section = readme.split(/^## /m).find((s) => s.startsWith(heading));
+  assert(section, `README has no "## ${heading}"`);
+  const block = /```sh\n([^]*?)```/.exec(section);
+  assert(block, `no sh block under "## ${heading}"`);
+  return block[1];
+}
+
+/**
+ * `deno task start`'s own command line (from deno.json), its stdout and
+ * stderr in one stream as a terminal shows them.
+ */
+async function startAsReadmeSays(env: Record<string, string>) {
+  const deno = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
+  const command = `exec ${deno.tasks.start} 2>&1`;
+  const child = new Deno.Command("bash", {
+    args: ["-c", command],
+    cwd: ROOT,
+    env: {
+      PATH: `${Deno.execPath().replace(/\/[^/]*$/, "")}:${
+        Deno.env.get("PATH")
+      }`,
+      NO_COLOR: "1",
+      ADMIN_USERNAME: "",
+      ADMIN_PASSWORD: "",
+      DATABASE_URL: "",
+      ...env,
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  let output = "";
+  const reading = child.stdout.pipeThrough(new TextDecoderStream()).pipeTo(
+    new WritableStream({ write: (chunk) => void (output += chunk) }),
+  );
+  return {
+    output: () => output,
+    async stop() {
+      child.kill("SIGTERM");
+      const status = await child.status;
+      await reading;
+      return status.code;
+    },
+  };
+}
+
+Deno.test("README: the first start ends with the admin's credentials, and the curl walkthrough runs as written", async () => {
+  await using db = await testDatabase();
+  const port = freePort();
+  const service = await startAsReadmeSays({
+    ...db.env,
+    HOST: "127.0.0.1",
+    PORT: String(port),
+  });
+  try {
+    // The credentials block closes the first start.
+    const closed = /password: \S+\n[^]*?={40,}\n/;
+    for (let i = 0; i < 1200 && !closed.test(service.output()); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const started = service.output();
+    const password = /^ {4}password: (\S+)$/m.exec(started)?.[1];
+    assert(password, started);
+    const listening = started.indexOf('"msg":"listening"');
+    const block = started.search(/\n\n={40,}\n/);
+    assert(listening >= 0 && block > listening, started);
+    assertMatch(
+      started.slice(block),
+      /^\n\n={40,}\n[^]*username: admin\n[^]*http:\/\/127\.0\.0\.1:\d+\/docs[^]*={40,}\n+$/,
+    );
+
+    const readme = await Deno.readTextFile(new URL("README.md", ROOT));
+    const walkthrough = shellBlock(readme, "Calling it with curl");
+    assert(walkthrough.includes("http://localhost:8000/"));
+    const script = walkthrough.replaceAll(
+      "http://localhost:8000/",
+      `http://127.0.0.1:${port}/`,
+    );
+    // Each curl reports its status on stderr, apart from what it prints.
+    const prelude = `set -eo pipefail
+curl() { command curl -w '%{stderr}STATUS %{http_code}\\n' "$@"; }
+`;
+    const dir = await Deno.makeTempDir({ prefix: "user-admin-readme-" });
+    try {
+      const run = new Deno.Command("bash", {
+        args: ["-c", prelude + script],
+        cwd: dir,
+        stdin: "piped",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const writer = run.stdin.getWriter();
+      await writer.write(new TextEncoder().encode(`${password}\n`));
+      await writer.close();
+      const out = await run.output();
+      const stdout = new TextDecoder().decode(out.stdout);
+      const stderr = new TextDecoder().decode(out.stderr);
+      assertEquals(out.code, 0, stderr);
+      const statuses = [...stderr.matchAll(/^STATUS (\d+)$/gm)].map((m) =>
+        Number(m[1])
+      );
+      // login, list, create, change, delete, logout
+      assertEquals(statuses, [200, 200, 201, 200, 200, 200], stderr);
+      assertMatch(stdout, /"username":"admin"/);
+      assertMatch(
+        stdout,
+        /"username":"alice","name":"Alice"[^}]*"role":"admin"/,
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  } finally {
+    assertEquals(await service.stop(), 0);
+  }
+});
