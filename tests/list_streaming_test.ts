@@ -42,8 +42,9 @@ Deno.test("the streamed user list is byte for byte the JSON array of the users, 
 Deno.test("a list longer than one cursor batch arrives whole, oldest first", async () => {
   await using svc = await startService();
   await svc.sql`
-    insert into users (username, name, email, role, password_hash)
-    select 'bulk' || g, 'Bulk ' || g, 'bulk' || g || '@example.com', 'viewer', 'x'
+    insert into users (username, username_key, name, name_key, email, email_key, role, password_hash)
+    select 'bulk' || g, 'bulk' || g, 'Bulk ' || g, 'bulk ' || g,
+      'bulk' || g || '@example.com', 'bulk' || g || '@example.com', 'viewer', 'x'
     from generate_series(1, 4500) g`;
   const { data, response } = await svc.admin.GET("/api/users");
   assertEquals(response.status, 200);
