@@ -1,6 +1,7 @@
 import { jsonArrayBody } from "../src/http/json-array.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import { startService } from "./support/service.ts";
+import { seedUsers } from "./support/users.ts";
 
 const TRICKY_NAMES = [
   'quote " and backslash \\',
@@ -41,11 +42,7 @@ Deno.test("the streamed user list is byte for byte the JSON array of the users, 
 
 Deno.test("a list longer than one cursor batch arrives whole, oldest first", async () => {
   await using svc = await startService();
-  await svc.sql`
-    insert into users (username, username_key, name, name_key, email, email_key, role, password_hash)
-    select 'bulk' || g, 'bulk' || g, 'Bulk ' || g, 'bulk ' || g,
-      'bulk' || g || '@example.com', 'bulk' || g || '@example.com', 'viewer', 'x'
-    from generate_series(1, 4500) g`;
+  await seedUsers(svc.sql, 4500);
   const { data, response } = await svc.admin.GET("/api/users");
   assertEquals(response.status, 200);
   assertEquals(data!.length, 4501);
