@@ -77,12 +77,16 @@ Deno.test("a page walk while users are being created sees every user that existe
     }
   })();
   const seen: number[] = [];
+  let pages = 0;
   try {
     let path: string | undefined = "/api/users?limit=5";
     while (path) {
       const res = await svc.adminFetch(path);
       assertEquals(res.status, 200);
-      seen.push(...ids(await res.json()));
+      const page = ids(await res.json());
+      assert(page.length <= 5, `a page of ${page.length}`);
+      seen.push(...page);
+      pages++;
       const link = res.headers.get("link");
       path = link ? NEXT.exec(link)?.[1] : undefined;
       // Stop once well past the users that existed, or it may chase creations.
@@ -93,6 +97,7 @@ Deno.test("a page walk while users are being created sees every user that existe
     await creating;
   }
   assert(made > 0, "users were created during the walk");
+  assert(pages > before.length / 5, `${pages} pages`);
   assertEquals(new Set(seen).size, seen.length, "no user twice");
   for (const id of before) assert(seen.includes(id), `user ${id} missed`);
   const full = (await svc.admin.GET("/api/users")).data!;
