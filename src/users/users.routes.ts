@@ -129,6 +129,8 @@ const textParam = (message: Message, max: number) =>
  * parameter: <name>` (after 401/403); unknown parameters are ignored; a
  * repeated one is a bad value.
  */
+// No `example`s on these: Swagger UI's "Try it out" would fill them in,
+// so a plain "list users" there would send a search.
 export const ListQuerySchema = z.object({
   limit: z.string({ error: MSG.invalidLimit })
     .regex(/^[0-9]{1,4}$/, MSG.invalidLimit)
@@ -141,7 +143,6 @@ export const ListQuerySchema = z.object({
       maximum: 1000,
       description:
         'At most this many users, in list order. When more match, the answer\'s `Link` header names the next page (`rel="next"`). Without it every match is returned.',
-      example: 100,
     }),
   after: z.string({ error: MSG.invalidAfter })
     .transform((cursor, ctx) => {
@@ -163,17 +164,14 @@ export const ListQuerySchema = z.object({
   q: textParam(MSG.invalidQ, 100).optional().openapi({
     description:
       "1..100 characters: users whose username, name or e-mail contains it, compared in the canonical form (Unicode NFKC, lower case), so case does not matter.",
-    example: "ali",
   }),
   username: textParam(MSG.invalidUsernameParam, 254).optional().openapi({
     description:
       "Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`): an array of zero or one user.",
-    example: "alice",
   }),
   email: textParam(MSG.invalidEmailParam, 254).optional().openapi({
     description:
       "Exact lookup under the canonical key that makes e-mails unique: an array of zero or one user.",
-    example: "alice@example.com",
   }),
 });
 
