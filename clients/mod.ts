@@ -13,6 +13,10 @@
  * that `login` receives in memory and sends it with every call after.
  * In a browser, the browser's own cookie handling applies.
  *
+ * Over the list: `users()` iterates over every (matching) user page by page,
+ * `findByUsername`/`findByEmail` look one up, and `etagCache: true` makes
+ * repeated GETs conditional (If-None-Match; a 304 answers the cached data).
+ *
  * Plain TypeScript on web APIs (fetch, Request, Headers.getSetCookie): it
  * runs on Deno, Node 20+ and in browsers; its one dependency is openapi-fetch.
  *
@@ -41,6 +45,10 @@ export type CreateUser = components["schemas"]["CreateUser"];
 export type UpdateUser = components["schemas"]["UpdateUser"];
 /** `"admin"` or `"viewer"`. */
 export type Role = User["role"];
+/** The list's query parameters (`limit`, `after`, `role`, `q`, `username`, `email`). */
+export type ListQuery = NonNullable<
+  operations["listUsers"]["parameters"]["query"]
+>;
 
 /** The HTTP methods the lowercase calls cover. */
 export type Method = "get" | "post" | "patch" | "delete";
@@ -64,7 +72,9 @@ type JsonBody<R> = R extends { content: { "application/json": infer B } } ? B
  * `status` if you care which failure it was.
  */
 export type Outcome<Op> = Op extends { responses: infer R } ? {
-    [S in keyof R & number]: `${S}` extends `2${string}`
+    // 304 answers only a request that sent If-None-Match itself: use `GET`
+    // for that, or `etagCache`, which answers a 304 with the cached 200.
+    [S in Exclude<keyof R & number, 304>]: `${S}` extends `2${string}`
       ? { ok: true; status: S; data: JsonBody<R[S]> }
       : JsonBody<R[S]> extends { error: infer E } ? {
           ok: false;
@@ -73,7 +83,7 @@ export type Outcome<Op> = Op extends { responses: infer R } ? {
         }
       // A failure whose body is not an error, like /health's 503.
       : { ok: false; status: S; data: JsonBody<R[S]> };
-  }[keyof R & number]
+  }[Exclude<keyof R & number, 304>]
   : never;
 
 /** The error messages an operation can answer, from the contract. */
@@ -105,6 +115,13 @@ export function result<T, E extends { error: string }>(
 ): Result<T, E["error"]> {
   const { status } = answer.response;
   if (answer.response.ok) return { ok: true, status, data: answer.data as T };
+  // Not modified: no body, nothing failed; the caller's copy is current.
+  if (status === 304) {
+    return { ok: false, status, data: undefined } as unknown as Result<
+      T,
+      E["error"]
+    >;
+  }
   const body = answer.error;
   if (typeof body === "object" && body !== null) {
     if (typeof body.error === "string") {
@@ -140,7 +157,27 @@ export interface UserAdminClientOptions {
   fetch?: (request: Request) => Promise<Response>;
   /** Headers sent with every call. */
   headers?: Record<string, string>;
+  /**
+   * Remember each GET answer that has an `ETag` (its body too, in memory)
+   * and send `If-None-Match` on the next GET of the same URL; a 304 is then
+   * answered from memory as the 200 it stands for. Worth it for polling;
+   * off by default, as it keeps a copy of every body it sees.
+   */
+  etagCache?: boolean;
 }
+
+/** A failed answer while iterating, carrying the contract's message. */
+export class UserAdminError extends Error {
+  constructor(readonly status: number, readonly error: string) {
+    super(`${status} ${error}`);
+    this.name = "UserAdminError";
+  }
+}
+
+/** The answer of a lookup: the user, or null when none has that name. */
+export type Lookup =
+  | { ok: true; status: 200; data: User | null }
+  | Exclude<Outcome<Operation<"/api/users", "get">>, { ok: true }>;
 
 /**
  * openapi-fetch's client over the service's paths, with the lowercase
@@ -162,6 +199,19 @@ export type UserAdminClient = Client<paths> & {
   me(): Promise<Outcome<Operation<"/api/auth/me", "get">>>;
   /** Whether the client holds a session cookie. */
   readonly hasSession: boolean;
+  /**
+   * Every user matching `query` (all users without one), oldest first,
+   * fetched `pageSize` at a time by following the `next` links. Throws
+   * {@link UserAdminError} on a failed page.
+   */
+  users(
+    query?: Omit<ListQuery, "limit" | "after">,
+    pageSize?: number,
+  ): AsyncIterable<User>;
+  /** The user with this username (any case, canonical form), or null. */
+  findByUsername(username: string): Promise<Lookup>;
+  /** The user with this e-mail (any case, canonical form), or null. */
+  findByEmail(email: string): Promise<Lookup>;
 };
 
 const SESSION_COOKIE = "sid";
@@ -197,6 +247,7 @@ export function createUserAdminClient(
     },
   };
   api.use(cookieJar);
+  if (options.etagCache) api.use(etagCache());
 
   // One runtime path for all four; the types above say what each answers.
   const call =
@@ -219,11 +270,15 @@ export function createUserAdminClient(
       return answer;
     },
     me: () => typed.get("/api/auth/me"),
+    users: (query: Omit<ListQuery, "limit" | "after"> = {}, pageSize = 500) =>
+      walk(api, query, pageSize),
+    findByUsername: (username: string) => lookup(typed, { username }),
+    findByEmail: (email: string) => lookup(typed, { email }),
   });
   // Defined, not assigned: Object.assign would copy a getter's value once.
   return Object.defineProperty(client, "hasSession", {
     get: () => session !== undefined,
-  }) as UserAdminClient;
+  }) as typeof client & { readonly hasSession: boolean };
 }
 
 // --- The audit trail, page by page ---------------------------------------
@@ -242,15 +297,6 @@ export class AuditPageError extends Error {
     super(`GET /api/audit answered ${status}: ${error}`);
     this.name = "AuditPageError";
   }
-}
-
-/** The target of an RFC 8288 `Link` header's `rel="next"`, if any. */
-function nextLink(link: string | null): string | undefined {
-  for (const part of link?.split(",") ?? []) {
-    const match = /^\s*<([^>]*)>\s*;\s*rel="?next"?\s*$/i.exec(part);
-    if (match) return match[1];
-  }
-  return undefined;
 }
 
 /**
@@ -279,8 +325,82 @@ export async function* auditPages(
     }
     yield answer.data;
     const next = nextLink(answer.response.headers.get("link"));
-    params = next === undefined ? undefined : Object.fromEntries(
-      new URL(next, "http://service.invalid").searchParams,
-    );
+    params = next && Object.fromEntries(next.searchParams);
   }
+}
+
+async function lookup(
+  typed: { get: OutcomeMethod<"get"> },
+  query: { username: string } | { email: string },
+): Promise<Lookup> {
+  const found = await typed.get("/api/users", { params: { query } });
+  if (!found.ok) return found;
+  return { ok: true, status: 200, data: found.data[0] ?? null };
+}
+
+async function* walk(
+  api: Client<paths>,
+  query: Omit<ListQuery, "limit" | "after">,
+  pageSize: number,
+): AsyncGenerator<User> {
+  let params: ListQuery = { ...query, limit: pageSize };
+  while (true) {
+    const { data, error, response } = await api.GET("/api/users", {
+      params: { query: params },
+    });
+    if (!data) {
+      throw new UserAdminError(
+        response.status,
+        (error as { error?: string } | undefined)?.error ?? response.statusText,
+      );
+    }
+    yield* data;
+    const next = nextLink(response.headers.get("link"));
+    if (!next) return;
+    // The link keeps the query; only its parameters are taken from it.
+    params = Object.fromEntries(next.searchParams) as unknown as ListQuery;
+  }
+}
+
+/** The target of `rel="next"` in a Link header (RFC 8288), if any. */
+export function nextLink(header: string | null): URL | undefined {
+  for (const m of (header ?? "").matchAll(/<([^>]*)>\s*((?:;[^,]*)*)/g)) {
+    if (/;\s*rel="?([^";]*\s)?next(\s[^";]*)?"?/i.test(m[2])) {
+      return new URL(m[1], "http://link.invalid");
+    }
+  }
+  return undefined;
+}
+
+/** GET answers by URL, for If-None-Match; see `etagCache`. */
+function etagCache(): Middleware {
+  const cache = new Map<
+    string,
+    { etag: string; body: string; headers: [string, string][] }
+  >();
+  return {
+    onRequest({ request }) {
+      const hit = request.method === "GET" && cache.get(request.url);
+      if (hit && !request.headers.has("if-none-match")) {
+        request.headers.set("if-none-match", hit.etag);
+      }
+      return request;
+    },
+    async onResponse({ request, response }) {
+      if (request.method !== "GET") return response;
+      const hit = cache.get(request.url);
+      if (response.status === 304 && hit) {
+        return new Response(hit.body, { status: 200, headers: hit.headers });
+      }
+      const etag = response.headers.get("etag");
+      if (response.status === 200 && etag) {
+        cache.set(request.url, {
+          etag,
+          body: await response.clone().text(),
+          headers: [...response.headers],
+        });
+      }
+      return response;
+    },
+  };
 }

@@ -88,8 +88,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List all users
-         * @description Every user, oldest first (ties by id), in one response without paging.
+         * List users
+         * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see the README. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
          */
         get: operations["listUsers"];
         put?: never;
@@ -113,21 +113,21 @@ export interface paths {
         };
         /**
          * Get one user
-         * @description The user with this id. An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one.
+         * @description The user with this id. An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user; send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.
          */
         get: operations["getUser"];
         put?: never;
         post?: never;
         /**
          * Delete a user
-         * @description An admin cannot delete their own account; this is decided before any lookup. Ends the user's sessions.
+         * @description An admin cannot delete their own account; this is decided before any lookup. Then the id; then `If-Match`, if sent, in the delete itself. Ends the user's sessions.
          */
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
         /**
          * Change a user's role and/or reset the password
-         * @description Role is checked before password; then the id. A password reset ends all of that user's sessions except the caller's own.
+         * @description Role is checked before password; then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -610,20 +610,61 @@ export interface operations {
     };
     listUsers: {
         parameters: {
-            query?: never;
-            header?: never;
+            query?: {
+                /** @description The opaque cursor of a `next` link: continue after that user. Only ever take it from a link. */
+                after?: string;
+                /** @description Exact lookup under the canonical key that makes e-mails unique: an array of zero or one user. */
+                email?: string;
+                /** @description At most this many users, in list order. When more match, the answer's `Link` header names the next page (`rel="next"`). Without it every match is returned. */
+                limit?: number;
+                /** @description 1..100 characters: users whose username, name or e-mail contains it, compared in the canonical form (Unicode NFKC, lower case), so case does not matter. */
+                q?: string;
+                /** @description Only users with this role. */
+                role?: "admin" | "viewer";
+                /** @description Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`): an array of zero or one user. */
+                username?: string;
+            };
+            header?: {
+                /** @description An `ETag` from an earlier answer: 304 without a body while it is still current. */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description All users, oldest first */
+            /** @description The users asked for, oldest first */
             200: {
                 headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["User"][];
+                };
+            };
+            /** @description Not modified: `If-None-Match` holds the current tag. No body; the `ETag` is repeated. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query parameter has a bad value */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid query parameter: limit" | "Invalid query parameter: after" | "Invalid query parameter: role" | "Invalid query parameter: q" | "Invalid query parameter: username" | "Invalid query parameter: email";
+                    };
                 };
             };
             /** @description No valid session cookie */
@@ -765,7 +806,10 @@ export interface operations {
     getUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description An `ETag` from an earlier answer: 304 without a body while it is still current. */
+                "if-none-match"?: string;
+            };
             path: {
                 id: number;
             };
@@ -776,11 +820,22 @@ export interface operations {
             /** @description The user */
             200: {
                 headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` holds the current tag. No body; the `ETag` is repeated. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description No valid session cookie */
             401: {
@@ -835,7 +890,10 @@ export interface operations {
     deleteUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The user's `ETag` (from `GET /api/users/{id}`), or `*`: the write happens only if the user is still at that version, else 412 `Precondition failed`. */
+                "if-match"?: string;
+            };
             path: {
                 id: number;
             };
@@ -900,6 +958,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description `If-Match` names another version of the user: it changed since it was read */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Precondition failed";
+                    };
+                };
+            };
             /** @description Unexpected failure */
             500: {
                 headers: {
@@ -917,7 +987,10 @@ export interface operations {
     updateUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The user's `ETag` (from `GET /api/users/{id}`), or `*`: the write happens only if the user is still at that version, else 412 `Precondition failed`. */
+                "if-match"?: string;
+            };
             path: {
                 id: number;
             };
@@ -983,6 +1056,18 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         error: "User not found";
+                    };
+                };
+            };
+            /** @description `If-Match` names another version of the user: it changed since it was read */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Precondition failed";
                     };
                 };
             };

@@ -48,6 +48,7 @@ Deno.test("each operation's error messages are the contract's, status by status"
       | "Unauthorised"
       | "Forbidden"
       | "User not found"
+      | "Precondition failed"
       | "Delete failed"
     >
   >();

@@ -185,8 +185,8 @@ Deno.test({
     // Holds the unique key "contended" without committing, then rolls back.
     const holding = other.begin(async (tx) => {
       await tx`
-        insert into users (username, username_key, name, email, email_key, role, password_hash)
-        values ('contended', 'contended', 'Other', 'other@example.com', 'other@example.com', 'viewer', 'x')`;
+        insert into users (username, username_key, name, name_key, email, email_key, role, password_hash)
+        values ('contended', 'contended', 'Other', 'other', 'other@example.com', 'other@example.com', 'viewer', 'x')`;
       inserted();
       await done;
       throw new Error("roll back");

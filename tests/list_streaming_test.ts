@@ -1,6 +1,7 @@
 import { jsonArrayBody } from "../src/http/json-array.ts";
 import { assert, assertEquals } from "./support/assert.ts";
-import { startService } from "./support/service.ts";
+import { loginCookie, ON_EMBEDDED, startService } from "./support/service.ts";
+import { seedUsers } from "./support/users.ts";
 
 const TRICKY_NAMES = [
   'quote " and backslash \\',
@@ -41,10 +42,7 @@ Deno.test("the streamed user list is byte for byte the JSON array of the users, 
 
 Deno.test("a list longer than one cursor batch arrives whole, oldest first", async () => {
   await using svc = await startService();
-  await svc.sql`
-    insert into users (username, name, email, role, password_hash)
-    select 'bulk' || g, 'Bulk ' || g, 'bulk' || g || '@example.com', 'viewer', 'x'
-    from generate_series(1, 4500) g`;
+  await seedUsers(svc.sql, 4500);
   const { data, response } = await svc.admin.GET("/api/users");
   assertEquals(response.status, 200);
   assertEquals(data!.length, 4501);
@@ -127,3 +125,180 @@ Deno.test("a JSON array body joins batches with commas, skips empty ones, answer
 });
 
 async function* empty(): AsyncGenerator<string[]> {}
+
+const encoder = new TextEncoder();
+
+/** Sends a GET over a raw socket (Connection: close) and answers the socket. */
+async function rawGet(port: number, path: string, cookie: string) {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await conn.write(encoder.encode(
+    `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${cookie}\r\nConnection: close\r\n\r\n`,
+  ));
+  return conn;
+}
+
+/**
+ * Reads the socket to its end, `chunk` bytes at most per read with a pause
+ * after each: a client on a slow link. Answers every byte received.
+ */
+async function readSlowly(
+  conn: Deno.Conn,
+  chunk: number,
+  pauseMs: number,
+  already?: Uint8Array,
+) {
+  const parts: Uint8Array[] = already ? [already] : [];
+  const buf = new Uint8Array(chunk);
+  let total = already?.length ?? 0;
+  while (true) {
+    const n = await conn.read(buf).catch(() => null);
+    if (n === null) break;
+    parts.push(buf.slice(0, n));
+    total += n;
+    if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
+  }
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    all.set(p, at);
+    at += p.length;
+  }
+  return all;
+}
+
+/** An HTTP/1.1 response with a chunked body: its head, its body, whether the last chunk came. */
+function dechunk(bytes: Uint8Array) {
+  const text = new TextDecoder().decode(bytes);
+  const end = text.indexOf("\r\n\r\n");
+  const head = text.slice(0, end);
+  assert(/\r\ntransfer-encoding: chunked/i.test(head), head.slice(0, 300));
+  const raw = bytes.subarray(encoder.encode(text.slice(0, end + 4)).length);
+  const body: Uint8Array[] = [];
+  let at = 0;
+  let complete = false;
+  while (at < raw.length) {
+    const lineEnd = raw.indexOf(13, at);
+    if (lineEnd < 0) break;
+    const size = parseInt(
+      new TextDecoder().decode(raw.subarray(at, lineEnd)),
+      16,
+    );
+    if (size === 0) {
+      complete = true;
+      break;
+    }
+    const start = lineEnd + 2;
+    if (start + size > raw.length) break;
+    body.push(raw.subarray(start, start + size));
+    at = start + size + 2;
+  }
+  const joined = new Uint8Array(body.reduce((n, b) => n + b.length, 0));
+  let off = 0;
+  for (const b of body) {
+    joined.set(b, off);
+    off += b.length;
+  }
+  return {
+    status: Number(head.split(" ")[1]),
+    body: new TextDecoder().decode(joined),
+    complete,
+  };
+}
+
+/**
+ * About 20 MB: far more than loopback's socket buffers absorb (up to about
+ * 10 MB between a sender and a receiver that reads slowly), so the server
+ * has to wait for the reader.
+ */
+const LARGE = 40_000;
+const PADDING = 180;
+
+Deno.test("a reader on a slow link receives every user of a large list, as valid JSON, however long it takes", async () => {
+  // A short statement timeout (a third of the deadline): the list must not
+  // depend on the whole transfer fitting into one statement.
+  await using svc = await startService({ REQUEST_TIMEOUT_MS: "1500" });
+  await seedUsers(svc.sql, LARGE, "bulk", PADDING);
+  const cookie = await loginCookie(svc);
+  const port = Number(new URL(svc.baseUrl).port);
+  const conn = await rawGet(port, "/api/users", cookie);
+  // About 4 MB/s, well below loopback's speed: seconds for the body, far
+  // past the statement timeout.
+  const answer = dechunk(await readSlowly(conn, 64 * 1024, 15));
+  assertEquals(answer.status, 200);
+  assert(answer.complete, "the body ended with its last chunk");
+  const users = JSON.parse(answer.body) as { username: string }[];
+  assertEquals(users.length, LARGE + 1);
+  assertEquals(users[LARGE].username, `bulk${LARGE}`);
+});
+
+Deno.test("clients that stop reading a large list hold no database connection: health, me and one user still answer", async () => {
+  // More stalled readers than the pool has connections (the embedded one has 1).
+  const pool = ON_EMBEDDED ? 1 : 3;
+  await using svc = await startService({ DATABASE_POOL_MAX: String(pool) });
+  await seedUsers(svc.sql, LARGE, "bulk", PADDING);
+  const cookie = await loginCookie(svc);
+  const port = Number(new URL(svc.baseUrl).port);
+  const stalled: Deno.Conn[] = [];
+  const heads: Uint8Array[] = [];
+  try {
+    for (let i = 0; i < pool + 2; i++) {
+      const conn = await rawGet(port, "/api/users", cookie);
+      stalled.push(conn);
+      // The answer has begun (its head and first bytes came); then nothing more is read.
+      const first = new Uint8Array(1024);
+      const n = await conn.read(first);
+      assert(n, "the list started");
+      heads.push(first.slice(0, n));
+      assert(new TextDecoder().decode(first).startsWith("HTTP/1.1 200"));
+    }
+    // Let the streams fill the socket buffers and stall.
+    await new Promise((r) => setTimeout(r, 500));
+    const admin = svc.adminAccount.id;
+    for (let round = 0; round < 3; round++) {
+      const health = await svc.fetch("/health");
+      assertEquals([health.status, await health.json()], [200, {
+        status: "ok",
+      }]);
+      const me = await svc.fetch("/api/auth/me", { headers: { cookie } });
+      assertEquals([me.status, (await me.json()).id], [200, admin]);
+      const one = await svc.fetch(`/api/users/${admin}`, {
+        headers: { cookie },
+      });
+      assertEquals([one.status, (await one.json()).id], [200, admin]);
+    }
+    // A stalled reader that resumes still gets the whole list.
+    const rest = dechunk(
+      await readSlowly(stalled[0], 64 * 1024, 0, heads[0]),
+    );
+    assert(rest.complete, "the resumed list ended with its last chunk");
+    assertEquals(JSON.parse(rest.body).length, LARGE + 1);
+  } finally {
+    for (const conn of stalled) {
+      try {
+        conn.close();
+      } catch { /* closed */ }
+    }
+  }
+});
+
+Deno.test("a list that fails after its first byte ends the connection without the last chunk, so no client takes it for complete", async () => {
+  async function* batches() {
+    yield ['{"a":1}'];
+    yield ['{"a":2}'];
+    await new Promise((r) => setTimeout(r, 20));
+    throw new Error("the database went away");
+  }
+  const reported: unknown[] = [];
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async () =>
+      new Response(await jsonArrayBody(batches(), (e) => reported.push(e))),
+  );
+  const conn = await rawGet(server.addr.port, "/", "x=1");
+  const answer = dechunk(await readSlowly(conn, 64 * 1024, 0));
+  conn.close();
+  assertEquals(answer.status, 200);
+  assertEquals(answer.body, '[{"a":1},{"a":2}');
+  assert(!answer.complete, "no last chunk: the transfer is visibly cut");
+  assertEquals(reported.length, 1);
+});

@@ -258,3 +258,69 @@ Deno.test({
     assert(await preparedAfterWork("true") > 0, "the default does prepare");
   },
 });
+
+Deno.test({
+  name:
+    "the list's ETag is the same on every instance and changes when any instance writes a user",
+  ignore,
+  async fn() {
+    await using c = await cluster();
+    const cookie = await loginCookie(
+      c.instances[0].baseUrl,
+      ADMIN.username,
+      ADMIN.password,
+    );
+    const list = async (i: number, ifNoneMatch?: string | null) => {
+      const res = await fetch(`${c.instances[i].baseUrl}/api/users`, {
+        headers: {
+          cookie,
+          ...(ifNoneMatch ? { "if-none-match": ifNoneMatch } : {}),
+        },
+      });
+      await res.body?.cancel();
+      return { status: res.status, etag: res.headers.get("etag") };
+    };
+    const first = await list(0);
+    assertEquals(first.status, 200);
+    assert(first.etag);
+    for (const i of [1, 2]) {
+      assertEquals(await list(i, first.etag), {
+        status: 304,
+        etag: first.etag,
+      });
+    }
+
+    // A write through instance 1 shows on instances 0 and 2.
+    const created = await c.client(1, cookie).POST("/api/users", {
+      body: {
+        username: "erin",
+        name: "Erin",
+        email: "erin@example.com",
+        password: "erin-password",
+        role: "viewer",
+      },
+    });
+    assertEquals(created.response.status, 201);
+    const afterCreate = await list(0, first.etag);
+    assertEquals(afterCreate.status, 200);
+    assert(afterCreate.etag !== first.etag);
+    assertEquals(await list(2, afterCreate.etag), {
+      status: 304,
+      etag: afterCreate.etag,
+    });
+
+    // So does a change on instance 2, and a deletion on instance 0.
+    await c.client(2, cookie).PATCH("/api/users/{id}", {
+      params: { path: { id: created.data!.id } },
+      body: { role: "admin" },
+    });
+    const afterUpdate = await list(1, afterCreate.etag);
+    assertEquals(afterUpdate.status, 200);
+    await c.client(0, cookie).DELETE("/api/users/{id}", {
+      params: { path: { id: created.data!.id } },
+    });
+    const afterDelete = await list(1, afterUpdate.etag);
+    assertEquals(afterDelete.status, 200);
+    assert(afterDelete.etag !== afterUpdate.etag);
+  },
+});

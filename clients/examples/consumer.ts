@@ -37,11 +37,10 @@ export async function ensureAccount(
     throw new Error(`create ${wanted.username}: ${created.error}`);
   }
 
-  const users = await api.get("/api/users");
-  if (!users.ok) throw new Error(`list users: ${users.error}`);
-  const existing = users.data.find((u) =>
-    u.username.toLowerCase() === wanted.username.toLowerCase()
-  );
+  // One lookup under the service's canonical key, however many users exist.
+  const found = await api.findByUsername(wanted.username);
+  if (!found.ok) throw new Error(`look up ${wanted.username}: ${found.error}`);
+  const existing = found.data;
   if (!existing) {
     throw new Error(`${wanted.email} belongs to another account`);
   }

@@ -19,6 +19,28 @@ type DatabaseConfig = Pick<
   | "REQUEST_TIMEOUT_MS"
 >;
 
+/**
+ * postgres.js fetches the array types on every new connection without
+ * awaiting the fetch anywhere: a connection terminated during it (a database
+ * restarting, an operator's pg_terminate_backend) rejects a promise no one
+ * holds, which would end the whole process. That one is expected and
+ * harmless (the pool reconnects), so it is marked handled; any other
+ * unhandled rejection still surfaces.
+ */
+let guarded = false;
+function guardArrayTypeFetch() {
+  if (guarded) return;
+  guarded = true;
+  globalThis.addEventListener("unhandledrejection", (e) => {
+    const query = (e.reason as { query?: unknown } | null)?.query;
+    if (
+      typeof query === "string" && query.includes("from pg_catalog.pg_type a")
+    ) {
+      e.preventDefault();
+    }
+  });
+}
+
 /** postgres.js with bounds, so a database that went away fails fast instead of hanging. */
 export function connect(
   url: string,
@@ -29,6 +51,7 @@ export function connect(
     recycle?: boolean;
   },
 ): Sql {
+  guardArrayTypeFetch();
   return postgres(url, {
     max: options.max,
     prepare: options.prepare,

@@ -2,6 +2,7 @@
 // WASM) persisted to a directory, exposed over the wire protocol on loopback
 // so the rest of the service talks to it through postgres.js like any server.
 import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { StartupError } from "../config.ts";
 
@@ -40,7 +41,8 @@ export async function startEmbeddedPostgres(
   // straight to dataDir (initdb runs only when the directory is empty).
   let db: PGlite;
   try {
-    db = await PGlite.create(dataDir);
+    // pg_trgm backs the list's `q` search (migration 004), as on a server.
+    db = await PGlite.create(dataDir, { extensions: { pg_trgm } });
   } catch (e) {
     guard.close();
     throw new StartupError(

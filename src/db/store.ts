@@ -3,6 +3,7 @@ import { type AuditContext, auditEvents } from "../audit/events.ts";
 import { canonicalKey } from "../users/canonical.ts";
 import { createAuditStore, recordAudit } from "./audit.ts";
 import type { Account, Role, User } from "../users/user.ts";
+import { createUserList } from "./user-list.ts";
 
 /** The caller, as a session resolves to them. */
 export type SessionUser = Account;
@@ -28,9 +29,6 @@ export interface LoginAttempt {
   retryAfter: number;
 }
 
-/** Rows per cursor read of the list: the streamed list's memory bound. */
-const LIST_BATCH = 2000;
-
 const UNIQUE_VIOLATION = "23505";
 const isUniqueViolation = (e: unknown) =>
   (e as { code?: string })?.code === UNIQUE_VIOLATION;
@@ -47,50 +45,41 @@ export function createStore(sql: Sql) {
 
   const insertUser = async (q: Sql | TransactionSql, u: NewUser) => {
     const [row] = await q<User[]>`
-      insert into users (username, username_key, name, email, email_key, role, password_hash)
-      values (${u.username}, ${canonicalKey(u.username)}, ${u.name}, ${u.email},
-        ${canonicalKey(u.email)}, ${u.role}, ${u.passwordHash})
+      insert into users (username, username_key, name, name_key, email, email_key, role, password_hash)
+      values (${u.username}, ${canonicalKey(u.username)},
+        ${u.name}, ${canonicalKey(u.name)},
+        ${u.email}, ${canonicalKey(u.email)}, ${u.role}, ${u.passwordHash})
       returning ${user}`;
     return row;
   };
 
-  const users = {
-    /**
-     * Every user as JSON text, oldest first, in batches read from a cursor,
-     * so the whole list never sits in memory. PostgreSQL serialises each
-     * row of `user` (row_to_json writes what JSON.stringify would).
-     */
-    listJson(batchSize = LIST_BATCH): AsyncIterable<string[]> {
-      // Rows as arrays (`values`), and a plain iterator rather than an async
-      // generator: each measured hundreds of µs cheaper per 1,000 rows.
-      const cursor = sql`
-        select row_to_json(u)::text
-        from users, lateral (select ${user}) u
-        order by users.created_at, users.id`.values().cursor(batchSize);
-      return {
-        [Symbol.asyncIterator]() {
-          const rows = cursor[Symbol.asyncIterator]();
-          return {
-            async next(): Promise<IteratorResult<string[]>> {
-              const batch = await rows.next();
-              if (batch.done) return { done: true, value: undefined };
-              const json = batch.value as unknown as [string][];
-              return { done: false, value: json.map((r) => r[0]) };
-            },
-            async return(): Promise<IteratorResult<string[]>> {
-              await rows.return?.();
-              return { done: true, value: undefined };
-            },
-          };
-        },
-      };
-    },
+  const list = createUserList(sql, user);
 
-    async get(id: number): Promise<User | undefined> {
-      const [row] = await sql<
-        User[]
-      >`select ${user} from users where id = ${id}`;
-      return row;
+  /** The If-Match condition of a write: any version when none is expected. */
+  const versionIn = (versions?: string[]) =>
+    versions === undefined
+      ? sql`true`
+      : sql`version = any(${versions}::int8[])`;
+
+  /** Why a conditional write touched no row: no such user, or another version. */
+  const missing = async (id: number, versions?: string[]) => {
+    if (versions === undefined) return "not_found" as const;
+    const [row] = await sql`select 1 from users where id = ${id}`;
+    return row ? "precondition_failed" as const : "not_found" as const;
+  };
+
+  const users = {
+    ...list,
+
+    /** The user and the row's version, which changes with every update. */
+    async get(
+      id: number,
+    ): Promise<{ user: User; version: string } | undefined> {
+      const [row] = await sql<(User & { version: string })[]>`
+        select ${user}, version::text from users where id = ${id}`;
+      if (!row) return undefined;
+      const { version, ...shown } = row;
+      return { user: shown, version };
     },
 
     async create(u: NewUser): Promise<User | "duplicate"> {
@@ -122,11 +111,17 @@ export function createStore(sql: Sql) {
       }
     },
 
-    /** A password change also ends the user's other sessions, in the same statement. */
+    /**
+     * A password change also ends the user's other sessions, in the same
+     * statement. With `ifVersions` (If-Match), the row is written only when
+     * its version is one of them, checked by the write itself, so of two
+     * writes expecting one version only the first succeeds.
+     */
     async update(
       id: number,
       change: UserChange,
-    ): Promise<Account | "not_found"> {
+      ifVersions?: string[],
+    ): Promise<Account | "not_found" | "precondition_failed"> {
       const role = change.role ?? null;
       const hash = change.passwordHash ?? null;
       const keep = change.keepSession ?? new Uint8Array();
@@ -135,7 +130,7 @@ export function createStore(sql: Sql) {
           update users set
             role = coalesce(${role}::text, role),
             password_hash = coalesce(${hash}::text, password_hash)
-          where id = ${id}
+          where id = ${id} and ${versionIn(ifVersions)}
           returning ${account}
         ), revoked as (
           delete from sessions
@@ -144,13 +139,18 @@ export function createStore(sql: Sql) {
             and token_hash <> ${keep}
         )
         select * from updated`;
-      return row ?? "not_found";
+      return row ?? await missing(id, ifVersions);
     },
 
-    /** Deleting a user ends their sessions (foreign key cascade). */
-    async remove(id: number): Promise<"deleted" | "not_found"> {
-      const rows = await sql`delete from users where id = ${id} returning id`;
-      return rows.length ? "deleted" : "not_found";
+    /** Deleting a user ends their sessions (foreign key cascade). `ifVersions` as for update. */
+    async remove(
+      id: number,
+      ifVersions?: string[],
+    ): Promise<"deleted" | "not_found" | "precondition_failed"> {
+      const rows = await sql`
+        delete from users where id = ${id} and ${versionIn(ifVersions)}
+        returning id`;
+      return rows.length ? "deleted" : await missing(id, ifVersions);
     },
 
     async findForLogin(
@@ -181,11 +181,10 @@ export function createStore(sql: Sql) {
           { id: number; username: string; created: boolean }[]
         >`
         with upserted as (
-          insert into users (username, username_key, name, email, email_key, role, password_hash)
-          values (${u.username}, ${
-          canonicalKey(u.username)
-        }, ${u.name}, ${u.email},
-            ${canonicalKey(u.email)}, 'admin', ${u.passwordHash})
+          insert into users (username, username_key, name, name_key, email, email_key, role, password_hash)
+          values (${u.username}, ${canonicalKey(u.username)},
+            ${u.name}, ${canonicalKey(u.name)},
+            ${u.email}, ${canonicalKey(u.email)}, 'admin', ${u.passwordHash})
           on conflict (username_key) do update
             set role = 'admin', password_hash = excluded.password_hash
           returning id, username, (xmax = 0) as created

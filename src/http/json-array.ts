@@ -1,4 +1,16 @@
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const COMMA = encoder.encode(",");
+
+/**
+ * Some elements of a JSON array, each already serialised as JSON: as strings,
+ * or as UTF-8 bytes of elements already joined by commas (never empty).
+ */
+export type JsonBatch = string[] | Uint8Array;
+
+const bytesOf = (batch: JsonBatch) =>
+  batch instanceof Uint8Array ? batch : encoder.encode(batch.join(","));
+const isEmpty = (batch: JsonBatch) => batch.length === 0;
 
 /**
  * A JSON array body from batches of elements already serialised as JSON.
@@ -6,38 +18,41 @@ const encoder = new TextEncoder();
  * one is streamed, batch by batch, as the client reads. Up to the first byte a
  * failure still becomes the endpoint's own error response; after it, a
  * failure can only cut the body short, which `onError` hears of. A client
- * that goes away closes the source (and its database cursor).
+ * that goes away closes the source.
  */
 export async function jsonArrayBody(
-  batches: AsyncIterable<string[]>,
+  batches: AsyncIterable<JsonBatch>,
   onError: (cause: unknown) => void,
 ): Promise<string | ReadableStream<Uint8Array>> {
   const source = batches[Symbol.asyncIterator]();
-  const head: string[] = [];
+  const head: Uint8Array[] = [];
   for (let i = 0; i < 2; i++) {
     const next = await source.next();
-    if (next.done) return `[${head.join(",")}]`;
-    head.push(...next.value);
+    if (next.done) {
+      return `[${head.map((b) => decoder.decode(b)).join(",")}]`;
+    }
+    if (!isEmpty(next.value)) head.push(bytesOf(next.value));
   }
   let empty = head.length === 0;
-  const encode = (rows: string[], prefix = "") => {
-    if (rows.length === 0) return encoder.encode(prefix);
-    const text = prefix + (empty ? "" : ",") + rows.join(",");
-    empty = false;
-    return encoder.encode(text);
-  };
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(encoder.encode(`[${head.join(",")}`));
+      controller.enqueue(concat([encoder.encode("["), ...joined(head)]));
     },
     async pull(controller) {
       try {
-        const next = await source.next();
-        if (next.done) {
-          controller.enqueue(encoder.encode("]"));
-          controller.close();
-        } else {
-          controller.enqueue(encode(next.value));
+        // Until something is written: a pull that enqueues nothing is not called again.
+        while (true) {
+          const next = await source.next();
+          if (next.done) {
+            controller.enqueue(encoder.encode("]"));
+            controller.close();
+            return;
+          }
+          if (isEmpty(next.value)) continue;
+          if (!empty) controller.enqueue(COMMA);
+          controller.enqueue(bytesOf(next.value));
+          empty = false;
+          return;
         }
       } catch (cause) {
         onError(cause);
@@ -48,4 +63,17 @@ export async function jsonArrayBody(
       await source.return?.();
     },
   }, { highWaterMark: 0 });
+}
+
+const joined = (parts: Uint8Array[]) =>
+  parts.flatMap((p, i) => i === 0 ? [p] : [COMMA, p]);
+
+function concat(parts: Uint8Array[]) {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }

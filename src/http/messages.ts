@@ -24,6 +24,14 @@ export const MSG = {
   duplicateUser: "Username or email already exists",
   userNotFound: "User not found",
   cannotDeleteSelf: "You cannot delete your own account",
+  preconditionFailed: "Precondition failed",
+
+  invalidLimit: "Invalid query parameter: limit",
+  invalidAfter: "Invalid query parameter: after",
+  invalidRoleParam: "Invalid query parameter: role",
+  invalidQ: "Invalid query parameter: q",
+  invalidUsernameParam: "Invalid query parameter: username",
+  invalidEmailParam: "Invalid query parameter: email",
 
   createFailed: "Failed to create user",
   updateFailed: "Update failed",
@@ -62,4 +70,11 @@ export const VALIDATION_PRECEDENCE: readonly Message[] = [
   MSG.emailInvalid,
   MSG.passwordTooLong,
   MSG.invalidBody,
+  // The list's query parameters, in the order the route declares them.
+  MSG.invalidLimit,
+  MSG.invalidAfter,
+  MSG.invalidRoleParam,
+  MSG.invalidQ,
+  MSG.invalidUsernameParam,
+  MSG.invalidEmailParam,
 ];

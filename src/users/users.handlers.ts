@@ -1,12 +1,21 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { TypedResponse } from "hono";
+import type { Context, TypedResponse } from "hono";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Store } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
 import { beforeWrite } from "../http/endpoint.ts";
+import { ifMatchTags, noneMatch } from "../http/conditional.ts";
 import { ApiError } from "../http/errors.ts";
 import { jsonArrayBody } from "../http/json-array.ts";
 import { MSG } from "../http/messages.ts";
+import {
+  encodeCursor,
+  type ListPosition,
+  type ListQuery,
+  listTag,
+  userTag,
+  versionsOf,
+} from "./listing.ts";
 import type { User } from "./user.ts";
 import type * as routes from "./users.routes.ts";
 
@@ -20,27 +29,54 @@ export interface UserDeps {
  * reads as the rest of the contract's list of checks, in order.
  */
 export function createUserHandlers({ store, passwords }: UserDeps) {
-  /** Streamed when long, so memory stays flat however many users there are. */
+  /**
+   * The list's tag comes from the version row before any user is read, so
+   * an unchanged poll costs one small query. Without `limit` the answer is
+   * streamed in batches, so memory stays flat however many users match.
+   */
   const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
-    const body = await jsonArrayBody(
-      store.users.listJson(),
-      (cause) =>
-        c.get("log").error("list stream failed after the first byte", {
-          requestId: c.get("requestId"),
-          cause,
-        }),
-    );
-    // The body is the contract's array, only written in pieces.
-    return c.body(body, 200, {
+    const query = c.req.valid("query");
+    const { limit, after, ...filter } = query;
+    const tag = listTag(await store.users.listVersion(), query);
+    if (noneMatch(c.req.header("if-none-match"), tag)) {
+      return notModified(c, tag);
+    }
+    const headers: Record<string, string> = {
       "Content-Type": "application/json",
-    }) as unknown as TypedResponse<User[], 200, "json">;
+      ETag: tag,
+    };
+    let body: string | ReadableStream<Uint8Array>;
+    if (limit === undefined) {
+      body = await jsonArrayBody(
+        store.users.listJson(filter, after),
+        (cause) =>
+          c.get("log").error("list stream failed after the first byte", {
+            requestId: c.get("requestId"),
+            cause,
+          }),
+      );
+    } else {
+      const page = await store.users.listPage(filter, after, limit);
+      body = `[${page.rows.join(",")}]`;
+      if (page.next) headers.Link = nextLink(query, page.next);
+    }
+    // The body is the contract's array, only written in pieces.
+    return c.body(body, 200, headers) as unknown as TypedResponse<
+      User[],
+      200,
+      "json"
+    >;
   };
 
   const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
     const { id } = c.req.valid("param");
-    const user = id === null ? undefined : await store.users.get(id);
-    if (!user) throw new ApiError(404, MSG.userNotFound);
-    return c.json(user, 200);
+    const found = id === null ? undefined : await store.users.get(id);
+    if (!found) throw new ApiError(404, MSG.userNotFound);
+    const tag = userTag(found.user.id, found.version);
+    if (noneMatch(c.req.header("if-none-match"), tag)) {
+      return notModified(c, tag);
+    }
+    return c.json(found.user, 200, { ETag: tag });
   };
 
   const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
@@ -62,8 +98,11 @@ export function createUserHandlers({ store, passwords }: UserDeps) {
       role: role || undefined,
       passwordHash,
       keepSession: c.get("sessionHash"),
-    });
+    }, expectedVersions(c, id));
     if (updated === "not_found") throw new ApiError(404, MSG.userNotFound);
+    if (updated === "precondition_failed") {
+      throw new ApiError(412, MSG.preconditionFailed);
+    }
     return c.json(updated, 200);
   };
 
@@ -73,10 +112,41 @@ export function createUserHandlers({ store, passwords }: UserDeps) {
       throw new ApiError(400, MSG.cannotDeleteSelf);
     }
     if (id !== null) beforeWrite(c);
-    const outcome = id === null ? "not_found" : await store.users.remove(id);
+    const outcome = id === null
+      ? "not_found"
+      : await store.users.remove(id, expectedVersions(c, id));
     if (outcome === "not_found") throw new ApiError(404, MSG.userNotFound);
+    if (outcome === "precondition_failed") {
+      throw new ApiError(412, MSG.preconditionFailed);
+    }
     return c.json({ ok: true as const }, 200);
   };
 
   return { list, get, create, update, remove };
+}
+
+/** 304: no body, the current tag repeated. */
+// deno-lint-ignore no-explicit-any
+const notModified = (c: Context<AppEnv>, tag: string): any =>
+  c.body(null, 304, { ETag: tag });
+
+/**
+ * The versions of the user that If-Match allows, checked by the write
+ * itself; undefined when the header is absent or `*` (then only the user's
+ * existence counts, which 404 already answers).
+ */
+function expectedVersions(c: Context<AppEnv>, id: number) {
+  const tags = ifMatchTags(c.req.header("if-match"));
+  return tags && versionsOf(id, tags);
+}
+
+/** `Link: </api/users?...&after=CURSOR>; rel="next"`, the same query continued. */
+function nextLink(query: ListQuery, next: ListPosition) {
+  const params = new URLSearchParams();
+  for (const name of ["limit", "role", "q", "username", "email"] as const) {
+    const value = query[name];
+    if (value !== undefined) params.set(name, String(value));
+  }
+  params.set("after", encodeCursor(next));
+  return `</api/users?${params}>; rel="next"`;
 }

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { MSG } from "../http/messages.ts";
+import { type Message, MSG } from "../http/messages.ts";
 import {
   adminErrors,
   bodyTooLarge,
@@ -7,6 +7,7 @@ import {
   errors,
   json,
 } from "../http/openapi.ts";
+import { decodeCursor } from "./listing.ts";
 import { parseUserId, ROLES, USER_ID_MAX } from "./user.ts";
 
 const codePoints = (s: string) => [...s].length;
@@ -119,17 +120,136 @@ export const UpdateUserSchema = z.object({
 
 const tags = ["users"];
 
+/** A text query parameter: 1..max characters, no NUL (no stored text holds one). */
+const textParam = (message: Message, max: number) =>
+  z.string({ error: message }).refine(
+    (s) => codePoints(s) >= 1 && codePoints(s) <= max && !s.includes("\u0000"),
+    message,
+  );
+
+/**
+ * The list's optional parameters. A bad value answers 400 `Invalid query
+ * parameter: <name>` (after 401/403); unknown parameters are ignored; a
+ * repeated one is a bad value.
+ */
+// No `example`s on these: Swagger UI's "Try it out" would fill them in,
+// so a plain "list users" there would send a search.
+export const ListQuerySchema = z.object({
+  limit: z.string({ error: MSG.invalidLimit })
+    .regex(/^[0-9]{1,4}$/, MSG.invalidLimit)
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 1000, MSG.invalidLimit)
+    .optional()
+    .openapi({
+      type: "integer",
+      minimum: 1,
+      maximum: 1000,
+      description:
+        'At most this many users, in list order. When more match, the answer\'s `Link` header names the next page (`rel="next"`). Without it every match is returned.',
+    }),
+  after: z.string({ error: MSG.invalidAfter })
+    .transform((cursor, ctx) => {
+      const position = decodeCursor(cursor);
+      if (!position) {
+        ctx.addIssue({ code: "custom", message: MSG.invalidAfter });
+        return z.NEVER;
+      }
+      return position;
+    })
+    .optional()
+    .openapi({
+      type: "string",
+      description:
+        "The opaque cursor of a `next` link: continue after that user. Only ever take it from a link.",
+    }),
+  role: z.enum(ROLES, { error: MSG.invalidRoleParam }).optional()
+    .openapi({ description: "Only users with this role." }),
+  q: textParam(MSG.invalidQ, 100).optional().openapi({
+    description:
+      "1..100 characters: users whose username, name or e-mail contains it, compared in the canonical form (Unicode NFKC, lower case), so case does not matter.",
+  }),
+  username: textParam(MSG.invalidUsernameParam, 254).optional().openapi({
+    description:
+      "Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`): an array of zero or one user.",
+  }),
+  email: textParam(MSG.invalidEmailParam, 254).optional().openapi({
+    description:
+      "Exact lookup under the canonical key that makes e-mails unique: an array of zero or one user.",
+  }),
+});
+
+const ETAG_HEADER = {
+  ETag: {
+    description:
+      "Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed.",
+    schema: { type: "string" as const },
+  },
+};
+
+const IfNoneMatch = z.object({
+  "if-none-match": z.string().optional().openapi({
+    description:
+      "An `ETag` from an earlier answer: 304 without a body while it is still current.",
+  }),
+});
+
+const IfMatch = z.object({
+  "if-match": z.string().optional().openapi({
+    description:
+      "The user's `ETag` (from `GET /api/users/{id}`), or `*`: the write happens only if the user is still at that version, else 412 `Precondition failed`.",
+  }),
+});
+
+const notModified = {
+  304: {
+    description:
+      "Not modified: `If-None-Match` holds the current tag. No body; the `ETag` is repeated.",
+    headers: ETAG_HEADER,
+  },
+};
+
+const preconditionFailed = {
+  412: errors(
+    "`If-Match` names another version of the user: it changed since it was read",
+    MSG.preconditionFailed,
+  ),
+};
+
 export const list = createRoute({
   operationId: "listUsers",
   method: "get",
   path: "/api/users",
   tags,
-  summary: "List all users",
+  summary: "List users",
   description:
-    "Every user, oldest first (ties by id), in one response without paging.",
+    "Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). " +
+    "Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. " +
+    "A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see the README. " +
+    "Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.",
   security: cookieAuth,
+  request: { query: ListQuerySchema, headers: IfNoneMatch },
   responses: {
-    200: json(z.array(UserSchema), "All users, oldest first"),
+    200: {
+      ...json(z.array(UserSchema), "The users asked for, oldest first"),
+      headers: {
+        ...ETAG_HEADER,
+        Link: {
+          description:
+            '`</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued.',
+          schema: { type: "string" as const },
+        },
+      },
+    },
+    ...notModified,
+    400: errors(
+      "A query parameter has a bad value",
+      MSG.invalidLimit,
+      MSG.invalidAfter,
+      MSG.invalidRoleParam,
+      MSG.invalidQ,
+      MSG.invalidUsernameParam,
+      MSG.invalidEmailParam,
+    ),
     ...adminErrors,
     500: errors("Unexpected failure", MSG.listFailed),
   },
@@ -142,11 +262,12 @@ export const get = createRoute({
   tags,
   summary: "Get one user",
   description:
-    "The user with this id. An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one.",
+    "The user with this id. An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user; send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.",
   security: cookieAuth,
-  request: { params: IdParam },
+  request: { params: IdParam, headers: IfNoneMatch },
   responses: {
-    200: json(UserSchema, "The user"),
+    200: { ...json(UserSchema, "The user"), headers: ETAG_HEADER },
+    ...notModified,
     ...adminErrors,
     404: errors(
       "No user has this id (also for ids that cannot exist)",
@@ -212,10 +333,11 @@ export const update = createRoute({
   tags,
   summary: "Change a user's role and/or reset the password",
   description:
-    "Role is checked before password; then the id. A password reset ends all of that user's sessions except the caller's own.",
+    "Role is checked before password; then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own.",
   security: cookieAuth,
   request: {
     params: IdParam,
+    headers: IfMatch,
     body: {
       required: true,
       content: { "application/json": { schema: UpdateUserSchema } },
@@ -232,6 +354,7 @@ export const update = createRoute({
     ),
     ...adminErrors,
     404: errors("No user has this id", MSG.userNotFound),
+    ...preconditionFailed,
     ...bodyTooLarge,
     500: errors("Unexpected failure", MSG.updateFailed),
   },
@@ -244,14 +367,15 @@ export const remove = createRoute({
   tags,
   summary: "Delete a user",
   description:
-    "An admin cannot delete their own account; this is decided before any lookup. Ends the user's sessions.",
+    "An admin cannot delete their own account; this is decided before any lookup. Then the id; then `If-Match`, if sent, in the delete itself. Ends the user's sessions.",
   security: cookieAuth,
-  request: { params: IdParam },
+  request: { params: IdParam, headers: IfMatch },
   responses: {
     200: json(OkSchema, "Deleted"),
     400: errors("The id is the caller's own", MSG.cannotDeleteSelf),
     ...adminErrors,
     404: errors("No user has this id", MSG.userNotFound),
+    ...preconditionFailed,
     500: errors("Unexpected failure", MSG.deleteFailed),
   },
 });

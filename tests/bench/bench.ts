@@ -4,7 +4,8 @@
  * Prints per scenario requests/s, p50/p99 latency, peak RSS and the ratio
  * service/floor, and writes tests/bench/RESULTS.md.
  *
- *   deno task bench [--users 1000] [--stream-users 100000] [--duration 5]
+ *   deno task bench [--users 1000] [--stream-users 100000]
+ *                   [--million-users 1000000] [--duration 5]
  *                   [--connections 10] [--out tests/bench/RESULTS.md]
  *
  * PostgreSQL: BENCH_DATABASE_URL, else DATABASE_URL, else
@@ -37,6 +38,7 @@ const outIndex = Deno.args.indexOf("--out");
 const opts = {
   users: option("users", 1000),
   streamUsers: option("stream-users", 100_000),
+  millionUsers: option("million-users", 1_000_000),
   duration: option("duration", 5),
   connections: option("connections", 10),
   out: outIndex >= 0
@@ -124,15 +126,33 @@ async function login(baseUrl: string): Promise<string> {
   return /sid=([^;]+)/.exec(res.headers.get("set-cookie") ?? "")![1];
 }
 
+/** The list's current ETag, and proof that it answers 304. */
+async function listTag(target: Proc, sid: string): Promise<string> {
+  const headers = { cookie: `sid=${sid}` };
+  const res = await fetch(`${target.baseUrl}/api/users`, { headers });
+  await res.body?.cancel();
+  const tag = res.headers.get("etag");
+  if (!tag) throw new Error("GET /api/users answered no ETag");
+  const again = await fetch(`${target.baseUrl}/api/users`, {
+    headers: { ...headers, "if-none-match": tag },
+  });
+  await again.body?.cancel();
+  if (again.status !== 304) throw new Error(`If-None-Match: ${again.status}`);
+  return tag;
+}
+
 /** Adds users until there are `total`, in one statement, sharing one bcrypt hash. */
 async function seed(sql: Sql, total: number) {
   const started = performance.now();
   const [{ n }] = await sql<{ n: number }[]>`
     select count(*)::int as n from users`;
   const passwordHash = await hash("seeded-password", 10);
+  // Plain ASCII: lower case is the canonical key the service would compute.
   await sql`
-    insert into users (username, name, email, role, password_hash)
-    select 'user' || g, 'Seeded User ' || g, 'user' || g || '@example.com',
+    insert into users (username, username_key, name, name_key, email, email_key,
+      role, password_hash)
+    select 'user' || g, 'user' || g, 'Seeded User ' || g, 'seeded user ' || g,
+      'user' || g || '@example.com', 'user' || g || '@example.com',
       'viewer', ${passwordHash}
     from generate_series(${n + 1}::int, ${total}::int) g`;
   await sql`analyze users`;
@@ -172,6 +192,8 @@ interface Load {
   method?: string;
   body?: string;
   create?: string;
+  /** Extra request headers, `Name: value`. */
+  headers?: string[];
   connections?: number;
   duration?: number;
 }
@@ -200,6 +222,7 @@ async function wrk(
     new URL("wrk.lua", HERE).pathname,
     "-H",
     `Cookie: sid=${sid}`,
+    ...(load.headers ?? []).flatMap((h) => ["-H", h]),
     target.baseUrl + load.path,
   ], env);
   const line = result.stdout.split("\n").find((l) => l.startsWith("BENCH "));
@@ -219,6 +242,10 @@ async function wrk(
 // ---------------------------------------------------------------- streaming
 
 interface Stream {
+  /** Users in the body (its `{"id":` openings). */
+  count: number;
+  /** Whether the body is a whole array (ends with `]`). */
+  complete: boolean;
   firstByteMs: number;
   totalMs: number;
   bytes: number;
@@ -238,15 +265,28 @@ async function streamOnce(target: Proc, sid: string): Promise<Stream> {
   const reader = res.body!.getReader();
   let bytes = 0;
   let firstByteMs = 0;
+  let count = 0;
+  let last = 0;
+  const decoder = new TextDecoder();
+  let carry = "";
   while (true) {
     const { value, done } = await reader.read();
     if (done) break;
     if (bytes === 0) firstByteMs = performance.now() - started;
     bytes += value.length;
+    last = value[value.length - 1];
+    const text = carry + decoder.decode(value, { stream: true });
+    for (let at = text.indexOf('{"id":'); at >= 0;) {
+      count++;
+      at = text.indexOf('{"id":', at + 6);
+    }
+    carry = text.slice(-5);
   }
   const totalMs = performance.now() - started;
   const { hwm } = await memory(target.pid);
   return {
+    count,
+    complete: last === 0x5d, // "]"
     firstByteMs,
     totalMs,
     bytes,
@@ -379,6 +419,15 @@ async function main() {
     await measure(`GET /api/users (${fmt(opts.users)} users)`, {
       path: "/api/users",
     }, true);
+    // A poller whose copy is current: If-None-Match with the list's ETag.
+    const tag = await listTag(service, sid);
+    await measure(
+      `GET /api/users (${
+        fmt(opts.users)
+      } users) unchanged, If-None-Match -> 304`,
+      { path: "/api/users", headers: [`If-None-Match: ${tag}`] },
+      false,
+    );
     await measure("GET /api/auth/me", { path: "/api/auth/me" }, true);
     await measure(
       "GET /api/users/:id",
@@ -425,6 +474,7 @@ async function main() {
 
     // Streaming: the whole list at streamUsers, one request at a time.
     let streamRows: string[] = [];
+    let millionRows: string[] = [];
     let streamed: Stream | undefined;
     if (opts.streamUsers > 0) {
       const more = await seed(sql, opts.streamUsers);
@@ -454,6 +504,44 @@ async function main() {
         path: "/api/users",
         connections: 2,
       }, true);
+    }
+
+    // A million users: the service alone (the floor would hold the whole
+    // ~140 MiB body in memory), streamed once, then the indexed lookups.
+    let million: Stream | undefined;
+    if (opts.millionUsers > 0) {
+      const more = await seed(sql, opts.millionUsers);
+      console.log(
+        `seeded up to ${fmt(opts.millionUsers)} users (+${more.added} in ${
+          fmt(more.ms)
+        } ms)`,
+      );
+      const m = million = await streamOnce(service, sid);
+      const line = `| service | ${fmt(m.count)} | ${
+        fmt(m.bytes / 1024 / 1024, 1)
+      } | ${fmt(m.firstByteMs)} | ${fmt(m.totalMs)} | ${fmt(m.idleMiB)} | ${
+        fmt(m.peakMiB)
+      } | ${fmt(m.peakMiB - m.idleMiB)} |`;
+      millionRows = [
+        "| server | users | body MiB | first byte ms | whole body ms | idle RSS MiB | peak RSS MiB | growth MiB |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
+        line,
+      ];
+      console.log(millionRows.join("\n"));
+      const [{ id: middle }] = await sql<{ id: number }[]>`
+        select id from users order by id
+        offset ${Math.floor(opts.millionUsers / 2)} limit 1`;
+      await measure(
+        `GET /api/users?username= (${fmt(opts.millionUsers)} users)`,
+        { path: `/api/users?username=USER${middle}` },
+        false,
+      );
+      // Contained in 11 usernames (user77777, user777770..user777779).
+      await measure(
+        `GET /api/users?q= (${fmt(opts.millionUsers)} users)`,
+        { path: "/api/users?q=r77777" },
+        false,
+      );
     }
 
     // The embedded default: a first start (initdb) and a second.
@@ -524,6 +612,50 @@ async function main() {
         growth < 64,
       ]);
     }
+    const poll = row(`GET /api/users (${fmt(opts.users)} users) unchanged`);
+    const pollRatio = poll.service.rps / listRow.floor!.rps;
+    targets.push([
+      `unchanged poll of ${
+        fmt(opts.users)
+      } users (304): ≥ 2 × the floor's full list req/s`,
+      `${pollRatio.toFixed(2)} × (${fmt(poll.service.rps)} vs ${
+        fmt(listRow.floor!.rps)
+      })`,
+      pollRatio >= 2,
+    ]);
+    if (million) {
+      const growth = million.peakMiB - million.idleMiB;
+      targets.push([
+        `GET /api/users at ${
+          fmt(opts.millionUsers)
+        } users: every user, the body a whole array`,
+        `${fmt(million.count)} users, ${million.complete ? "complete" : "cut"}`,
+        million.count === opts.millionUsers && million.complete,
+      ]);
+      targets.push([
+        `GET /api/users at ${
+          fmt(opts.millionUsers)
+        } users: peak RSS ≤ idle + 32 MiB`,
+        `+${fmt(growth)} MiB`,
+        growth <= 32,
+      ]);
+      if (streamed) {
+        const small = streamed.peakMiB - streamed.idleMiB;
+        targets.push([
+          `GET /api/users: RSS growth at ${
+            fmt(opts.millionUsers)
+          } users within 8 MiB of that at ${fmt(opts.streamUsers)}`,
+          `+${fmt(growth)} vs +${fmt(small)} MiB`,
+          growth - small <= 8,
+        ]);
+      }
+      const lookup = row("GET /api/users?username=");
+      targets.push([
+        `${lookup.scenario}: p99 < 50 ms`,
+        `${fmt(lookup.service.p99Ms, 1)} ms`,
+        lookup.service.p99Ms < 50,
+      ]);
+    }
     targets.push([
       "start against a migrated PostgreSQL < 1 s",
       `${fmt(service.readyMs)} ms`,
@@ -568,6 +700,16 @@ async function main() {
           `## GET /api/users with ${fmt(opts.streamUsers)} users, one request`,
           "",
           ...streamRows,
+          "",
+        ]
+        : []),
+      ...(millionRows.length
+        ? [
+          `## GET /api/users with ${
+            fmt(opts.millionUsers)
+          } users, one request (the service alone)`,
+          "",
+          ...millionRows,
           "",
         ]
         : []),

@@ -3,6 +3,8 @@
  * postgres.js answering `GET /api/users` and `GET /api/auth/me` with the
  * service's SQL, the same session check (cookie -> SHA-256 -> one query
  * joining the unexpired session to its user) and byte-identical JSON bodies.
+ * The list carries the same ETag from the same version row (one more
+ * query) and answers If-None-Match with 304, as the service does.
  * No framework, no validation, no logging, no extra headers: the fastest
  * honest way to do the same job, so the gap to the service is its overhead.
  *
@@ -103,7 +105,15 @@ const server = Deno.serve({
       const who = await caller(req);
       if (!who) return fail(401, "Unauthorised");
       if (who.role !== "admin") return fail(403, "Forbidden");
-      return answer(await listBody());
+      const [{ version }] = await sql<{ version: string }[]>`
+        select version::text from users_version`;
+      const etag = `"l${version}"`;
+      if (req.headers.get("if-none-match") === etag) {
+        return new Response(null, { status: 304, headers: { etag } });
+      }
+      return new Response(await listBody(), {
+        headers: { ...JSON_TYPE, etag },
+      });
     }
   } catch (e) {
     console.error(e);

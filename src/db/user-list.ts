@@ -1,0 +1,196 @@
+import type { PendingQuery, Row, Sql } from "postgres";
+import { canonicalKey } from "../users/canonical.ts";
+import type { ListPosition } from "../users/listing.ts";
+import type { Role } from "../users/user.ts";
+
+/** Which users a list holds; every field given must hold (AND). */
+export interface UserFilter {
+  role?: Role;
+  /** Contained in the canonical form of username, name or e-mail. */
+  q?: string;
+  /** Exact, under the canonical key. */
+  username?: string;
+  /** Exact, under the canonical key. */
+  email?: string;
+}
+
+export interface ListPage {
+  /** Users as JSON text, in list order. */
+  rows: string[];
+  /** Where the next page starts, when more users match. */
+  next?: ListPosition;
+}
+
+const decoder = new TextDecoder();
+
+/** Rows per statement of the streamed list: its memory bound. */
+export const LIST_BATCH = 2000;
+
+/**
+ * The list's SQL. Every read is one short statement on a pooled connection
+ * that returns to the pool when it ends: keyset batches by (created_at, id),
+ * never a cursor or transaction held while a client reads. So a slow or
+ * stalled client holds no connection, and no statement outlives the
+ * statement timeout however long the list.
+ *
+ * What a reader of a list in several statements (a streamed list, a page
+ * walk) sees while others write: each user at most once, in order; every
+ * user that existed from the first statement to the last and matched the
+ * filter throughout; each user as it was when its own batch was read; users
+ * created meanwhile only if their creation sorts after the reader's place
+ * (so usually yes, as creation times grow), users deleted meanwhile only if
+ * their batch was read before the deletion.
+ *
+ * `user` is the store's one mapping from a users row to what the service
+ * shows, which PostgreSQL serialises as JSON (row_to_json writes what
+ * JSON.stringify would).
+ */
+export function createUserList(sql: Sql, user: PendingQuery<Row[]>) {
+  const where = (filter: UserFilter, after?: ListPosition) => {
+    const conditions = [];
+    if (filter.role) conditions.push(sql`users.role = ${filter.role}`);
+    if (filter.username !== undefined) {
+      conditions.push(
+        sql`users.username_key = ${canonicalKey(filter.username)}`,
+      );
+    }
+    if (filter.email !== undefined) {
+      conditions.push(sql`users.email_key = ${canonicalKey(filter.email)}`);
+    }
+    if (filter.q !== undefined) {
+      // Answered by the trigram index users_search (migration 004).
+      const pattern = `%${canonicalKey(filter.q).replace(/[\\%_]/g, "\\$&")}%`;
+      conditions.push(sql`(users.username_key like ${pattern}
+        or users.name_key like ${pattern} or users.email_key like ${pattern})`);
+    }
+    if (after) {
+      // Exact: microseconds times an interval of one stay integral in a double.
+      conditions.push(sql`(users.created_at, users.id) >
+        (timestamptz 'epoch' + ${after.at}::int8 * interval '1 microsecond', ${after.id}::int)`);
+    }
+    if (conditions.length === 0) return sql``;
+    return sql`where ${
+      conditions.reduce((all, c, i) => i === 0 ? c : sql`${all} and ${c}`)
+    }`;
+  };
+
+  /** Up to `n` matching users after `after`, each with its position. */
+  const batch = async (
+    filter: UserFilter,
+    after: ListPosition | undefined,
+    n: number,
+  ) => {
+    // Rows as arrays (`values`): measured cheaper than objects per row.
+    const rows = await sql<[string, string, number][]>`
+      select row_to_json(u)::text,
+        (extract(epoch from users.created_at) * 1000000)::int8::text,
+        users.id
+      from users, lateral (select ${user}) u
+      ${where(filter, after)}
+      order by users.created_at, users.id
+      limit ${n}`.values() as unknown as [string, string, number][];
+    return rows;
+  };
+
+  /**
+   * Up to `n` matching users after `after` as one piece of UTF-8 JSON
+   * (elements joined by commas, as PostgreSQL wrote them), the count and
+   * the last one's position. Raw bytes: no string per user is made here,
+   * which keeps the garbage of a long list, and so the heap, small.
+   */
+  const jsonBatch = async (
+    filter: UserFilter,
+    after: ListPosition | undefined,
+    n: number,
+  ) => {
+    const [row] = await sql`
+      with b as (
+        select row_to_json(u)::text as j,
+          (extract(epoch from users.created_at) * 1000000)::int8 as at,
+          users.id
+        from users, lateral (select ${user}) u
+        ${where(filter, after)}
+        order by users.created_at, users.id
+        limit ${n})
+      select string_agg(j, ',' order by at, id), count(*)::int,
+        (select at::text || '.' || id from b order by at desc, id desc limit 1)
+      from b`.raw() as unknown as [
+      Uint8Array | null,
+      Uint8Array,
+      Uint8Array | null,
+    ][];
+    const count = Number(decoder.decode(row[1]));
+    const last = row[2] && decoder.decode(row[2]).split(".");
+    return {
+      json: row[0],
+      count,
+      last: last ? { at: last[0], id: Number(last[1]) } : undefined,
+    };
+  };
+
+  const positionOf = (row: [string, string, number]): ListPosition => ({
+    at: row[1],
+    id: row[2],
+  });
+
+  return {
+    /**
+     * The list's version: it changes with every statement that writes
+     * users, in that statement's transaction, on any instance (migration
+     * 004). Read before the list, so a tag never names a state older than
+     * the body it goes with.
+     */
+    async listVersion(): Promise<string> {
+      const [{ version }] = await sql<{ version: string }[]>`
+        select version::text from users_version`;
+      return version;
+    },
+
+    /**
+     * Every matching user after `after` as JSON (UTF-8, elements joined by
+     * commas), in batches of one statement each, so the whole list never sits in memory and nothing
+     * is held between batches.
+     */
+    listJson(
+      filter: UserFilter = {},
+      after?: ListPosition,
+      batchSize = LIST_BATCH,
+    ): AsyncIterable<Uint8Array> {
+      let position = after;
+      let done = false;
+      // A plain iterator rather than an async generator: measured cheaper.
+      return {
+        [Symbol.asyncIterator]: () => ({
+          async next(): Promise<IteratorResult<Uint8Array>> {
+            if (done) return { done: true, value: undefined };
+            const b = await jsonBatch(filter, position, batchSize);
+            // A short batch is the last: no statement to learn that nothing follows.
+            if (b.count < batchSize) done = true;
+            if (!b.json || !b.last) return { done: true, value: undefined };
+            position = b.last;
+            return { done: false, value: b.json };
+          },
+          return(): Promise<IteratorResult<Uint8Array>> {
+            done = true;
+            return Promise.resolve({ done: true, value: undefined });
+          },
+        }),
+      };
+    },
+
+    /** At most `limit` matching users after `after`, in one statement. */
+    async listPage(
+      filter: UserFilter,
+      after: ListPosition | undefined,
+      limit: number,
+    ): Promise<ListPage> {
+      const rows = await batch(filter, after, limit + 1);
+      if (rows.length <= limit) return { rows: rows.map((r) => r[0]) };
+      const page = rows.slice(0, limit);
+      return {
+        rows: page.map((r) => r[0]),
+        next: positionOf(page[limit - 1]),
+      };
+    },
+  };
+}

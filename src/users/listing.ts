@@ -1,0 +1,85 @@
+/**
+ * A place in the list's order: a user's creation time in microseconds since
+ * the epoch (the column's full precision, which the JSON's milliseconds lack)
+ * and id. A list "after" it holds the users that sort after that user.
+ */
+export interface ListPosition {
+  at: string;
+  id: number;
+}
+
+/**
+ * The users' entity tags. Versions come from the database (migration 004):
+ * a row's changes with every update of that user, the list's with every
+ * write of any user. Both are microseconds of the clock kept increasing, so
+ * a tag never comes back, even from a database made again from nothing.
+ */
+export const userTag = (id: number, version: string) => `"u${id}.${version}"`;
+
+/** The versions of this user that an If-Match's strong tags name. */
+export function versionsOf(id: number, tags: string[]): string[] {
+  const prefix = `"u${id}.`;
+  return tags.flatMap((t) => {
+    if (!t.startsWith(prefix)) return [];
+    const version = t.slice(prefix.length, -1);
+    return /^[0-9]{1,19}$/.test(version) ? [version] : [];
+  });
+}
+
+export interface ListQuery {
+  limit?: number;
+  after?: ListPosition;
+  role?: string;
+  q?: string;
+  username?: string;
+  email?: string;
+}
+
+/**
+ * The tag of one list answer: the list's version and, for a filtered or
+ * paged answer, a digest of what was asked, so a tag from one query never
+ * validates another's answer.
+ */
+export function listTag(version: string, query: ListQuery): string {
+  const asked = [
+    query.limit,
+    query.after?.at,
+    query.after?.id,
+    query.role,
+    query.q,
+    query.username,
+    query.email,
+  ];
+  if (asked.every((v) => v === undefined)) return `"l${version}"`;
+  return `"l${version}.${fnv1a(JSON.stringify(asked))}"`;
+}
+
+/** 32-bit FNV-1a as hex: a cheap, stable digest (not a secret). */
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(16).padStart(8, "0");
+}
+
+/** The `after` cursor: opaque to clients, a list position to the service. */
+export function encodeCursor(p: ListPosition): string {
+  return btoa(`${p.at}.${p.id}`).replaceAll("+", "-").replaceAll("/", "_")
+    .replaceAll("=", "");
+}
+
+export function decodeCursor(cursor: string): ListPosition | undefined {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(cursor)) return undefined;
+  let text: string;
+  try {
+    text = atob(cursor.replaceAll("-", "+").replaceAll("_", "/"));
+  } catch {
+    return undefined;
+  }
+  const m = /^(-?[0-9]{1,18})\.([0-9]{1,10})$/.exec(text);
+  if (!m) return undefined;
+  const id = Number(m[2]);
+  return id <= 2_147_483_647 ? { at: m[1], id } : undefined;
+}
