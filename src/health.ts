@@ -26,6 +26,7 @@ export const live = createRoute({
   method: "get",
   path: "/health/live",
   tags: ["service"],
+  security: [],
   summary: "Whether the process answers (liveness)",
   description:
     "No authentication, no database: 200 as long as the process serves HTTP. " +
@@ -41,6 +42,7 @@ export const ready = createRoute({
   method: "get",
   path: "/health/ready",
   tags: ["service"],
+  security: [],
   summary: "Whether the service can serve requests (readiness)",
   description:
     "No authentication. 200 when the database answers, 503 when it does not (as `GET /health`). " +
