@@ -1,6 +1,6 @@
 import { createApp } from "./src/app.ts";
 import { createPasswordHasher } from "./src/auth/passwords.ts";
-import { ensureFirstAdmin } from "./src/bootstrap.ts";
+import { ensureFirstAdmin, firstAdminFromEnv } from "./src/bootstrap.ts";
 import { ConfigError, loadConfig } from "./src/config.ts";
 import { openDatabase } from "./src/db/database.ts";
 import { createStore } from "./src/db/store.ts";
@@ -10,6 +10,8 @@ import { createLogger } from "./src/log.ts";
 let config;
 try {
   config = loadConfig();
+  // The first admin's variables too, before anything is opened.
+  firstAdminFromEnv(config);
 } catch (e) {
   if (!(e instanceof ConfigError)) throw e;
   console.error(e.message);

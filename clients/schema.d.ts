@@ -72,7 +72,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user
-         * @description Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the limits of username, name, email and password length; then uniqueness.
+         * @description Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's and email's limits; the password's length, then NUL in it; then uniqueness. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          */
         post: operations["createUser"];
         delete?: never;
@@ -94,14 +94,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a user
-         * @description An admin cannot delete their own account; this is decided before any lookup. Ends the user's sessions.
+         * @description An admin cannot delete their own account; this is decided before any lookup. Ends the user's sessions. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          */
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
         /**
          * Change a user's role and/or reset the password
-         * @description Role is checked before password; then the id. A password reset ends all of that user's sessions except the caller's own.
+         * @description Role is checked before password (length, then NUL); then the id. A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -145,7 +145,7 @@ export interface components {
         /** @description All five fields are required. Unknown fields are ignored; `null` counts as missing. */
         CreateUser: {
             /**
-             * @description Unique regardless of case. At most 254 characters, one `@` with text on both sides, no whitespace or control characters. Trimmed.
+             * @description Unique under its canonical form, like the username. At most 254 characters, one `@` with text on both sides, no whitespace, control or invisible characters. Trimmed.
              * @example alice@example.com
              */
             email: string;
@@ -155,7 +155,7 @@ export interface components {
              */
             name: string;
             /**
-             * @description At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit. Never trimmed.
+             * @description At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit; no NUL (U+0000), at which bcrypt would stop reading. Never trimmed.
              * @example correct horse
              */
             password: string;
@@ -165,7 +165,7 @@ export interface components {
              */
             role: "admin" | "viewer";
             /**
-             * @description Unique regardless of case. At most 64 characters, no control characters. Trimmed.
+             * @description Unique under its canonical form (Unicode NFKC, then lower case: `Alice`, `ＡＬＩＣＥ` and `𝐚𝐥𝐢𝐜𝐞` are one name). At most 64 characters, no control characters; no invisible or formatting characters (Unicode Cc, Cf, Zl, Zp, Co, Cn) and no mix of confusable scripts (UTS #39 highly restrictive: Latin with Cyrillic or Greek is refused, Latin with Han, kana or Hangul is fine). Trimmed.
              * @example alice
              */
             username: string;
@@ -189,7 +189,7 @@ export interface components {
         };
         UpdateUser: {
             /**
-             * @description New password; it ends the user's other sessions. At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit. Never trimmed. Absent, `null` or empty leaves it unchanged.
+             * @description New password; it ends the user's other sessions. At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit; no NUL (U+0000), at which bcrypt would stop reading. Never trimmed. Absent, `null` or empty leaves it unchanged.
              * @example a new passphrase
              */
             password?: string | null;
@@ -492,7 +492,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "All fields are required" | "Role must be admin or viewer" | "Password must be at least 8 characters" | "Username must be at most 64 characters without control characters" | "Name must be at most 200 characters" | "Email must be a valid address" | "Password must be at most 72 bytes" | "Invalid request body";
+                        error: "All fields are required" | "Role must be admin or viewer" | "Password must be at least 8 characters" | "Username must be at most 64 characters without control characters" | "Username contains characters that are not allowed" | "Name must be at most 200 characters" | "Email must be a valid address" | "Password must be at most 72 bytes" | "Password must not contain NUL characters" | "Invalid request body";
                     };
                 };
             };
@@ -742,7 +742,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid role" | "Password must be at least 8 characters" | "Password must be at most 72 bytes" | "Invalid request body";
+                        error: "Invalid role" | "Password must be at least 8 characters" | "Password must be at most 72 bytes" | "Password must not contain NUL characters" | "Invalid request body";
                     };
                 };
             };

@@ -73,18 +73,29 @@ export function createSessions(store: Store, config: SessionConfig) {
     requireAdmin,
     sameOrigin,
 
-    /** A new session for the user: a fresh token every time, never one the client sent. */
-    async start(c: Context, userId: number) {
+    /**
+     * A new session for the user, bound to the password version the login
+     * checked: a fresh token every time, never one the client sent. False
+     * (and no cookie) when the password has changed since.
+     */
+    async start(
+      c: Context,
+      userId: number,
+      passwordVersion: number,
+    ): Promise<boolean> {
       const token = newSessionToken();
-      await store.sessions.create(
+      const started = await store.sessions.create(
         await sha256(token),
         userId,
+        passwordVersion,
         config.SESSION_TTL_SECONDS,
       );
+      if (!started) return false;
       setCookie(c, SESSION_COOKIE, token, {
         ...cookieOptions(c),
         maxAge: config.SESSION_TTL_SECONDS,
       });
+      return true;
     },
 
     /** Ends the request's session, if any, and clears the cookie. */

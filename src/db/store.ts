@@ -1,4 +1,4 @@
-import type { Sql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
 import { canonicalKey } from "../users/canonical.ts";
 import type { Account, Role, User } from "../users/user.ts";
 
@@ -20,6 +20,27 @@ export interface UserChange {
   keepSession?: Uint8Array;
 }
 
+/** The caller of a write, re-checked inside the write's transaction. */
+export interface WriteCaller {
+  id: number;
+  /** The SHA-256 of the caller's session token: it must still be valid. */
+  sessionHash: Uint8Array;
+  /** Runs once the rows are locked, right before the write; throwing abandons it. */
+  beforeWrite?: () => void;
+}
+
+/**
+ * The caller lost the right to write since the request was authenticated:
+ * their account or session is gone, or they are no longer an admin.
+ */
+export type CallerRefusal = "caller_gone" | "caller_not_admin";
+
+export type LoginUser = Account & {
+  passwordHash: string;
+  /** Sessions are bound to it; it grows with every password change. */
+  passwordVersion: number;
+};
+
 export interface LoginAttempt {
   blocked: boolean;
   /** Seconds until the window ends, when blocked. */
@@ -29,9 +50,51 @@ export interface LoginAttempt {
 /** Rows per cursor read of the list: the streamed list's memory bound. */
 const LIST_BATCH = 2000;
 
+/** The login_failures row that counts a username's failures from every address. */
+const ALL_CLIENTS = "";
+
 const UNIQUE_VIOLATION = "23505";
 const isUniqueViolation = (e: unknown) =>
   (e as { code?: string })?.code === UNIQUE_VIOLATION;
+
+/**
+ * Locks the caller's row (and the target's, in id order, so two admins
+ * writing each other wait for one another instead of deadlocking), then
+ * re-reads the caller's session and role: a caller deleted, logged out,
+ * reset or demoted by a write that committed meanwhile is refused.
+ */
+async function checkCaller(
+  tx: TransactionSql,
+  caller: WriteCaller,
+  lock: "share" | "update",
+  targetId?: number,
+): Promise<CallerRefusal | undefined> {
+  const ids = [...new Set([caller.id, targetId ?? caller.id])];
+  if (lock === "share") {
+    await tx`select 1 from users where id = ${caller.id} for share`;
+  } else {
+    await tx`
+      select 1 from users where id = any(${ids}::int[]) order by id for update`;
+  }
+  const [row] = await tx<{ role: Role }[]>`
+    select u.role from sessions s join users u on u.id = s.user_id
+    where s.token_hash = ${caller.sessionHash} and u.id = ${caller.id}
+      and s.expires_at > now() and s.password_version = u.password_version`;
+  if (!row) return "caller_gone";
+  if (row.role !== "admin") return "caller_not_admin";
+  caller.beforeWrite?.();
+}
+
+/**
+ * Ends the failed-login windows of a user's name from every address. Their
+ * key is the SHA-256 of the canonical username as UTF-8, as the login
+ * computes it (auth.handlers.ts) from the same canonicalKey.
+ */
+async function clearLoginFailures(tx: TransactionSql, userId: number) {
+  await tx`
+    delete from login_failures where username_hash =
+      (select sha256(convert_to(username_key, 'UTF8')) from users where id = ${userId})`;
+}
 
 /**
  * All SQL of the service. Functions take plain values and return rows or a
@@ -82,7 +145,35 @@ export function createStore(sql: Sql) {
       return row;
     },
 
-    async create(u: NewUser): Promise<User | "duplicate"> {
+    /** Creates the user if `caller` may still write (see `checkCaller`). */
+    async create(
+      u: NewUser,
+      caller: WriteCaller,
+    ): Promise<User | "duplicate" | CallerRefusal> {
+      try {
+        return await sql.begin(async (tx) => {
+          const refusal = await checkCaller(tx, caller, "share");
+          if (refusal) return refusal;
+          const [row] = await tx<User[]>`
+            insert into users (username, username_key, name, email, email_key, role, password_hash)
+            values (${u.username}, ${
+            canonicalKey(u.username)
+          }, ${u.name}, ${u.email},
+              ${canonicalKey(u.email)}, ${u.role}, ${u.passwordHash})
+            returning ${user}`;
+          return row;
+        });
+      } catch (e) {
+        if (isUniqueViolation(e)) return "duplicate";
+        throw e;
+      }
+    },
+
+    /**
+     * The first admin, from the service itself: no caller to check. A
+     * concurrent creation of the same name (another instance) is "duplicate".
+     */
+    async createFirst(u: NewUser): Promise<User | "duplicate"> {
       try {
         const [row] = await sql<User[]>`
           insert into users (username, username_key, name, email, email_key, role, password_hash)
@@ -98,44 +189,65 @@ export function createStore(sql: Sql) {
       }
     },
 
-    /** A password change also ends the user's other sessions, in the same statement. */
+    /**
+     * A password change ends the user's sessions but `keepSession` (which is
+     * bound to the new password instead) and clears the username's failed
+     * logins from every address, all in the write's transaction.
+     */
     async update(
       id: number,
       change: UserChange,
-    ): Promise<Account | "not_found"> {
-      const role = change.role ?? null;
-      const hash = change.passwordHash ?? null;
-      const keep = change.keepSession ?? new Uint8Array();
-      const [row] = await sql<Account[]>`
-        with updated as (
+      caller: WriteCaller,
+    ): Promise<Account | "not_found" | CallerRefusal> {
+      return await sql.begin(async (tx) => {
+        const refusal = await checkCaller(tx, caller, "update", id);
+        if (refusal) return refusal;
+        const role = change.role ?? null;
+        const hash = change.passwordHash ?? null;
+        const [row] = await tx<(Account & { passwordVersion: number })[]>`
           update users set
             role = coalesce(${role}::text, role),
-            password_hash = coalesce(${hash}::text, password_hash)
+            password_hash = coalesce(${hash}::text, password_hash),
+            password_version = password_version +
+              case when ${hash}::text is null then 0 else 1 end
           where id = ${id}
-          returning ${account}
-        ), revoked as (
-          delete from sessions
-          where ${hash}::text is not null
-            and user_id = (select id from updated)
-            and token_hash <> ${keep}
-        )
-        select * from updated`;
-      return row ?? "not_found";
+          returning ${account}, password_version as "passwordVersion"`;
+        if (!row) return "not_found";
+        const { passwordVersion, ...updated } = row;
+        if (hash !== null) {
+          const keep = change.keepSession ?? new Uint8Array();
+          await tx`
+            delete from sessions where user_id = ${id} and token_hash <> ${keep}`;
+          await tx`
+            update sessions set password_version = ${passwordVersion}
+            where user_id = ${id} and token_hash = ${keep}`;
+          await clearLoginFailures(tx, id);
+        }
+        return updated;
+      });
     },
 
     /** Deleting a user ends their sessions (foreign key cascade). */
-    async remove(id: number): Promise<"deleted" | "not_found"> {
-      const rows = await sql`delete from users where id = ${id} returning id`;
-      return rows.length ? "deleted" : "not_found";
+    async remove(
+      id: number,
+      caller: WriteCaller,
+    ): Promise<"deleted" | "not_found" | CallerRefusal> {
+      return await sql.begin(async (tx) => {
+        const refusal = await checkCaller(tx, caller, "update", id);
+        if (refusal) return refusal;
+        const rows = await tx`delete from users where id = ${id} returning id`;
+        return rows.length ? "deleted" : "not_found";
+      });
     },
 
     async findForLogin(
       username: string,
-    ): Promise<(Account & { passwordHash: string }) | undefined> {
+    ): Promise<LoginUser | undefined> {
       // No stored name holds U+0000 (PostgreSQL text cannot), and the query would fail on it.
       if (username.includes("\u0000")) return undefined;
-      const [row] = await sql<(Account & { passwordHash: string })[]>`
-        select ${account}, password_hash as "passwordHash"
+      const [row] = await sql<LoginUser[]>`
+        select ${account}, password_hash as "passwordHash",
+          password_version as "passwordVersion"
         from users where username_key = ${canonicalKey(username)}`;
       return row;
     },
@@ -149,41 +261,58 @@ export function createStore(sql: Sql) {
 
     /**
      * Creates the admin, or makes the existing user of that name an admin
-     * with this password, ending their sessions like any password reset.
+     * with this password, ending their sessions and clearing their failed
+     * logins like any password reset.
      */
     async upsertAdmin(u: Omit<NewUser, "role">): Promise<"created" | "reset"> {
-      const [row] = await sql<{ created: boolean }[]>`
-        with upserted as (
+      return await sql.begin(async (tx) => {
+        const [row] = await tx<{ id: number; created: boolean }[]>`
           insert into users (username, username_key, name, email, email_key, role, password_hash)
           values (${u.username}, ${
-        canonicalKey(u.username)
-      }, ${u.name}, ${u.email},
+          canonicalKey(u.username)
+        }, ${u.name}, ${u.email},
             ${canonicalKey(u.email)}, 'admin', ${u.passwordHash})
           on conflict (username_key) do update
-            set role = 'admin', password_hash = excluded.password_hash
-          returning id, (xmax = 0) as created
-        ), revoked as (
-          delete from sessions
-          where user_id = (select id from upserted where not created)
-        )
-        select created from upserted`;
-      return row.created ? "created" : "reset";
+            set role = 'admin', password_hash = excluded.password_hash,
+              password_version = users.password_version + 1
+          returning id, (xmax = 0) as created`;
+        await tx`delete from sessions where user_id = ${row.id}`;
+        await clearLoginFailures(tx, row.id);
+        return row.created ? "created" : "reset";
+      });
     },
   };
 
   const sessions = {
-    async create(tokenHash: Uint8Array, userId: number, ttlSeconds: number) {
-      await sql`
-        insert into sessions (token_hash, user_id, expires_at)
-        values (${tokenHash}, ${userId}, now() + make_interval(secs => ${ttlSeconds}))`;
+    /**
+     * A session bound to the password version the login checked; none (false)
+     * when the password changed since, so a login that raced a reset fails.
+     */
+    async create(
+      tokenHash: Uint8Array,
+      userId: number,
+      passwordVersion: number,
+      ttlSeconds: number,
+    ): Promise<boolean> {
+      const rows = await sql`
+        insert into sessions (token_hash, user_id, password_version, expires_at)
+        select ${tokenHash}, id, password_version,
+          now() + make_interval(secs => ${ttlSeconds})
+        from users where id = ${userId} and password_version = ${passwordVersion}
+        returning 1`;
+      return rows.length === 1;
     },
 
-    /** One round trip: the session, if unexpired, and its user's current row. */
+    /**
+     * One round trip: the session, if unexpired and opened with the user's
+     * current password, and its user's current row.
+     */
     async resolve(tokenHash: Uint8Array): Promise<SessionUser | undefined> {
       const [row] = await sql<SessionUser[]>`
         select u.id, u.username, u.name, u.email, u.role
         from sessions s join users u on u.id = s.user_id
-        where s.token_hash = ${tokenHash} and s.expires_at > now()`;
+        where s.token_hash = ${tokenHash} and s.expires_at > now()
+          and s.password_version = u.password_version`;
       return row;
     },
 
@@ -201,31 +330,61 @@ export function createStore(sql: Sql) {
   const loginThrottle = {
     /**
      * Counts this attempt before the password is checked, atomically, so
-     * parallel guesses cannot slip past the limit; a success clears it.
-     * Blocked once the fixed window already holds `max` failures.
+     * parallel guesses cannot slip past the limit: once for the username from
+     * this client address, once for the username from all addresses. Blocked
+     * once either fixed window already holds its limit (`max` for the
+     * address, `ceiling` for all); Retry-After is the later of the two ends.
      */
     async attempt(
       usernameHash: Uint8Array,
-      max: number,
-      windowSeconds: number,
+      client: string,
+      limits: { max: number; ceiling: number; windowSeconds: number },
     ): Promise<LoginAttempt> {
-      const [row] = await sql<{ failures: number; retryAfter: number }[]>`
-        insert into login_failures as f (username_hash, failures, window_started_at)
-        values (${usernameHash}, 1, now())
-        on conflict (username_hash) do update set
+      const window = sql`make_interval(secs => ${limits.windowSeconds})`;
+      // One statement, rows always in the same order: no deadlock between attempts.
+      const rows = await sql<
+        { client: string; failures: number; retryAfter: number }[]
+      >`
+        insert into login_failures as f (username_hash, client, failures, window_started_at)
+        values (${usernameHash}, ${ALL_CLIENTS}, 1, now()),
+          (${usernameHash}, ${client}, 1, now())
+        on conflict (username_hash, client) do update set
           failures = case
-            when f.window_started_at <= now() - make_interval(secs => ${windowSeconds}) then 1
+            when f.window_started_at <= now() - ${window} then 1
             else f.failures + 1 end,
           window_started_at = case
-            when f.window_started_at <= now() - make_interval(secs => ${windowSeconds}) then now()
+            when f.window_started_at <= now() - ${window} then now()
             else f.window_started_at end
-        returning failures, greatest(1, ceil(extract(epoch from
-          window_started_at + make_interval(secs => ${windowSeconds}) - now())))::int as "retryAfter"`;
-      return { blocked: row.failures > max, retryAfter: row.retryAfter };
+        returning client, failures, greatest(1, ceil(extract(epoch from
+          window_started_at + ${window} - now())))::int as "retryAfter"`;
+      const over = rows.filter((r) =>
+        r.failures > (r.client === ALL_CLIENTS ? limits.ceiling : limits.max)
+      );
+      return {
+        blocked: over.length > 0,
+        retryAfter: Math.max(0, ...over.map((r) => r.retryAfter)),
+      };
     },
 
-    async clear(usernameHash: Uint8Array) {
-      await sql`delete from login_failures where username_hash = ${usernameHash}`;
+    /**
+     * A successful login: this address's count is cleared, and taken off the
+     * count over all addresses (the success itself was counted as well).
+     */
+    async clear(usernameHash: Uint8Array, client: string) {
+      await sql`
+        with cleared as (
+          delete from login_failures
+          where username_hash = ${usernameHash} and client = ${client}
+          returning failures
+        )
+        update login_failures
+        set failures = greatest(0, failures - (select coalesce(sum(failures), 0) from cleared))
+        where username_hash = ${usernameHash} and client = ${ALL_CLIENTS}`;
+      // Nothing left to count: no row kept (a concurrent failure keeps it).
+      await sql`
+        delete from login_failures
+        where username_hash = ${usernameHash} and client = ${ALL_CLIENTS}
+          and failures <= 0`;
     },
 
     /** Drops counters whose window has ended: they no longer block anyone. */

@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { TypedResponse } from "hono";
+import type { Context, TypedResponse } from "hono";
 import type { PasswordHasher } from "../auth/passwords.ts";
-import type { Store } from "../db/store.ts";
+import type { CallerRefusal, Store, WriteCaller } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
 import { beforeWrite } from "../http/endpoint.ts";
 import { ApiError } from "../http/errors.ts";
@@ -13,6 +13,26 @@ import type * as routes from "./users.routes.ts";
 export interface UserDeps {
   store: Store;
   passwords: PasswordHasher;
+}
+
+/**
+ * The caller as the write's transaction re-checks them, with the deadline's
+ * last check right before the write itself.
+ */
+const writeCaller = (c: Context<AppEnv>): WriteCaller => ({
+  id: c.get("caller").id,
+  sessionHash: c.get("sessionHash"),
+  beforeWrite: () => beforeWrite(c),
+});
+
+/**
+ * A caller deleted, logged out or demoted while their request waited
+ * answers as if it had arrived a moment later: 401, or 403.
+ */
+function refuseLostCaller<T>(outcome: T | CallerRefusal): T {
+  if (outcome === "caller_gone") throw new ApiError(401, MSG.unauthorised);
+  if (outcome === "caller_not_admin") throw new ApiError(403, MSG.forbidden);
+  return outcome as T;
 }
 
 /**
@@ -47,7 +67,9 @@ export function createUserHandlers({ store, passwords }: UserDeps) {
     const { password, ...fields } = c.req.valid("json");
     const passwordHash = await passwords.hash(password);
     beforeWrite(c);
-    const created = await store.users.create({ ...fields, passwordHash });
+    const created = refuseLostCaller(
+      await store.users.create({ ...fields, passwordHash }, writeCaller(c)),
+    );
     if (created === "duplicate") throw new ApiError(409, MSG.duplicateUser);
     return c.json(created, 201, { Location: `/api/users/${created.id}` });
   };
@@ -58,11 +80,13 @@ export function createUserHandlers({ store, passwords }: UserDeps) {
     if (id === null) throw new ApiError(404, MSG.userNotFound);
     const passwordHash = password ? await passwords.hash(password) : undefined;
     beforeWrite(c);
-    const updated = await store.users.update(id, {
-      role: role || undefined,
-      passwordHash,
-      keepSession: c.get("sessionHash"),
-    });
+    const updated = refuseLostCaller(
+      await store.users.update(id, {
+        role: role || undefined,
+        passwordHash,
+        keepSession: c.get("sessionHash"),
+      }, writeCaller(c)),
+    );
     if (updated === "not_found") throw new ApiError(404, MSG.userNotFound);
     return c.json(updated, 200);
   };
@@ -73,7 +97,9 @@ export function createUserHandlers({ store, passwords }: UserDeps) {
       throw new ApiError(400, MSG.cannotDeleteSelf);
     }
     if (id !== null) beforeWrite(c);
-    const outcome = id === null ? "not_found" : await store.users.remove(id);
+    const outcome = id === null
+      ? "not_found"
+      : refuseLostCaller(await store.users.remove(id, writeCaller(c)));
     if (outcome === "not_found") throw new ApiError(404, MSG.userNotFound);
     return c.json({ ok: true as const }, 200);
   };

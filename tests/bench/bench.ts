@@ -124,15 +124,16 @@ async function login(baseUrl: string): Promise<string> {
   return /sid=([^;]+)/.exec(res.headers.get("set-cookie") ?? "")![1];
 }
 
-/** Adds users until there are `total`, in one statement, sharing one bcrypt hash. */
+/** Adds users until there are `total`, in one statement, sharing one bcrypt hash (ASCII lower-case names: each is its own canonical key). */
 async function seed(sql: Sql, total: number) {
   const started = performance.now();
   const [{ n }] = await sql<{ n: number }[]>`
     select count(*)::int as n from users`;
   const passwordHash = await hash("seeded-password", 10);
   await sql`
-    insert into users (username, name, email, role, password_hash)
-    select 'user' || g, 'Seeded User ' || g, 'user' || g || '@example.com',
+    insert into users (username, username_key, name, email, email_key, role, password_hash)
+    select 'user' || g, 'user' || g, 'Seeded User ' || g,
+      'user' || g || '@example.com', 'user' || g || '@example.com',
       'viewer', ${passwordHash}
     from generate_series(${n + 1}::int, ${total}::int) g`;
   await sql`analyze users`;
