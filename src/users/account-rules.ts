@@ -4,7 +4,8 @@
  * used by the API's routes, the recovery task and the first-admin bootstrap,
  * so none of them can make an account another would refuse.
  */
-import { z } from "zod";
+// zod as extended with `.openapi()`: the routes describe these very schemas.
+import { z } from "@hono/zod-openapi";
 import { firstInCheckOrder, type Message, MSG } from "../http/messages.ts";
 
 export const codePoints = (s: string) => [...s].length;
