@@ -52,8 +52,8 @@ Deno.test("health answers ok while the database answers", async () => {
   assertEquals([res.status, await res.json()], [200, { status: "ok" }]);
 });
 
-Deno.test("every response carries an X-Request-Id, and a sane incoming one is kept", async () => {
-  await using svc = await startService();
+Deno.test("every response carries an X-Request-Id, and a sane one from a trusted proxy is kept", async () => {
+  await using svc = await startService({ TRUST_PROXY: "true" });
   const mine = await svc.fetch("/api/users", {
     headers: { "x-request-id": "trace-abc-123" },
   });
