@@ -112,9 +112,11 @@ Deno.test("the document lists every status each operation answers, with the exac
     "Role must be admin or viewer",
     "Password must be at least 8 characters",
     "Username must be at most 64 characters without control characters",
+    "Username contains characters that are not allowed",
     "Name must be at most 200 characters",
     "Email must be a valid address",
     "Password must be at most 72 bytes",
+    "Password must not contain NUL characters",
     "Invalid request body",
   ]);
   assertEquals(messages("/api/users", "post", 500), ["Failed to create user"]);

@@ -33,7 +33,8 @@ export function createAuthHandlers(
     // `admİn`, `ＡＤＭＩＮ` and `admin` are one), known or not, so 429 tells
     // nothing; per client address, and over all addresses up to the ceiling.
     const throttleKey = await sha256(canonicalKey(username));
-    const client = clientIp(c, config.TRUST_PROXY) ?? "unknown";
+    // An address is at most 45 characters; a forwarded header may hold anything.
+    const client = (clientIp(c, config.TRUST_PROXY) ?? "unknown").slice(0, 64);
     const attempt = await store.loginThrottle.attempt(throttleKey, client, {
       max: config.LOGIN_MAX_FAILURES,
       ceiling: LOGIN_CEILING_FACTOR * config.LOGIN_MAX_FAILURES,

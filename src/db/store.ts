@@ -371,20 +371,24 @@ export function createStore(sql: Sql) {
      * count over all addresses (the success itself was counted as well).
      */
     async clear(usernameHash: Uint8Array, client: string) {
+      // One statement: the update and the delete of the all-addresses row
+      // have exclusive conditions (left over, or nothing left), so each row
+      // is changed once.
       await sql`
         with cleared as (
           delete from login_failures
           where username_hash = ${usernameHash} and client = ${client}
           returning failures
+        ), removed as (
+          select coalesce(sum(failures), 0) as n from cleared
+        ), lowered as (
+          update login_failures set failures = failures - (select n from removed)
+          where username_hash = ${usernameHash} and client = ${ALL_CLIENTS}
+            and failures > (select n from removed)
         )
-        update login_failures
-        set failures = greatest(0, failures - (select coalesce(sum(failures), 0) from cleared))
-        where username_hash = ${usernameHash} and client = ${ALL_CLIENTS}`;
-      // Nothing left to count: no row kept (a concurrent failure keeps it).
-      await sql`
         delete from login_failures
         where username_hash = ${usernameHash} and client = ${ALL_CLIENTS}
-          and failures <= 0`;
+          and failures <= (select n from removed)`;
     },
 
     /** Drops counters whose window has ended: they no longer block anyone. */
