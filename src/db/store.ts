@@ -106,6 +106,13 @@ export function createStore(sql: Sql) {
   const user = sql`${account},
     to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt"`;
 
+  const insertUser = (q: Sql | TransactionSql, u: NewUser) =>
+    q<User[]>`
+      insert into users (username, username_key, name, email, email_key, role, password_hash)
+      values (${u.username}, ${canonicalKey(u.username)}, ${u.name}, ${u.email},
+        ${canonicalKey(u.email)}, ${u.role}, ${u.passwordHash})
+      returning ${user}`;
+
   const users = {
     /**
      * Every user as JSON text, oldest first, in batches read from a cursor,
@@ -154,13 +161,7 @@ export function createStore(sql: Sql) {
         return await sql.begin(async (tx) => {
           const refusal = await checkCaller(tx, caller, "share");
           if (refusal) return refusal;
-          const [row] = await tx<User[]>`
-            insert into users (username, username_key, name, email, email_key, role, password_hash)
-            values (${u.username}, ${
-            canonicalKey(u.username)
-          }, ${u.name}, ${u.email},
-              ${canonicalKey(u.email)}, ${u.role}, ${u.passwordHash})
-            returning ${user}`;
+          const [row] = await insertUser(tx, u);
           return row;
         });
       } catch (e) {
@@ -175,13 +176,7 @@ export function createStore(sql: Sql) {
      */
     async createFirst(u: NewUser): Promise<User | "duplicate"> {
       try {
-        const [row] = await sql<User[]>`
-          insert into users (username, username_key, name, email, email_key, role, password_hash)
-          values (${u.username}, ${
-          canonicalKey(u.username)
-        }, ${u.name}, ${u.email},
-            ${canonicalKey(u.email)}, ${u.role}, ${u.passwordHash})
-          returning ${user}`;
+        const [row] = await insertUser(sql, u);
         return row;
       } catch (e) {
         if (isUniqueViolation(e)) return "duplicate";
