@@ -75,15 +75,23 @@ const AUGMENT: Record<string, string[]> = {
 function scriptsOf(char: string): ReadonlySet<string> | undefined {
   // ASCII, the usual case, without the walk through every script.
   if (char < "\u0080") return /[A-Za-z]/.test(char) ? LATIN : undefined;
-  if (ANY_SCRIPT.test(char)) return undefined;
-  const scripts = new Set<string>();
-  for (const { code, test } of SCRIPTS) {
-    if (!test.test(char)) continue;
-    scripts.add(code);
-    for (const extra of AUGMENT[code] ?? []) scripts.add(extra);
+  if (SCRIPTS_OF.has(char)) return SCRIPTS_OF.get(char);
+  let scripts: Set<string> | undefined;
+  if (!ANY_SCRIPT.test(char)) {
+    scripts = new Set<string>();
+    for (const { code, test } of SCRIPTS) {
+      if (!test.test(char)) continue;
+      scripts.add(code);
+      for (const extra of AUGMENT[code] ?? []) scripts.add(extra);
+    }
   }
+  // Bounded: names draw on few code points, an attacker on many.
+  if (SCRIPTS_OF.size < 10_000) SCRIPTS_OF.set(char, scripts);
   return scripts;
 }
+
+/** Code points already looked up: each costs a test against every script. */
+const SCRIPTS_OF = new Map<string, ReadonlySet<string> | undefined>();
 
 /** The scripts every one of these code points belongs to (all, when none has a script). */
 function resolvedScripts(
