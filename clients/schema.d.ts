@@ -31,7 +31,7 @@ export interface paths {
         put?: never;
         /**
          * Log in: sets the session cookie `sid`
-         * @description Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (any case, known or not) inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it answers 429 with Retry-After until the window ends. The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.
+         * @description Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (under its canonical key, known or not) from one client address inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it from that address answers 429 with Retry-After until the window ends; past 10 x `LOGIN_MAX_FAILURES` from all addresses together, from every address. The client address is the socket's peer, or the first `X-Forwarded-For` hop with `TRUST_PROXY=true`. A success clears its address's count; an admin's password reset of the user and the recovery task clear all of the username's counts. A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.
          */
         post: operations["login"];
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user
-         * @description Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the limits of username, name, email and password length; then uniqueness.
+         * @description Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's and email's limits; the password's length, then NUL in it; then uniqueness. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          */
         post: operations["createUser"];
         delete?: never;
@@ -120,14 +120,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a user
-         * @description An admin cannot delete their own account; this is decided before any lookup. Then the id; then `If-Match`, if sent, in the delete itself. Ends the user's sessions.
+         * @description An admin cannot delete their own account; this is decided before any lookup. Then the id; then `If-Match`, if sent, in the delete itself. Ends the user's sessions. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          */
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
         /**
          * Change a user's role and/or reset the password
-         * @description Role is checked before password; then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own.
+         * @description Role is checked before password (length, then NUL); then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -254,7 +254,7 @@ export interface components {
         /** @description All five fields are required. Unknown fields are ignored; `null` counts as missing. */
         CreateUser: {
             /**
-             * @description Unique regardless of case. At most 254 characters, one `@` with text on both sides, no whitespace or control characters. Trimmed.
+             * @description Unique under its canonical form, like the username. At most 254 characters, one `@` with text on both sides, no whitespace, control or invisible characters. Trimmed.
              * @example alice@example.com
              */
             email: string;
@@ -264,7 +264,7 @@ export interface components {
              */
             name: string;
             /**
-             * @description At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit. Never trimmed.
+             * @description At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit; no NUL (U+0000), at which bcrypt would stop reading. Never trimmed.
              * @example correct horse
              */
             password: string;
@@ -274,7 +274,7 @@ export interface components {
              */
             role: "admin" | "viewer";
             /**
-             * @description Unique regardless of case. At most 64 characters, no control characters. Trimmed.
+             * @description Unique under its canonical form (Unicode NFKC, then lower case: `Alice`, `ＡＬＩＣＥ` and `𝐚𝐥𝐢𝐜𝐞` are one name). At most 64 characters, no control characters; no invisible or formatting characters (Unicode Cc, Cf, Zl, Zp, Co, Cn) and no mix of confusable scripts (UTS #39 highly restrictive: Latin with Cyrillic or Greek is refused, Latin with Han, kana or Hangul is fine). Trimmed.
              * @example alice
              */
             username: string;
@@ -287,7 +287,7 @@ export interface components {
             /** @example correct horse */
             password: string;
             /**
-             * @description Any case; surrounding whitespace is ignored.
+             * @description Matched under the canonical key (Unicode NFKC, then lower case: `ADMIN`, `ＡＤＭＩＮ` and `admİn` are `admin`); surrounding whitespace is ignored.
              * @example admin
              */
             username: string;
@@ -298,7 +298,7 @@ export interface components {
         };
         UpdateUser: {
             /**
-             * @description New password; it ends the user's other sessions. At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit. Never trimmed. Absent, `null` or empty leaves it unchanged.
+             * @description New password; it ends the user's other sessions. At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit; no NUL (U+0000), at which bcrypt would stop reading. Never trimmed. Absent, `null` or empty leaves it unchanged.
              * @example a new passphrase
              */
             password?: string | null;
@@ -737,7 +737,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "All fields are required" | "Role must be admin or viewer" | "Password must be at least 8 characters" | "Username must be at most 64 characters without control characters" | "Name must be at most 200 characters" | "Email must be a valid address" | "Password must be at most 72 bytes" | "Invalid request body";
+                        error: "All fields are required" | "Role must be admin or viewer" | "Password must be at least 8 characters" | "Username must be at most 64 characters without control characters" | "Username contains characters that are not allowed" | "Name must be at most 200 characters" | "Email must be a valid address" | "Password must be at most 72 bytes" | "Password must not contain NUL characters" | "Invalid request body";
                     };
                 };
             };
@@ -1019,7 +1019,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid role" | "Password must be at least 8 characters" | "Password must be at most 72 bytes" | "Invalid request body";
+                        error: "Invalid role" | "Password must be at least 8 characters" | "Password must be at most 72 bytes" | "Password must not contain NUL characters" | "Invalid request body";
                     };
                 };
             };

@@ -76,8 +76,14 @@ export function createApp(deps: AppDeps) {
   // cheaper per request than a random UUID.
   const instance = crypto.randomUUID().slice(0, 8);
   let requests = 0;
-  app.use(requestId({ generator: () => `${instance}-${++requests}` }));
+  // A client's own X-Request-Id is believed only from a trusted proxy;
+  // otherwise any client could forge the correlation of log lines.
+  app.use(requestId({
+    headerName: config.TRUST_PROXY ? "X-Request-Id" : "",
+    generator: () => `${instance}-${++requests}`,
+  }));
   app.use(async (c, next) => {
+    if (!config.TRUST_PROXY) c.header("X-Request-Id", c.get("requestId"));
     c.set("log", log);
     c.set("failure", MSG.internal);
     const started = performance.now();
@@ -112,7 +118,7 @@ export function createApp(deps: AppDeps) {
       "In a browser (Swagger UI included) log in with that call: the browser then sends the cookie by itself, no Authorize step is needed.",
   });
   mountAuth(app, { store, passwords, sessions, config });
-  mountUsers(app, { store, passwords, sessions });
+  mountUsers(app, { store, passwords, sessions, config });
   mountAudit(app, { store, sessions });
   mountHealth(app, store, statementTimeoutMs(config));
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);

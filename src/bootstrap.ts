@@ -1,7 +1,8 @@
 import type { PasswordHasher } from "./auth/passwords.ts";
-import type { Config } from "./config.ts";
+import { type Config, ConfigError } from "./config.ts";
 import type { Store } from "./db/store.ts";
 import type { Logger } from "./log.ts";
+import { checkNewAccount, type NewAccount } from "./users/account-rules.ts";
 
 type AdminConfig = Pick<
   Config,
@@ -12,6 +13,43 @@ type AdminConfig = Pick<
 export interface GeneratedAdmin {
   username: string;
   password: string;
+}
+
+/** Which variable holds each field of the first admin. */
+const VARIABLE: Record<keyof NewAccount, keyof AdminConfig> = {
+  username: "ADMIN_USERNAME",
+  name: "ADMIN_NAME",
+  email: "ADMIN_EMAIL",
+  password: "ADMIN_PASSWORD",
+};
+
+/**
+ * The first admin that ADMIN_USERNAME/ADMIN_PASSWORD (and ADMIN_EMAIL,
+ * ADMIN_NAME or their defaults) describe, checked by the API's own account
+ * rules; undefined when the two are not set. A value that breaks a rule
+ * throws a ConfigError naming the variable and the rule, so the service does
+ * not start rather than make an account the API would refuse (or a password
+ * bcrypt would cut short).
+ */
+export function firstAdminFromEnv(
+  config: AdminConfig,
+): NewAccount | undefined {
+  const { ADMIN_USERNAME: username, ADMIN_PASSWORD: password } = config;
+  if (!username || !password) return undefined;
+  const checked = checkNewAccount({
+    username,
+    name: config.ADMIN_NAME ?? "Administrator",
+    email: config.ADMIN_EMAIL ?? `${username}@localhost`,
+    password,
+  });
+  if (!checked.ok) {
+    const variable = VARIABLE[checked.field];
+    const defaulted = config[variable] === undefined ? " (its default)" : "";
+    throw new ConfigError(
+      `Invalid configuration:\n  ${variable}${defaulted}: ${checked.message}`,
+    );
+  }
+  return checked.account;
 }
 
 /**
@@ -26,25 +64,26 @@ export async function ensureFirstAdmin(
   config: AdminConfig,
   log: Logger,
 ): Promise<GeneratedAdmin | undefined> {
-  const { ADMIN_USERNAME: username, ADMIN_PASSWORD: password } = config;
-  if (username && password) {
-    if (await store.users.findForLogin(username)) return;
-    const outcome = await store.users.createFirstAdmin({
-      username,
-      name: config.ADMIN_NAME ?? "Administrator",
-      email: config.ADMIN_EMAIL ?? `${username}@localhost`,
+  const fromEnv = firstAdminFromEnv(config);
+  if (fromEnv) {
+    const { password, ...fields } = fromEnv;
+    if (await store.users.findForLogin(fields.username)) return;
+    const outcome = await store.users.createFirst({
+      ...fields,
       role: "admin",
       passwordHash: await passwords.hash(password),
     }, "environment");
     // "duplicate": another instance created it at the same moment.
     if (outcome !== "duplicate") {
-      log.info("created the first admin from ADMIN_USERNAME", { username });
+      log.info("created the first admin from ADMIN_USERNAME", {
+        username: fields.username,
+      });
     }
     return;
   }
   if (await store.users.count() > 0) return;
   const generated = randomPassword();
-  const outcome = await store.users.createFirstAdmin({
+  const outcome = await store.users.createFirst({
     username: "admin",
     name: "Administrator",
     email: "admin@localhost",

@@ -8,7 +8,11 @@
 import type { Sql } from "postgres";
 import { type App, createApp } from "./app.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
-import { ensureFirstAdmin, printFirstAdmin } from "./bootstrap.ts";
+import {
+  ensureFirstAdmin,
+  firstAdminFromEnv,
+  printFirstAdmin,
+} from "./bootstrap.ts";
 import { type Config, StartupError } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { countInFlight } from "./db/in-flight.ts";
@@ -46,6 +50,8 @@ export async function startService(
 ): Promise<Service> {
   const { log } = options;
   const started = performance.now();
+  // The first admin's variables pass the account rules before anything opens.
+  firstAdminFromEnv(config);
   const metrics = config.METRICS_PORT === undefined
     ? undefined
     : createMetrics({

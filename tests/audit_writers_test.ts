@@ -48,7 +48,7 @@ Deno.test("three writers on separate pools creating the same users at once leave
       stores.map((store, w) =>
         Promise.all(Array.from({ length: USERNAMES }, (_, i) => {
           const n = (i + w * 20) % USERNAMES;
-          return store.users.createFirstAdmin({
+          return store.users.createFirst({
             username: `writer${n}`,
             name: "Writer",
             email: `writer${n}@example.com`,

@@ -52,8 +52,8 @@ Deno.test("health answers ok while the database answers", async () => {
   assertEquals([res.status, await res.json()], [200, { status: "ok" }]);
 });
 
-Deno.test("every response carries an X-Request-Id, and a sane incoming one is kept", async () => {
-  await using svc = await startService();
+Deno.test("every response carries an X-Request-Id, and a sane one from a trusted proxy is kept", async () => {
+  await using svc = await startService({ TRUST_PROXY: "true" });
   const mine = await svc.fetch("/api/users", {
     headers: { "x-request-id": "trace-abc-123" },
   });
@@ -115,9 +115,11 @@ Deno.test("the document lists every status each operation answers, with the exac
     "Role must be admin or viewer",
     "Password must be at least 8 characters",
     "Username must be at most 64 characters without control characters",
+    "Username contains characters that are not allowed",
     "Name must be at most 200 characters",
     "Email must be a valid address",
     "Password must be at most 72 bytes",
+    "Password must not contain NUL characters",
     "Invalid request body",
   ]);
   assertEquals(messages("/api/users", "post", 500), ["Failed to create user"]);

@@ -170,8 +170,8 @@ Deno.test("error responses carry X-Request-Id, the id under which the log record
   }
 });
 
-Deno.test("a caller's own X-Request-Id is kept when it is safe, replaced when it is not", async () => {
-  await using svc = await startService();
+Deno.test("behind a trusted proxy, its X-Request-Id is kept when it is safe, replaced when it is not", async () => {
+  await using svc = await startService({ TRUST_PROXY: "true" });
   const ask = async (id: string) => {
     const res = await svc.fetch("/nowhere", {
       headers: { "x-request-id": id },

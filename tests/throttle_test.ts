@@ -146,18 +146,20 @@ Deno.test("the throttle lives in the database, so every instance on it sees the 
     log: createLogger("silent"),
   });
   const body = JSON.stringify({ username: "admin", password: "wrong-pass" });
+  // The same client address as the requests that reach the first instance.
+  const sameClient = { remoteAddr: { hostname: "127.0.0.1" } };
   for (let i = 0; i < 2; i++) {
     assertEquals((await login(svc, "admin", "wrong-pass")).status, 401);
     const res = await other.request("/api/auth/login", {
       method: "POST",
       body,
-    });
+    }, sameClient);
     assertEquals(res.status, 401);
   }
   const blocked = await other.request("/api/auth/login", {
     method: "POST",
     body: JSON.stringify(ADMIN),
-  });
+  }, sameClient);
   assertEquals(blocked.status, 429);
   assert(Number(blocked.headers.get("retry-after")) >= 1);
   assertEquals((await login(svc, "admin", ADMIN.password)).status, 429);

@@ -1,9 +1,13 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
+import { auditContext } from "../audit/context.ts";
+import { auditEvents } from "../audit/events.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ApiError } from "../http/errors.ts";
 import { MSG } from "../http/messages.ts";
+import { clientIp } from "../http/origin.ts";
+import { canonicalKey } from "../users/canonical.ts";
 import type * as routes from "./auth.routes.ts";
 import type { PasswordHasher } from "./passwords.ts";
 import type { Sessions } from "./session.ts";
@@ -13,22 +17,38 @@ export interface AuthDeps {
   store: Store;
   passwords: PasswordHasher;
   sessions: Sessions;
-  config: Pick<Config, "LOGIN_MAX_FAILURES" | "LOGIN_WINDOW_SECONDS">;
+  config: Pick<
+    Config,
+    "LOGIN_MAX_FAILURES" | "LOGIN_WINDOW_SECONDS" | "TRUST_PROXY"
+  >;
 }
+
+/** Failures over all addresses, as a multiple of the per-address limit: the ceiling against distributed guessing. */
+export const LOGIN_CEILING_FACTOR = 10;
 
 export function createAuthHandlers(
   { store, passwords, sessions, config }: AuthDeps,
 ) {
   const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
     const { username, password } = c.req.valid("json");
-    // Counted per username in any case, known or not, so 429 tells nothing.
-    const throttleKey = await sha256(username.toLowerCase());
-    const attempt = await store.loginThrottle.attempt(
-      throttleKey,
-      config.LOGIN_MAX_FAILURES,
-      config.LOGIN_WINDOW_SECONDS,
-    );
+    // Counted per username under the canonical key that finds the user (so
+    // `admİn`, `ＡＤＭＩＮ` and `admin` are one), known or not, so 429 tells
+    // nothing; per client address, and over all addresses up to the ceiling.
+    const throttleKey = await sha256(canonicalKey(username));
+    // An address is at most 45 characters; a forwarded header may hold anything.
+    const client = (clientIp(c, config.TRUST_PROXY) ?? "unknown").slice(0, 64);
+    const attempt = await store.loginThrottle.attempt(throttleKey, client, {
+      max: config.LOGIN_MAX_FAILURES,
+      ceiling: LOGIN_CEILING_FACTOR * config.LOGIN_MAX_FAILURES,
+      windowSeconds: config.LOGIN_WINDOW_SECONDS,
+    });
+    const context = auditContext(c, config.TRUST_PROXY);
     if (attempt.blocked) {
+      // Who was locked out, when the name is an account's; never the attempted name itself.
+      const target = await store.users.findForLogin(username);
+      await store.audit.record(
+        auditEvents.loginThrottled(target, attempt.retryAfter, context),
+      );
       throw new ApiError(429, MSG.tooManyLoginAttempts, {
         "Retry-After": String(attempt.retryAfter),
       });
@@ -36,11 +56,15 @@ export function createAuthHandlers(
     const user = await store.users.findForLogin(username);
     // Always one bcrypt verification, so an unknown name takes as long as a wrong password.
     if (!await passwords.verify(password, user?.passwordHash)) {
+      await store.audit.record(auditEvents.loginFailed(user, context));
       throw new ApiError(401, MSG.invalidCredentials);
     }
-    const { passwordHash: _, ...account } = user!;
-    await store.loginThrottle.clear(throttleKey);
-    await sessions.start(c, account.id);
+    const { passwordHash: _, passwordVersion, ...account } = user!;
+    // No session when the password was reset while it was being checked.
+    if (!await sessions.start(c, { ...account, passwordVersion })) {
+      throw new ApiError(401, MSG.invalidCredentials);
+    }
+    await store.loginThrottle.clear(throttleKey, client);
     return c.json(account, 200);
   };
 

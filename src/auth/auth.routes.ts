@@ -14,7 +14,8 @@ const credential = z.string({ error: MSG.credentialsRequired })
 
 export const LoginSchema = z.object({
   username: credential.trim().min(1, MSG.credentialsRequired).openapi({
-    description: "Any case; surrounding whitespace is ignored.",
+    description:
+      "Matched under the canonical key (Unicode NFKC, then lower case: `ADMIN`, `ＡＤＭＩＮ` and `admİn` are `admin`); surrounding whitespace is ignored.",
     example: "admin",
   }),
   password: credential.openapi({ example: "correct horse" }),
@@ -30,7 +31,9 @@ export const login = createRoute({
   summary: "Log in: sets the session cookie `sid`",
   description:
     "Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. " +
-    "After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (any case, known or not) inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it answers 429 with Retry-After until the window ends. " +
+    "After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (under its canonical key, known or not) from one client address inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it from that address answers 429 with Retry-After until the window ends; past 10 x `LOGIN_MAX_FAILURES` from all addresses together, from every address. " +
+    "The client address is the socket's peer, or the first `X-Forwarded-For` hop with `TRUST_PROXY=true`. A success clears its address's count; an admin's password reset of the user and the recovery task clear all of the username's counts. " +
+    "A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. " +
     "The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). " +
     "In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.",
   security: [],

@@ -74,18 +74,28 @@ export function createSessions(store: Store, config: SessionConfig) {
     requireAdmin,
     sameOrigin,
 
-    /** A new session for the user: a fresh token every time, never one the client sent. */
-    async start(c: Context, userId: number) {
+    /**
+     * A new session for the user, bound to the password version the login
+     * checked: a fresh token every time, never one the client sent. False
+     * (and no cookie) when the password has changed since.
+     */
+    async start(
+      c: Context<AppEnv>,
+      user: { id: number; username: string; passwordVersion: number },
+    ): Promise<boolean> {
       const token = newSessionToken();
-      await store.sessions.create(
+      const started = await store.sessions.create(
         await sha256(token),
-        userId,
+        user,
         config.SESSION_TTL_SECONDS,
+        auditContext(c, config.TRUST_PROXY),
       );
+      if (!started) return false;
       setCookie(c, SESSION_COOKIE, token, {
         ...cookieOptions(c),
         maxAge: config.SESSION_TTL_SECONDS,
       });
+      return true;
     },
 
     /** Ends the request's session, if any, and clears the cookie. */

@@ -1,8 +1,9 @@
 /**
  * Recovery when no admin can log in: creates an admin, or makes an existing
- * user (any case of the name) an admin with a new password, ending that
- * user's sessions. Either is recorded in the audit trail (`admin.recovered`)
- * in the same transaction.
+ * user (the same name under the canonical key) an admin with a new password,
+ * ending that user's sessions and lifting the login throttle of the name
+ * from every address. Either is recorded in the audit trail
+ * (`admin.recovered`) in the same transaction.
  *
  *   deno task create-admin --username NAME [--password PW] [--email E] [--name N]
  *
@@ -16,7 +17,7 @@ import { randomPassword } from "../bootstrap.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
 import { createStore } from "../db/store.ts";
-import { CreateUserSchema } from "../users/users.routes.ts";
+import { checkNewAccount } from "../users/account-rules.ts";
 
 function fail(message: string): never {
   console.error(message);
@@ -48,20 +49,19 @@ try {
 
 const password = values.password ?? randomPassword();
 // The same rules as the API's, so the CLI cannot make an account the API would refuse.
-const checked = CreateUserSchema.safeParse({
+const checked = checkNewAccount({
   username: values.username,
   name: values.name ?? "Administrator",
   email: values.email ?? `${values.username}@localhost`,
   password,
-  role: "admin",
 });
-if (!checked.success) fail(checked.error.issues[0].message);
+if (!checked.ok) fail(`--${checked.field}: ${checked.message}`);
 
 const db = await openDatabase(config).catch((e) =>
   fail(`Cannot open the database: ${e.message}`)
 );
 try {
-  const { username, name, email } = checked.data;
+  const { username, name, email } = checked.account;
   const outcome = await createStore(db.sql).users.upsertAdmin({
     username,
     name,

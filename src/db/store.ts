@@ -1,8 +1,9 @@
 import type { Sql, TransactionSql } from "postgres";
+import type { AuditParty } from "../audit/chain.ts";
 import { type AuditContext, auditEvents } from "../audit/events.ts";
 import { canonicalKey } from "../users/canonical.ts";
-import { createAuditStore, recordAudit } from "./audit.ts";
 import type { Account, Role, User } from "../users/user.ts";
+import { createAuditStore, recordAudit } from "./audit.ts";
 import { createUserList } from "./user-list.ts";
 
 /** The caller, as a session resolves to them. */
@@ -23,15 +24,85 @@ export interface UserChange {
   keepSession?: Uint8Array;
 }
 
+/** The caller of a write, re-checked inside the write's transaction. */
+export interface WriteCaller {
+  id: number;
+  /** The SHA-256 of the caller's session token: it must still be valid. */
+  sessionHash: Uint8Array;
+  /** Runs once the rows are locked, right before the write; throwing abandons it. */
+  beforeWrite?: () => void;
+  /** Request id and client address for the write's audit record. */
+  context: AuditContext;
+}
+
+/**
+ * The caller lost the right to write since the request was authenticated:
+ * their account or session is gone, or they are no longer an admin.
+ */
+export type CallerRefusal = "caller_gone" | "caller_not_admin";
+
+export type LoginUser = Account & {
+  passwordHash: string;
+  /** Sessions are bound to it; it grows with every password change. */
+  passwordVersion: number;
+};
+
 export interface LoginAttempt {
   blocked: boolean;
   /** Seconds until the window ends, when blocked. */
   retryAfter: number;
 }
 
+/** The login_failures row that counts a username's failures from every address. */
+const ALL_CLIENTS = "";
+
 const UNIQUE_VIOLATION = "23505";
 const isUniqueViolation = (e: unknown) =>
   (e as { code?: string })?.code === UNIQUE_VIOLATION;
+
+/**
+ * Locks the caller's row (and the target's, in id order, so two admins
+ * writing each other wait for one another instead of deadlocking), then
+ * re-reads the caller's session and role: a caller deleted, logged out,
+ * reset or demoted by a write that committed meanwhile is refused.
+ */
+async function checkCaller(
+  tx: TransactionSql,
+  caller: WriteCaller,
+  lock: "share" | "update",
+  targetId?: number,
+): Promise<CallerRefusal | AuditParty> {
+  const ids = [...new Set([caller.id, targetId ?? caller.id])];
+  if (lock === "share") {
+    await tx`select 1 from users where id = ${caller.id} for share`;
+  } else {
+    await tx`
+      select 1 from users where id = any(${ids}::int[]) order by id for update`;
+  }
+  const [row] = await tx<{ role: Role; username: string }[]>`
+    select u.role, u.username from sessions s join users u on u.id = s.user_id
+    where s.token_hash = ${caller.sessionHash} and u.id = ${caller.id}
+      and s.expires_at > now() and s.password_version = u.password_version`;
+  if (!row) return "caller_gone";
+  if (row.role !== "admin") return "caller_not_admin";
+  caller.beforeWrite?.();
+  return { id: caller.id, username: row.username };
+}
+
+const isRefusal = (
+  outcome: CallerRefusal | AuditParty,
+): outcome is CallerRefusal => typeof outcome === "string";
+
+/**
+ * Ends the failed-login windows of a user's name from every address. Their
+ * key is the SHA-256 of the canonical username as UTF-8, as the login
+ * computes it (auth.handlers.ts) from the same canonicalKey.
+ */
+async function clearLoginFailures(tx: TransactionSql, userId: number) {
+  await tx`
+    delete from login_failures where username_hash =
+      (select sha256(convert_to(username_key, 'UTF8')) from users where id = ${userId})`;
+}
 
 /**
  * All SQL of the service. Functions take plain values and return rows or a
@@ -43,15 +114,13 @@ export function createStore(sql: Sql) {
   const user = sql`${account},
     to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt"`;
 
-  const insertUser = async (q: Sql | TransactionSql, u: NewUser) => {
-    const [row] = await q<User[]>`
+  const insertUser = (q: Sql | TransactionSql, u: NewUser) =>
+    q<User[]>`
       insert into users (username, username_key, name, name_key, email, email_key, role, password_hash)
       values (${u.username}, ${canonicalKey(u.username)},
         ${u.name}, ${canonicalKey(u.name)},
         ${u.email}, ${canonicalKey(u.email)}, ${u.role}, ${u.passwordHash})
       returning ${user}`;
-    return row;
-  };
 
   const list = createUserList(sql, user);
 
@@ -62,9 +131,13 @@ export function createStore(sql: Sql) {
       : sql`version = any(${versions}::int8[])`;
 
   /** Why a conditional write touched no row: no such user, or another version. */
-  const missing = async (id: number, versions?: string[]) => {
+  const missing = async (
+    tx: TransactionSql,
+    id: number,
+    versions?: string[],
+  ) => {
     if (versions === undefined) return "not_found" as const;
-    const [row] = await sql`select 1 from users where id = ${id}`;
+    const [row] = await tx`select 1 from users where id = ${id}`;
     return row ? "precondition_failed" as const : "not_found" as const;
   };
 
@@ -82,9 +155,22 @@ export function createStore(sql: Sql) {
       return { user: shown, version };
     },
 
-    async create(u: NewUser): Promise<User | "duplicate"> {
+    /** Creates the user if `caller` may still write (see `checkCaller`). */
+    async create(
+      u: NewUser,
+      caller: WriteCaller,
+    ): Promise<User | "duplicate" | CallerRefusal> {
       try {
-        return await insertUser(sql, u);
+        return await sql.begin(async (tx) => {
+          const actor = await checkCaller(tx, caller, "share");
+          if (isRefusal(actor)) return actor;
+          const [row] = await insertUser(tx, u);
+          await recordAudit(
+            tx,
+            auditEvents.userCreated(actor, row, caller.context),
+          );
+          return row;
+        });
       } catch (e) {
         if (isUniqueViolation(e)) return "duplicate";
         throw e;
@@ -92,16 +178,17 @@ export function createStore(sql: Sql) {
     },
 
     /**
-     * The first admin at startup, recorded as `admin.bootstrapped` in the
-     * same transaction: created with its record, or neither.
+     * The first admin, from the service itself: no caller to check; recorded
+     * as `admin.bootstrapped` in the same transaction. A concurrent creation
+     * of the same name (another instance) is "duplicate".
      */
-    async createFirstAdmin(
+    async createFirst(
       u: NewUser,
       source: "environment" | "generated",
     ): Promise<User | "duplicate"> {
       try {
         return await sql.begin(async (tx) => {
-          const row = await insertUser(tx, u);
+          const [row] = await insertUser(tx, u);
           await recordAudit(tx, auditEvents.adminBootstrapped(row, source));
           return row;
         });
@@ -112,54 +199,99 @@ export function createStore(sql: Sql) {
     },
 
     /**
-     * A password change also ends the user's other sessions, in the same
-     * statement. With `ifVersions` (If-Match), the row is written only when
-     * its version is one of them, checked by the write itself, so of two
-     * writes expecting one version only the first succeeds.
+     * A password change ends the user's sessions but `keepSession` (which is
+     * bound to the new password instead) and clears the username's failed
+     * logins from every address, all in the write's transaction. With
+     * `ifVersions` (If-Match) the row is written only when its version is one
+     * of them, so of two writes expecting one version only the first
+     * succeeds. A role change and a reset are each recorded in the trail.
      */
     async update(
       id: number,
       change: UserChange,
+      caller: WriteCaller,
       ifVersions?: string[],
-    ): Promise<Account | "not_found" | "precondition_failed"> {
-      const role = change.role ?? null;
-      const hash = change.passwordHash ?? null;
-      const keep = change.keepSession ?? new Uint8Array();
-      const [row] = await sql<Account[]>`
-        with updated as (
+    ): Promise<
+      Account | "not_found" | "precondition_failed" | CallerRefusal
+    > {
+      return await sql.begin(async (tx) => {
+        const actor = await checkCaller(tx, caller, "update", id);
+        if (isRefusal(actor)) return actor;
+        const role = change.role ?? null;
+        const hash = change.passwordHash ?? null;
+        const [row] = await tx<
+          (Account & { passwordVersion: number; before: Role })[]
+        >`
           update users set
             role = coalesce(${role}::text, role),
-            password_hash = coalesce(${hash}::text, password_hash)
+            password_hash = coalesce(${hash}::text, password_hash),
+            password_version = password_version +
+              case when ${hash}::text is null then 0 else 1 end
+          from (select role as before from users where id = ${id}) old
           where id = ${id} and ${versionIn(ifVersions)}
-          returning ${account}
-        ), revoked as (
-          delete from sessions
-          where ${hash}::text is not null
-            and user_id = (select id from updated)
-            and token_hash <> ${keep}
-        )
-        select * from updated`;
-      return row ?? await missing(id, ifVersions);
+          returning ${account}, password_version as "passwordVersion", old.before`;
+        if (!row) return await missing(tx, id, ifVersions);
+        const { passwordVersion, before, ...updated } = row;
+        if (role !== null && role !== before) {
+          await recordAudit(
+            tx,
+            auditEvents.roleChanged(
+              actor,
+              updated,
+              before,
+              updated.role,
+              caller.context,
+            ),
+          );
+        }
+        if (hash !== null) {
+          const keep = change.keepSession ?? new Uint8Array();
+          await tx`
+            delete from sessions where user_id = ${id} and token_hash <> ${keep}`;
+          await tx`
+            update sessions set password_version = ${passwordVersion}
+            where user_id = ${id} and token_hash = ${keep}`;
+          await clearLoginFailures(tx, id);
+          await recordAudit(
+            tx,
+            auditEvents.passwordReset(actor, updated, caller.context),
+          );
+        }
+        return updated;
+      });
     },
 
     /** Deleting a user ends their sessions (foreign key cascade). `ifVersions` as for update. */
     async remove(
       id: number,
+      caller: WriteCaller,
       ifVersions?: string[],
-    ): Promise<"deleted" | "not_found" | "precondition_failed"> {
-      const rows = await sql`
-        delete from users where id = ${id} and ${versionIn(ifVersions)}
-        returning id`;
-      return rows.length ? "deleted" : await missing(id, ifVersions);
+    ): Promise<
+      "deleted" | "not_found" | "precondition_failed" | CallerRefusal
+    > {
+      return await sql.begin(async (tx) => {
+        const actor = await checkCaller(tx, caller, "update", id);
+        if (isRefusal(actor)) return actor;
+        const [row] = await tx<AuditParty[]>`
+          delete from users where id = ${id} and ${versionIn(ifVersions)}
+          returning id, username`;
+        if (!row) return await missing(tx, id, ifVersions);
+        await recordAudit(
+          tx,
+          auditEvents.userDeleted(actor, row, caller.context),
+        );
+        return "deleted";
+      });
     },
 
     async findForLogin(
       username: string,
-    ): Promise<(Account & { passwordHash: string }) | undefined> {
+    ): Promise<LoginUser | undefined> {
       // No stored name holds U+0000 (PostgreSQL text cannot), and the query would fail on it.
       if (username.includes("\u0000")) return undefined;
-      const [row] = await sql<(Account & { passwordHash: string })[]>`
-        select ${account}, password_hash as "passwordHash"
+      const [row] = await sql<LoginUser[]>`
+        select ${account}, password_hash as "passwordHash",
+          password_version as "passwordVersion"
         from users where username_key = ${canonicalKey(username)}`;
       return row;
     },
@@ -173,26 +305,24 @@ export function createStore(sql: Sql) {
 
     /**
      * Creates the admin, or makes the existing user of that name an admin
-     * with this password, ending their sessions like any password reset.
+     * with this password, ending their sessions and clearing their failed
+     * logins like any password reset.
      */
     async upsertAdmin(u: Omit<NewUser, "role">): Promise<"created" | "reset"> {
       return await sql.begin(async (tx) => {
         const [row] = await tx<
           { id: number; username: string; created: boolean }[]
         >`
-        with upserted as (
           insert into users (username, username_key, name, name_key, email, email_key, role, password_hash)
           values (${u.username}, ${canonicalKey(u.username)},
             ${u.name}, ${canonicalKey(u.name)},
             ${u.email}, ${canonicalKey(u.email)}, 'admin', ${u.passwordHash})
           on conflict (username_key) do update
-            set role = 'admin', password_hash = excluded.password_hash
-          returning id, username, (xmax = 0) as created
-        ), revoked as (
-          delete from sessions
-          where user_id = (select id from upserted where not created)
-        )
-        select id, username, created from upserted`;
+            set role = 'admin', password_hash = excluded.password_hash,
+              password_version = users.password_version + 1
+          returning id, username, (xmax = 0) as created`;
+        await tx`delete from sessions where user_id = ${row.id}`;
+        await clearLoginFailures(tx, row.id);
         const outcome = row.created ? "created" : "reset";
         await recordAudit(tx, auditEvents.adminRecovered(row, outcome));
         return outcome;
@@ -201,25 +331,47 @@ export function createStore(sql: Sql) {
   };
 
   const sessions = {
-    async create(tokenHash: Uint8Array, userId: number, ttlSeconds: number) {
-      await sql`
-        insert into sessions (token_hash, user_id, expires_at)
-        values (${tokenHash}, ${userId}, now() + make_interval(secs => ${ttlSeconds}))`;
+    /**
+     * A session bound to the password version the login checked; none (false)
+     * when the password changed since, so a login that raced a reset fails.
+     */
+    async create(
+      tokenHash: Uint8Array,
+      user: AuditParty & { passwordVersion: number },
+      ttlSeconds: number,
+      context: AuditContext,
+    ): Promise<boolean> {
+      return await sql.begin(async (tx) => {
+        const rows = await tx`
+          insert into sessions (token_hash, user_id, password_version, expires_at)
+          select ${tokenHash}, id, password_version,
+            now() + make_interval(secs => ${ttlSeconds})
+          from users
+          where id = ${user.id} and password_version = ${user.passwordVersion}
+          returning 1`;
+        if (rows.length !== 1) return false;
+        await recordAudit(tx, auditEvents.loginSucceeded(user, context));
+        return true;
+      });
     },
 
-    /** One round trip: the session, if unexpired, and its user's current row. */
+    /**
+     * One round trip: the session, if unexpired and opened with the user's
+     * current password, and its user's current row.
+     */
     async resolve(tokenHash: Uint8Array): Promise<SessionUser | undefined> {
       const [row] = await sql<SessionUser[]>`
         select u.id, u.username, u.name, u.email, u.role
         from sessions s join users u on u.id = s.user_id
-        where s.token_hash = ${tokenHash} and s.expires_at > now()`;
+        where s.token_hash = ${tokenHash} and s.expires_at > now()
+          and s.password_version = u.password_version`;
       return row;
     },
 
     /** Ends a session; when there was one, records its user's `logout` in the same transaction. */
     async revoke(tokenHash: Uint8Array, context: AuditContext) {
       await sql.begin(async (tx) => {
-        const [user] = await tx<{ id: number; username: string }[]>`
+        const [user] = await tx<AuditParty[]>`
           delete from sessions s using users u
           where s.token_hash = ${tokenHash} and u.id = s.user_id
           returning u.id, u.username`;
@@ -237,31 +389,65 @@ export function createStore(sql: Sql) {
   const loginThrottle = {
     /**
      * Counts this attempt before the password is checked, atomically, so
-     * parallel guesses cannot slip past the limit; a success clears it.
-     * Blocked once the fixed window already holds `max` failures.
+     * parallel guesses cannot slip past the limit: once for the username from
+     * this client address, once for the username from all addresses. Blocked
+     * once either fixed window already holds its limit (`max` for the
+     * address, `ceiling` for all); Retry-After is the later of the two ends.
      */
     async attempt(
       usernameHash: Uint8Array,
-      max: number,
-      windowSeconds: number,
+      client: string,
+      limits: { max: number; ceiling: number; windowSeconds: number },
     ): Promise<LoginAttempt> {
-      const [row] = await sql<{ failures: number; retryAfter: number }[]>`
-        insert into login_failures as f (username_hash, failures, window_started_at)
-        values (${usernameHash}, 1, now())
-        on conflict (username_hash) do update set
+      const window = sql`make_interval(secs => ${limits.windowSeconds})`;
+      // One statement, rows always in the same order: no deadlock between attempts.
+      const rows = await sql<
+        { client: string; failures: number; retryAfter: number }[]
+      >`
+        insert into login_failures as f (username_hash, client, failures, window_started_at)
+        values (${usernameHash}, ${ALL_CLIENTS}, 1, now()),
+          (${usernameHash}, ${client}, 1, now())
+        on conflict (username_hash, client) do update set
           failures = case
-            when f.window_started_at <= now() - make_interval(secs => ${windowSeconds}) then 1
+            when f.window_started_at <= now() - ${window} then 1
             else f.failures + 1 end,
           window_started_at = case
-            when f.window_started_at <= now() - make_interval(secs => ${windowSeconds}) then now()
+            when f.window_started_at <= now() - ${window} then now()
             else f.window_started_at end
-        returning failures, greatest(1, ceil(extract(epoch from
-          window_started_at + make_interval(secs => ${windowSeconds}) - now())))::int as "retryAfter"`;
-      return { blocked: row.failures > max, retryAfter: row.retryAfter };
+        returning client, failures, greatest(1, ceil(extract(epoch from
+          window_started_at + ${window} - now())))::int as "retryAfter"`;
+      const over = rows.filter((r) =>
+        r.failures > (r.client === ALL_CLIENTS ? limits.ceiling : limits.max)
+      );
+      return {
+        blocked: over.length > 0,
+        retryAfter: Math.max(0, ...over.map((r) => r.retryAfter)),
+      };
     },
 
-    async clear(usernameHash: Uint8Array) {
-      await sql`delete from login_failures where username_hash = ${usernameHash}`;
+    /**
+     * A successful login: this address's count is cleared, and taken off the
+     * count over all addresses (the success itself was counted as well).
+     */
+    async clear(usernameHash: Uint8Array, client: string) {
+      // One statement: the update and the delete of the all-addresses row
+      // have exclusive conditions (left over, or nothing left), so each row
+      // is changed once.
+      await sql`
+        with cleared as (
+          delete from login_failures
+          where username_hash = ${usernameHash} and client = ${client}
+          returning failures
+        ), removed as (
+          select coalesce(sum(failures), 0) as n from cleared
+        ), lowered as (
+          update login_failures set failures = failures - (select n from removed)
+          where username_hash = ${usernameHash} and client = ${ALL_CLIENTS}
+            and failures > (select n from removed)
+        )
+        delete from login_failures
+        where username_hash = ${usernameHash} and client = ${ALL_CLIENTS}
+          and failures <= (select n from removed)`;
     },
 
     /** Drops counters whose window has ended: they no longer block anyone. */

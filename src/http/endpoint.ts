@@ -9,6 +9,13 @@ export const failsWith =
     await next();
   };
 
+/** A request still pending at its deadline: answered with its endpoint's 500. */
+export class DeadlineExceeded extends Error {
+  constructor(readonly ms: number) {
+    super(`no answer within ${ms} ms`);
+  }
+}
+
 /**
  * Answers with the endpoint's failure message once `ms` pass, whatever is
  * still pending (a database that stopped answering): no request hangs.
@@ -39,7 +46,10 @@ export function deadline(
     const { promise, reject } = Promise.withResolvers<never>();
     const entry = {
       at: performance.now() + ms,
-      expire: () => reject(new Error(`no answer within ${ms} ms`)),
+      expire: () => {
+        c.set("expired", true);
+        reject(new DeadlineExceeded(ms));
+      },
     };
     c.set("writeBy", entry.at - statementMs);
     pending.add(entry);

@@ -15,5 +15,7 @@ export type AppEnv = {
     writeBy: number;
     /** The SHA-256 of the caller's session token. */
     sessionHash: Uint8Array;
+    /** Set when the deadline answered: work still pending is abandoned. */
+    expired: boolean;
   };
 };

@@ -1,6 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { DeadlineExceeded } from "./endpoint.ts";
 import type { AppEnv } from "./env.ts";
 import { type Message, MSG } from "./messages.ts";
 
@@ -38,6 +39,23 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
     return errorResponse(c, 413, MSG.bodyTooLarge);
   }
   const failure = c.get("failure") ?? MSG.internal;
+  if (err instanceof DeadlineExceeded) {
+    // Expected under a stalled client or database: one line, no stack (a
+    // slow client must not be able to flood the log).
+    c.get("log")?.warn("request deadline passed", {
+      requestId: c.get("requestId"),
+      method: c.req.method,
+      path: c.req.path,
+      answered: failure,
+      afterMs: err.ms,
+    });
+    return errorResponse(c, 500, failure);
+  }
+  if (c.get("expired")) {
+    // Work the deadline abandoned failed later (a stalled body that was
+    // cut off): the request was answered and logged already.
+    return errorResponse(c, 500, failure);
+  }
   c.get("log")?.error("request failed", {
     requestId: c.get("requestId"),
     method: c.req.method,

@@ -16,8 +16,10 @@ export const MSG = {
   invalidRole: "Invalid role",
   passwordTooShort: "Password must be at least 8 characters",
   passwordTooLong: "Password must be at most 72 bytes",
+  passwordNul: "Password must not contain NUL characters",
   usernameInvalid:
     "Username must be at most 64 characters without control characters",
+  usernameCharacters: "Username contains characters that are not allowed",
   nameTooLong: "Name must be at most 200 characters",
   emailInvalid: "Email must be a valid address",
   invalidBody: "Invalid request body",
@@ -66,9 +68,11 @@ export const VALIDATION_PRECEDENCE: readonly Message[] = [
   MSG.invalidRole,
   MSG.passwordTooShort,
   MSG.usernameInvalid,
+  MSG.usernameCharacters,
   MSG.nameTooLong,
   MSG.emailInvalid,
   MSG.passwordTooLong,
+  MSG.passwordNul,
   MSG.invalidBody,
   // The list's query parameters, in the order the route declares them.
   MSG.invalidLimit,
@@ -78,3 +82,9 @@ export const VALIDATION_PRECEDENCE: readonly Message[] = [
   MSG.invalidUsernameParam,
   MSG.invalidEmailParam,
 ];
+
+/** The message of the first broken rule in the contract's check order, if any is the contract's. */
+export const firstInCheckOrder = (messages: Iterable<string>) => {
+  const seen = new Set(messages);
+  return VALIDATION_PRECEDENCE.find((m) => seen.has(m));
+};

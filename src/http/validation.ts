@@ -1,7 +1,7 @@
 import type { Hook } from "@hono/zod-openapi";
 import type { AppEnv } from "./env.ts";
 import { ApiError } from "./errors.ts";
-import { MSG, VALIDATION_PRECEDENCE } from "./messages.ts";
+import { firstInCheckOrder, MSG } from "./messages.ts";
 
 /**
  * zod reports every broken rule at once; the contract answers the first in
@@ -14,7 +14,7 @@ export const validationHook: Hook<unknown, AppEnv, string, unknown> = (
 ) => {
   if (result.success) return;
   const messages = new Set<string>(result.error.issues.map((i) => i.message));
-  const first = VALIDATION_PRECEDENCE.find((m) => messages.has(m));
+  const first = firstInCheckOrder(messages);
   if (!first) {
     // A schema rule without a contract message is a bug of ours: still a 400, and said in the log.
     c.get("log").warn("validation message outside the contract", {

@@ -1,7 +1,9 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context, TypedResponse } from "hono";
 import type { PasswordHasher } from "../auth/passwords.ts";
-import type { Store } from "../db/store.ts";
+import { auditContext } from "../audit/context.ts";
+import type { Config } from "../config.ts";
+import type { CallerRefusal, Store, WriteCaller } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
 import { beforeWrite } from "../http/endpoint.ts";
 import { ifMatchTags, noneMatch } from "../http/conditional.ts";
@@ -22,13 +24,36 @@ import type * as routes from "./users.routes.ts";
 export interface UserDeps {
   store: Store;
   passwords: PasswordHasher;
+  config: Pick<Config, "TRUST_PROXY">;
+}
+
+/**
+ * A caller deleted, logged out or demoted while their request waited
+ * answers as if it had arrived a moment later: 401, or 403.
+ */
+function refuseLostCaller<T>(outcome: T | CallerRefusal): T {
+  if (outcome === "caller_gone") throw new ApiError(401, MSG.unauthorised);
+  if (outcome === "caller_not_admin") throw new ApiError(403, MSG.forbidden);
+  return outcome as T;
 }
 
 /**
  * The handlers run after the admin guard and the body's validation, so each
  * reads as the rest of the contract's list of checks, in order.
  */
-export function createUserHandlers({ store, passwords }: UserDeps) {
+export function createUserHandlers({ store, passwords, config }: UserDeps) {
+  /**
+   * The caller as the write's transaction re-checks them, with the deadline's
+   * last check right before the write itself, and what the write's audit
+   * record keeps of the request.
+   */
+  const writeCaller = (c: Context<AppEnv>): WriteCaller => ({
+    id: c.get("caller").id,
+    sessionHash: c.get("sessionHash"),
+    beforeWrite: () => beforeWrite(c),
+    context: auditContext(c, config.TRUST_PROXY),
+  });
+
   /**
    * The list's tag comes from the version row before any user is read, so
    * an unchanged poll costs one small query. Without `limit` the answer is
@@ -83,7 +108,9 @@ export function createUserHandlers({ store, passwords }: UserDeps) {
     const { password, ...fields } = c.req.valid("json");
     const passwordHash = await passwords.hash(password);
     beforeWrite(c);
-    const created = await store.users.create({ ...fields, passwordHash });
+    const created = refuseLostCaller(
+      await store.users.create({ ...fields, passwordHash }, writeCaller(c)),
+    );
     if (created === "duplicate") throw new ApiError(409, MSG.duplicateUser);
     return c.json(created, 201, { Location: `/api/users/${created.id}` });
   };
@@ -94,11 +121,18 @@ export function createUserHandlers({ store, passwords }: UserDeps) {
     if (id === null) throw new ApiError(404, MSG.userNotFound);
     const passwordHash = password ? await passwords.hash(password) : undefined;
     beforeWrite(c);
-    const updated = await store.users.update(id, {
-      role: role || undefined,
-      passwordHash,
-      keepSession: c.get("sessionHash"),
-    }, expectedVersions(c, id));
+    const updated = refuseLostCaller(
+      await store.users.update(
+        id,
+        {
+          role: role || undefined,
+          passwordHash,
+          keepSession: c.get("sessionHash"),
+        },
+        writeCaller(c),
+        expectedVersions(c, id),
+      ),
+    );
     if (updated === "not_found") throw new ApiError(404, MSG.userNotFound);
     if (updated === "precondition_failed") {
       throw new ApiError(412, MSG.preconditionFailed);
@@ -112,9 +146,9 @@ export function createUserHandlers({ store, passwords }: UserDeps) {
       throw new ApiError(400, MSG.cannotDeleteSelf);
     }
     if (id !== null) beforeWrite(c);
-    const outcome = id === null
-      ? "not_found"
-      : await store.users.remove(id, expectedVersions(c, id));
+    const outcome = id === null ? "not_found" : refuseLostCaller(
+      await store.users.remove(id, writeCaller(c), expectedVersions(c, id)),
+    );
     if (outcome === "not_found") throw new ApiError(404, MSG.userNotFound);
     if (outcome === "precondition_failed") {
       throw new ApiError(412, MSG.preconditionFailed);

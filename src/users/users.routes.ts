@@ -8,11 +8,12 @@ import {
   json,
 } from "../http/openapi.ts";
 import { decodeCursor } from "./listing.ts";
+import {
+  codePoints,
+  NewAccountSchema,
+  passwordRules,
+} from "./account-rules.ts";
 import { parseUserId, ROLES, USER_ID_MAX } from "./user.ts";
-
-const codePoints = (s: string) => [...s].length;
-const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
-const CONTROL = /\p{Cc}/u;
 
 export const AccountSchema = z.object({
   id: z.number().int().openapi({ example: 2 }),
@@ -49,50 +50,33 @@ const IdParam = z.object({
   }),
 });
 
-/** Surrounding whitespace is dropped; whitespace alone counts as empty. */
-const requiredText = z.string({ error: MSG.allFieldsRequired })
-  .trim().min(1, MSG.allFieldsRequired);
-
-/** The rules every new password meets, on POST and PATCH alike. */
-const passwordRules = <T extends z.ZodString>(s: T) =>
-  s.refine((p) => p === "" || codePoints(p) >= 8, MSG.passwordTooShort)
-    .refine((p) => utf8Bytes(p) <= 72, MSG.passwordTooLong);
-
 const PASSWORD_DOC =
-  "At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit. Never trimmed.";
+  "At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit; no NUL (U+0000), at which bcrypt would stop reading. Never trimmed.";
+
+/** The account rules (account-rules.ts) with their OpenAPI description. */
+const account = NewAccountSchema.shape;
 
 export const CreateUserSchema = z.object({
-  username: requiredText
-    .refine(
-      (s) => codePoints(s) <= 64 && !CONTROL.test(s),
-      MSG.usernameInvalid,
-    )
-    .openapi({
-      description:
-        "Unique regardless of case. At most 64 characters, no control characters. Trimmed.",
-      example: "alice",
-    }),
-  name: requiredText
-    .refine((s) => codePoints(s) <= 200, MSG.nameTooLong)
-    // PostgreSQL text cannot hold U+0000: refuse it here rather than fail in the database.
-    .refine((s) => !s.includes("\u0000"), MSG.invalidBody)
-    .openapi({
-      description: "At most 200 characters, no NUL (U+0000). Trimmed.",
-      example: "Alice Example",
-    }),
-  email: requiredText
-    .refine(
-      (s) => codePoints(s) <= 254 && /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u.test(s),
-      MSG.emailInvalid,
-    )
-    .openapi({
-      description:
-        "Unique regardless of case. At most 254 characters, one `@` with text on both sides, no whitespace or control characters. Trimmed.",
-      example: "alice@example.com",
-    }),
-  password: passwordRules(
-    z.string({ error: MSG.allFieldsRequired }).min(1, MSG.allFieldsRequired),
-  ).openapi({ description: PASSWORD_DOC, example: "correct horse" }),
+  username: account.username.openapi({
+    description:
+      "Unique under its canonical form (Unicode NFKC, then lower case: `Alice`, `ＡＬＩＣＥ` and `𝐚𝐥𝐢𝐜𝐞` are one name). " +
+      "At most 64 characters, no control characters; no invisible or formatting characters (Unicode Cc, Cf, Zl, Zp, Co, Cn) " +
+      "and no mix of confusable scripts (UTS #39 highly restrictive: Latin with Cyrillic or Greek is refused, Latin with Han, kana or Hangul is fine). Trimmed.",
+    example: "alice",
+  }),
+  name: account.name.openapi({
+    description: "At most 200 characters, no NUL (U+0000). Trimmed.",
+    example: "Alice Example",
+  }),
+  email: account.email.openapi({
+    description:
+      "Unique under its canonical form, like the username. At most 254 characters, one `@` with text on both sides, no whitespace, control or invisible characters. Trimmed.",
+    example: "alice@example.com",
+  }),
+  password: account.password.openapi({
+    description: PASSWORD_DOC,
+    example: "correct horse",
+  }),
   role: z.enum(ROLES, {
     error: (issue) =>
       issue.input == null || issue.input === ""
@@ -215,6 +199,9 @@ const preconditionFailed = {
   ),
 };
 
+const RECHECK =
+  "The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.";
+
 export const list = createRoute({
   operationId: "listUsers",
   method: "get",
@@ -284,7 +271,8 @@ export const create = createRoute({
   tags,
   summary: "Create a user",
   description:
-    "Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the limits of username, name, email and password length; then uniqueness.",
+    "Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's and email's limits; the password's length, then NUL in it; then uniqueness. " +
+    RECHECK,
   security: cookieAuth,
   request: {
     body: {
@@ -308,9 +296,11 @@ export const create = createRoute({
       MSG.roleMustBeAdminOrViewer,
       MSG.passwordTooShort,
       MSG.usernameInvalid,
+      MSG.usernameCharacters,
       MSG.nameTooLong,
       MSG.emailInvalid,
       MSG.passwordTooLong,
+      MSG.passwordNul,
       MSG.invalidBody,
     ),
     ...adminErrors,
@@ -333,7 +323,8 @@ export const update = createRoute({
   tags,
   summary: "Change a user's role and/or reset the password",
   description:
-    "Role is checked before password; then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own.",
+    "Role is checked before password (length, then NUL); then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. " +
+    RECHECK,
   security: cookieAuth,
   request: {
     params: IdParam,
@@ -350,6 +341,7 @@ export const update = createRoute({
       MSG.invalidRole,
       MSG.passwordTooShort,
       MSG.passwordTooLong,
+      MSG.passwordNul,
       MSG.invalidBody,
     ),
     ...adminErrors,
@@ -367,7 +359,8 @@ export const remove = createRoute({
   tags,
   summary: "Delete a user",
   description:
-    "An admin cannot delete their own account; this is decided before any lookup. Then the id; then `If-Match`, if sent, in the delete itself. Ends the user's sessions.",
+    "An admin cannot delete their own account; this is decided before any lookup. Then the id; then `If-Match`, if sent, in the delete itself. Ends the user's sessions. " +
+    RECHECK,
   security: cookieAuth,
   request: { params: IdParam, headers: IfMatch },
   responses: {

@@ -51,7 +51,8 @@ async function caller(req: Request): Promise<Caller | undefined> {
   const [row] = await sql<Caller[]>`
     select u.id, u.username, u.name, u.email, u.role
     from sessions s join users u on u.id = s.user_id
-    where s.token_hash = ${hash} and s.expires_at > now()`;
+    where s.token_hash = ${hash} and s.expires_at > now()
+      and s.password_version = u.password_version`;
   return row;
 }
 

@@ -1,0 +1,191 @@
+/**
+ * The account rules: what a username, name, e-mail and password must be,
+ * with the contract's message for each broken rule. Defined once, here, and
+ * used by the API's routes, the recovery task and the first-admin bootstrap,
+ * so none of them can make an account another would refuse.
+ */
+// zod as extended with `.openapi()`: the routes describe these very schemas.
+import { z } from "@hono/zod-openapi";
+import { firstInCheckOrder, type Message, MSG } from "../http/messages.ts";
+
+export const codePoints = (s: string) => [...s].length;
+export const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
+
+/** bcrypt reads at most 72 bytes and stops at NUL: past either, two passwords would be one. */
+export const BCRYPT_MAX_BYTES = 72;
+
+/** Whether bcrypt sees this password whole, so that it matches only itself. */
+export const bcryptSeesWhole = (password: string) =>
+  !password.includes("\u0000") && utf8Bytes(password) <= BCRYPT_MAX_BYTES;
+
+const CONTROL = /\p{Cc}/u;
+
+/**
+ * Characters that show as nothing, or not as themselves: controls, format
+ * characters (zero-width space and joiners, soft hyphen, bidirectional
+ * overrides), line and paragraph separators, private use, unassigned code
+ * points, and lone surrogates (not characters at all).
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cs}]/u;
+
+/**
+ * Every script JavaScript's regular expressions know (ISO 15924 codes, as
+ * V8 accepts them in `\p{Script_Extensions=...}`), but Common and Inherited,
+ * which go with any script, and Unknown, which INVISIBLE already refuses.
+ */
+const SCRIPTS = (
+  "Adlm Aghb Ahom Arab Armi Armn Avst Bali Bamu Bass Batk Beng Bhks Bopo " +
+  "Brah Brai Bugi Buhd Cakm Cans Cari Cham Cher Chrs Copt Cpmn Cprt Cyrl " +
+  "Deva Diak Dogr Dsrt Dupl Egyp Elba Elym Ethi Gara Geor Glag Gong Gonm " +
+  "Goth Gran Grek Gujr Gukh Guru Hang Hani Hano Hatr Hebr Hira Hluw Hmng " +
+  "Hmnp Hung Ital Java Kali Kana Kawi Khar Khmr Khoj Kits Knda Krai Kthi " +
+  "Lana Laoo Latn Lepc Limb Lina Linb Lisu Lyci Lydi Mahj Maka Mand Mani " +
+  "Marc Medf Mend Merc Mero Miao Mlym Modi Mong Mroo Mtei Mult Mymr Nagm " +
+  "Nand Narb Nbat Newa Nkoo Nshu Ogam Olck Onao Orkh Orya Osge Osma Ougr " +
+  "Palm Pauc Perm Phag Phli Phlp Phnx Plrd Prti Rjng Rohg Runr Samr Sarb " +
+  "Saur Sgnw Shaw Shrd Sidd Sind Sinh Sogd Sogo Sora Soyo Sund Sunu Sylo " +
+  "Syrc Tagb Takr Tale Talu Taml Tang Tavt Telu Tfng Tglg Thaa Thai Tibt " +
+  "Tirh Tnsa Todr Toto Tutg Ugar Vaii Vith Wara Wcho Xpeo Xsux Yezi Yiii " +
+  "Zanb"
+).split(" ").flatMap((code) => {
+  // A script this engine does not know yet is simply not in the list.
+  try {
+    return [{ code, test: new RegExp(`^\\p{scx=${code}}$`, "u") }];
+  } catch {
+    return [];
+  }
+});
+
+const LATIN: ReadonlySet<string> = new Set(["Latn"]);
+const ANY_SCRIPT = /^[\p{scx=Zyyy}\p{scx=Zinh}]$/u;
+
+/**
+ * UTS #39's writing systems that mix scripts by nature: Han with kana is
+ * Japanese, Han with Hangul Korean, Han with Bopomofo Chinese.
+ */
+const AUGMENT: Record<string, string[]> = {
+  Hani: ["Hanb", "Jpan", "Kore"],
+  Hira: ["Jpan"],
+  Kana: ["Jpan"],
+  Hang: ["Kore"],
+  Bopo: ["Hanb"],
+};
+
+/** A code point's scripts (Script_Extensions, augmented); undefined for Common and Inherited. */
+function scriptsOf(char: string): ReadonlySet<string> | undefined {
+  // ASCII, the usual case, without the walk through every script.
+  if (char < "\u0080") return /[A-Za-z]/.test(char) ? LATIN : undefined;
+  if (SCRIPTS_OF.has(char)) return SCRIPTS_OF.get(char);
+  let scripts: Set<string> | undefined;
+  if (!ANY_SCRIPT.test(char)) {
+    scripts = new Set<string>();
+    for (const { code, test } of SCRIPTS) {
+      if (!test.test(char)) continue;
+      scripts.add(code);
+      for (const extra of AUGMENT[code] ?? []) scripts.add(extra);
+    }
+  }
+  // Bounded: names draw on few code points, an attacker on many.
+  if (SCRIPTS_OF.size < 10_000) SCRIPTS_OF.set(char, scripts);
+  return scripts;
+}
+
+/** Code points already looked up: each costs a test against every script. */
+const SCRIPTS_OF = new Map<string, ReadonlySet<string> | undefined>();
+
+/** The scripts every one of these code points belongs to (all, when none has a script). */
+function resolvedScripts(
+  sets: ReadonlySet<string>[],
+): ReadonlySet<string> | "all" {
+  if (sets.length === 0) return "all";
+  return sets.reduce((a, b) => new Set(a).intersection(b));
+}
+
+/**
+ * UTS #39 "highly restrictive": one script (Common and Inherited go with
+ * any), or Latin with Japanese, Korean or Chinese writing
+ * (Latin + Han + Hiragana + Katakana, Latin + Han + Hangul,
+ * Latin + Han + Bopomofo). So `José`, `山田太郎` and `Tanaka田中` pass,
+ * Latin mixed with Cyrillic or Greek (`аdmin` with a Cyrillic `а`) does not.
+ */
+export function isHighlyRestrictive(text: string): boolean {
+  const sets = [...text].map(scriptsOf).filter((s) => s !== undefined);
+  const all = resolvedScripts(sets);
+  if (all === "all" || all.size > 0) return true;
+  const rest = resolvedScripts(sets.filter((s) => !s.has("Latn")));
+  return rest !== "all" &&
+    ["Jpan", "Kore", "Hanb"].some((code) => rest.has(code));
+}
+
+export const usernameFitsLength = (s: string) =>
+  codePoints(s) <= 64 && !CONTROL.test(s);
+
+export const usernameCharactersAllowed = (s: string) =>
+  !INVISIBLE.test(s) && isHighlyRestrictive(s);
+
+export const emailIsValid = (s: string) =>
+  codePoints(s) <= 254 && /^[^\s@]+@[^\s@]+$/u.test(s) && !INVISIBLE.test(s);
+
+// The rules as zod refinements on an already read (and, but for passwords,
+// trimmed) string. zod reports every broken rule; the contract's check order
+// (VALIDATION_PRECEDENCE) picks the one answered.
+
+export const usernameRules = <T extends z.ZodString>(s: T) =>
+  s.refine(usernameFitsLength, MSG.usernameInvalid)
+    .refine(usernameCharactersAllowed, MSG.usernameCharacters);
+
+export const nameRules = <T extends z.ZodString>(s: T) =>
+  s.refine((n) => codePoints(n) <= 200, MSG.nameTooLong)
+    // PostgreSQL text cannot hold U+0000: refuse it here rather than fail in the database.
+    .refine((n) => !n.includes("\u0000"), MSG.invalidBody);
+
+export const emailRules = <T extends z.ZodString>(s: T) =>
+  s.refine(emailIsValid, MSG.emailInvalid);
+
+/** Every new password, on POST and PATCH alike (empty is the caller's own rule). */
+export const passwordRules = <T extends z.ZodString>(s: T) =>
+  s.refine((p) => p === "" || codePoints(p) >= 8, MSG.passwordTooShort)
+    .refine((p) => utf8Bytes(p) <= BCRYPT_MAX_BYTES, MSG.passwordTooLong)
+    .refine((p) => !p.includes("\u0000"), MSG.passwordNul);
+
+/** Surrounding whitespace is dropped; whitespace alone counts as empty. */
+const requiredText = () =>
+  z.string({ error: MSG.allFieldsRequired })
+    .trim().min(1, MSG.allFieldsRequired);
+
+/** A new account's fields as POST /api/users takes them (role aside). */
+export const NewAccountSchema = z.object({
+  username: usernameRules(requiredText()),
+  name: nameRules(requiredText()),
+  email: emailRules(requiredText()),
+  password: passwordRules(
+    z.string({ error: MSG.allFieldsRequired }).min(1, MSG.allFieldsRequired),
+  ),
+});
+
+export type NewAccount = z.infer<typeof NewAccountSchema>;
+
+export type AccountCheck =
+  | { ok: true; account: NewAccount }
+  | { ok: false; field: keyof NewAccount; message: Message };
+
+/**
+ * The fields checked as the API checks them, for callers outside HTTP: the
+ * account as stored (trimmed), or the first broken rule in the contract's
+ * order and the field that broke it.
+ */
+export function checkNewAccount(
+  input: Record<keyof NewAccount, unknown>,
+): AccountCheck {
+  const parsed = NewAccountSchema.safeParse(input);
+  if (parsed.success) {
+    return { ok: true, account: parsed.data };
+  }
+  const message = firstInCheckOrder(parsed.error.issues.map((i) => i.message))!;
+  const issue = parsed.error.issues.find((i) => i.message === message)!;
+  return {
+    ok: false,
+    field: issue.path[0] as keyof NewAccount,
+    message,
+  };
+}

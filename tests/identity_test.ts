@@ -1,0 +1,212 @@
+/**
+ * Who an account is: the characters a username may hold, look-alikes of
+ * existing names, and the same rules for the first admin from the
+ * environment and for the recovery task.
+ */
+import { assert, assertEquals, assertMatch } from "./support/assert.ts";
+import { runScript } from "./support/process.ts";
+import { startService, testDatabase } from "./support/service.ts";
+
+const NOT_ALLOWED = {
+  error: "Username contains characters that are not allowed",
+};
+const DUPLICATE = { error: "Username or email already exists" };
+const TOO_LONG = {
+  error: "Username must be at most 64 characters without control characters",
+};
+
+let n = 0;
+const body = (username: string, email = `id${++n}@example.com`) => ({
+  username,
+  name: "Someone",
+  email,
+  password: "identity-password",
+  role: "viewer" as const,
+});
+
+Deno.test("names in one script, accents and apostrophes included, are accepted; arnold and amold are two users", async () => {
+  await using svc = await startService();
+  const names = [
+    "José",
+    "Ólafur",
+    "山田太郎",
+    "müller",
+    "O'Brien",
+    "arnold",
+    "amold",
+    "Ελένη",
+    "Иван",
+    "たなか太郎",
+    "Tanaka田中",
+    "김철수kim",
+    "jean-luc.picard_2",
+  ];
+  for (const username of names) {
+    const res = await svc.admin.POST("/api/users", { body: body(username) });
+    assertEquals(res.response.status, 201, `${username}: ${res.error?.error}`);
+    assertEquals(res.data!.username, username);
+  }
+});
+
+Deno.test("look-alikes of root and admin are refused or collide with them", async () => {
+  await using svc = await startService();
+  const root = await svc.admin.POST("/api/users", { body: body("root") });
+  assertEquals(root.response.status, 201);
+  const cases: [string, unknown][] = [
+    ["ＲＯＯＴ", DUPLICATE], // fullwidth
+    ["𝐫𝐨𝐨𝐭", DUPLICATE], // mathematical bold
+    ["𝚛𝚘𝚘𝚝", DUPLICATE], // mathematical monospace
+    ["ROOT", DUPLICATE],
+    ["admİn", DUPLICATE],
+    ["\u0430dmin", NOT_ALLOWED], // Cyrillic а
+    ["r\u043eot", NOT_ALLOWED], // Cyrillic о
+    ["\u03b1dmin", NOT_ALLOWED], // Greek α
+    ["ro\u200bot", NOT_ALLOWED], // zero-width space
+    ["ro\u200dot", NOT_ALLOWED], // zero-width joiner
+    ["ro\u00adot", NOT_ALLOWED], // soft hyphen
+    ["\u202etoor", NOT_ALLOWED], // right-to-left override
+    ["ro\u2028ot", NOT_ALLOWED], // line separator
+    ["ro\ue000ot", NOT_ALLOWED], // private use
+    ["ro\u{e0061}ot", NOT_ALLOWED], // tag character (format)
+    ["ro\u0378ot", NOT_ALLOWED], // unassigned
+  ];
+  for (const [username, expected] of cases) {
+    const res = await svc.admin.POST("/api/users", { body: body(username) });
+    assertEquals(
+      [res.response.status, res.error],
+      [expected === DUPLICATE ? 409 : 400, expected],
+      JSON.stringify(username),
+    );
+  }
+  // E-mails: fullwidth collides; invisible characters are no address.
+  const mail = await svc.admin.POST("/api/users", {
+    body: body("mailer", "boss@corp.example"),
+  });
+  assertEquals(mail.response.status, 201);
+  const twin = await svc.admin.POST("/api/users", {
+    body: body("mailer2", "ＢＯＳＳ@corp.example"),
+  });
+  assertEquals([twin.response.status, twin.error], [409, DUPLICATE]);
+  const hidden = await svc.admin.POST("/api/users", {
+    body: body("mailer3", "bo\u200bss@corp.example"),
+  });
+  assertEquals([hidden.response.status, hidden.error], [400, {
+    error: "Email must be a valid address",
+  }]);
+  const [{ n: count }] = await svc.sql<{ n: number }[]>`
+    select count(*)::int as n from users`;
+  assertEquals(count, 3, "only admin, root and mailer exist");
+});
+
+Deno.test("the character rule comes after the length rule and before the name's", async () => {
+  await using svc = await startService();
+  const post = async (fields: Partial<ReturnType<typeof body>>) => {
+    const res = await svc.admin.POST("/api/users", {
+      body: { ...body("ok"), ...fields },
+    });
+    return [res.response.status, res.error] as [number, unknown];
+  };
+  assertEquals(await post({ username: "\u200b".repeat(65) }), [400, TOO_LONG]);
+  assertEquals(await post({ username: "a\u0007\u200b" }), [400, TOO_LONG]);
+  assertEquals(await post({ username: "a\u200b", name: "n".repeat(201) }), [
+    400,
+    NOT_ALLOWED,
+  ]);
+  assertEquals(await post({ username: "a\u200b", password: "short" }), [400, {
+    error: "Password must be at least 8 characters",
+  }]);
+});
+
+/** main.ts as an operator starts it; killed if it is still running after 30 s. */
+async function start(env: Record<string, string>) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "main.ts"],
+    cwd: new URL("../", import.meta.url),
+    env: { HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "warn", ...env },
+    stdin: "null",
+    signal: AbortSignal.timeout(30_000),
+  }).output();
+  return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
+}
+
+Deno.test("first-admin variables that break an account rule stop the service with exit 1, naming the variable and the rule", async () => {
+  await using db = await testDatabase();
+  const cases: [Record<string, string>, string, string][] = [
+    [
+      { ADMIN_PASSWORD: "p".repeat(84) },
+      "ADMIN_PASSWORD",
+      "Password must be at most 72 bytes",
+    ],
+    [
+      { ADMIN_PASSWORD: "short" },
+      "ADMIN_PASSWORD",
+      "Password must be at least 8 characters",
+    ],
+    [
+      { ADMIN_USERNAME: "ro\u0007ot" },
+      "ADMIN_USERNAME",
+      "Username must be at most 64 characters without control characters",
+    ],
+    [
+      { ADMIN_USERNAME: "\u0430dmin" },
+      "ADMIN_USERNAME",
+      "Username contains characters that are not allowed",
+    ],
+    [
+      { ADMIN_EMAIL: "not-an-address" },
+      "ADMIN_EMAIL",
+      "Email must be a valid address",
+    ],
+    [
+      { ADMIN_NAME: "n".repeat(201) },
+      "ADMIN_NAME",
+      "Name must be at most 200 characters",
+    ],
+  ];
+  for (const [vars, variable, rule] of cases) {
+    const run = await start({
+      ...db.env,
+      ADMIN_USERNAME: "root",
+      ADMIN_PASSWORD: "root-password",
+      ...vars,
+    });
+    assertEquals(run.code, 1, `${JSON.stringify(vars)}: ${run.stderr}`);
+    assert(run.stderr.includes(`${variable}`), run.stderr);
+    assert(run.stderr.includes(rule), run.stderr);
+  }
+  // Nothing was created.
+  const check = await runScript("src/cli/create-admin.ts", [
+    "--username",
+    "root",
+    "--password",
+    "root-password",
+  ], db.env);
+  assertMatch(check.stdout, /Created admin "root"/);
+});
+
+Deno.test("create-admin checks the account rules, the username's characters included", async () => {
+  await using db = await testDatabase();
+  const refused = [
+    [
+      ["--username", "\u0430dmin"],
+      "Username contains characters that are not allowed",
+    ],
+    [
+      ["--username", "ro\u200bot"],
+      "Username contains characters that are not allowed",
+    ],
+    [
+      ["--username", "root", "--password", "p".repeat(73)],
+      "Password must be at most 72 bytes",
+    ],
+  ] as const;
+  for (const [args, rule] of refused) {
+    const run = await runScript("src/cli/create-admin.ts", [
+      "--password",
+      "rescue-password",
+      ...args,
+    ], db.env);
+    assertEquals(run.code, 1, `${args.join(" ")}: ${run.stdout}`);
+    assertMatch(run.stderr, new RegExp(rule));
+  }
+});
