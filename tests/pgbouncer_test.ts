@@ -6,6 +6,7 @@
  * Needs Debian's `pgbouncer` (.ci/install-extras installs it); in CI a
  * missing pgbouncer fails the test instead of skipping it.
  */
+import { seedUsers } from "./support/users.ts";
 import postgres from "postgres";
 import {
   type Account,
@@ -218,12 +219,7 @@ Deno.test({
     // The list, long enough to be streamed in more than two batches.
     {
       const direct = postgres(serverUrl.href, { max: 1, onnotice: () => {} });
-      await direct`
-        insert into users (username, username_key, name, email, email_key, role, password_hash)
-        select 'bulk' || i, 'bulk' || i, 'Bulk ' || i,
-               'bulk' || i || '@example.com', 'bulk' || i || '@example.com',
-               'viewer', 'not-a-login'
-        from generate_series(1, ${BULK_USERS}) as i`;
+      await seedUsers(direct, BULK_USERS);
       await direct.end();
     }
     const total = 1 + created.length + BULK_USERS;
