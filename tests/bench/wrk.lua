@@ -2,11 +2,16 @@
 --   BENCH_METHOD  request method (default GET)
 --   BENCH_BODY    a fixed JSON body
 --   BENCH_CREATE  a prefix: each request creates a new user named from it
+--   BENCH_ALTERNATE  two JSON bodies on two lines: requests alternate them
 -- On exit it prints one line, "BENCH {json}", that bench.ts reads.
 
 local method = os.getenv("BENCH_METHOD") or "GET"
 local body = os.getenv("BENCH_BODY")
 local create = os.getenv("BENCH_CREATE")
+local alternate = {}
+for line in (os.getenv("BENCH_ALTERNATE") or ""):gmatch("[^\n]+") do
+  alternate[#alternate + 1] = line
+end
 
 local next_thread = 1
 function setup(thread)
@@ -22,6 +27,10 @@ function init(args)
 end
 
 function request()
+  if #alternate == 2 then
+    counter = counter + 1
+    return wrk.format(nil, nil, nil, alternate[counter % 2 + 1])
+  end
   if not create then return wrk.request() end
   counter = counter + 1
   local name = create .. "-" .. thread_id .. "-" .. counter
