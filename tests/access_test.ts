@@ -1,9 +1,12 @@
 import { assertEquals } from "./support/assert.ts";
 import {
   loginCookie,
+  sharedService,
   startService,
   type TestService,
 } from "./support/service.ts";
+
+const service = sharedService();
 
 /** Every /api/users call, with a valid body and with bodies that would fail their own checks. */
 const CALLS: [method: string, path: string, body?: string][] = [
@@ -64,7 +67,7 @@ async function snapshot(svc: TestService) {
 }
 
 Deno.test("without a session every /api/users call answers 401 Unauthorised before any other check", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const before = await snapshot(svc);
   for (const c of CALLS) {
     for (const cookie of [undefined, "sid=" + "Z".repeat(43), "sid=junk"]) {
@@ -79,7 +82,7 @@ Deno.test("without a session every /api/users call answers 401 Unauthorised befo
 });
 
 Deno.test("a viewer gets 403 Forbidden on every /api/users call, before any other check", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { account, password } = await svc.userClient("viewer");
   const cookie = await loginCookie(svc, {
     username: account.username,
@@ -102,14 +105,14 @@ Deno.test("a viewer gets 403 Forbidden on every /api/users call, before any othe
 });
 
 Deno.test("me answers 401 without a session, and any role sees itself", async () => {
-  await using svc = await startService();
+  const svc = await service();
   assertEquals((await svc.client().me()).status, 401);
   const { client, account } = await svc.userClient("viewer");
   assertEquals(await client.me(), { ok: true, status: 200, data: account });
 });
 
 Deno.test("a POST, PATCH or DELETE from a foreign Origin answers 403 after authentication", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { account } = await svc.userClient("viewer");
   const evil = { origin: "https://evil.example" };
   const create = JSON.stringify({
