@@ -1,6 +1,7 @@
 import { assertEquals } from "./support/assert.ts";
 import {
   loginCookie,
+  newUser,
   sharedService,
   startService,
   type TestService,
@@ -115,13 +116,7 @@ Deno.test("a POST, PATCH or DELETE from a foreign Origin answers 403 after authe
   const svc = await service();
   const { account } = await svc.userClient("viewer");
   const evil = { origin: "https://evil.example" };
-  const create = JSON.stringify({
-    username: "o1",
-    name: "O",
-    email: "o1@x.io",
-    password: "password1",
-    role: "viewer",
-  });
+  const create = JSON.stringify(newUser("o1"));
   const unsafe: typeof CALLS = [
     ["POST", "/api/users", create],
     ["PATCH", `/api/users/${account.id}`, JSON.stringify({ role: "admin" })],
@@ -166,13 +161,7 @@ Deno.test("the service's own origin, an allowed origin, and no Origin at all pas
     undefined,
   ];
   for (const [i, origin] of origins.entries()) {
-    const body = JSON.stringify({
-      username: `ok${i}`,
-      name: "O",
-      email: `ok${i}@x.io`,
-      password: "password1",
-      role: "viewer",
-    });
+    const body = JSON.stringify(newUser(`ok${i}`));
     const res = await svc.fetch("/api/users", {
       method: "POST",
       body,
@@ -192,13 +181,7 @@ Deno.test("the service's own origin, an allowed origin, and no Origin at all pas
 Deno.test("behind a trusted proxy the own origin is the one the proxy reports", async () => {
   await using svc = await startService({ TRUST_PROXY: "true" });
   const cookie = await loginCookie(svc);
-  const body = JSON.stringify({
-    username: "p1",
-    name: "P",
-    email: "p1@x.io",
-    password: "password1",
-    role: "viewer",
-  });
+  const body = JSON.stringify(newUser("p1"));
   const headers = {
     cookie,
     origin: "https://users.example",

@@ -2,6 +2,7 @@ import { assert, assertEquals } from "./support/assert.ts";
 import { rawHttp } from "./support/raw.ts";
 import {
   loginCookie,
+  newUser,
   sharedService,
   startService,
   type TestService,
@@ -198,13 +199,7 @@ Deno.test("a chunked 10 MiB body without Content-Length answers 413 long before 
 Deno.test("a body of exactly 64 KiB is read, one byte more is 413, chunked or not", async () => {
   const svc = await service();
   const cookie = await loginCookie(svc);
-  const fields = JSON.stringify({
-    username: "edge",
-    name: "Edge",
-    email: "edge@example.com",
-    password: "edge-password",
-    role: "viewer",
-  });
+  const fields = JSON.stringify(newUser("edge"));
   const exact = fields + " ".repeat(64 * 1024 - fields.length);
   for (const chunked of [false, true]) {
     for (const [text, status] of [[exact + " ", 413], [exact, 201]] as const) {
@@ -234,13 +229,7 @@ Deno.test("a body of exactly 64 KiB is read, one byte more is 413, chunked or no
 Deno.test("a client that trickles its body slowly is served", async () => {
   const svc = await service();
   const cookie = await loginCookie(svc);
-  const body = JSON.stringify({
-    username: "slow",
-    name: "Slow",
-    email: "slow@example.com",
-    password: "slow-password",
-    role: "viewer",
-  });
+  const body = JSON.stringify(newUser("slow"));
   const res = await rawHttp(portOf(svc), [
     `POST /api/users HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
     ...body.match(/.{1,8}/g)!,

@@ -64,20 +64,61 @@ export async function testDatabase(): Promise<TestDatabase> {
 let template: Promise<string> | undefined;
 
 /**
- * A PGlite data directory made and migrated once per test process: copying
- * it is much faster than PGlite's initdb for every test.
+ * A PGlite data directory made and migrated once for all test files and
+ * runs while the migrations and PGlite stay the same: PGlite's initdb is
+ * by far the slowest part of starting an embedded service (half a minute
+ * on a busy two-core machine), and every test file runs in an isolate of
+ * its own, so a template per process would be one per file. Copying it is
+ * fast. It is a cache in the temporary directory, keyed by the migration
+ * files and the PGlite version; a new key makes a new one.
  */
 function embeddedTemplate(): Promise<string> {
   return template ??= (async () => {
-    const dir = await Deno.makeTempDir({ prefix: "user-admin-template-" });
-    const db = await openDatabase(loadConfig({ DATA_DIR: dir }));
-    await db.close();
-    globalThis.addEventListener(
-      "unload",
-      () => Deno.removeSync(dir, { recursive: true }),
-    );
+    const dir = `${tmpDir()}/user-admin-template-${await templateKey()}`;
+    if (await exists(`${dir}/PG_VERSION`)) return dir;
+    const building = await Deno.makeTempDir({
+      prefix: "user-admin-template-building-",
+    });
+    try {
+      const db = await openDatabase(loadConfig({ DATA_DIR: building }));
+      await db.close();
+      // Whole or not at all: a rename, which fails if another test file
+      // (or a run in parallel) finished the same template first.
+      await Deno.rename(building, dir);
+    } catch (e) {
+      await Deno.remove(building, { recursive: true });
+      if (!await exists(`${dir}/PG_VERSION`)) throw e;
+    }
     return dir;
   })();
+}
+
+const tmpDir = () => Deno.env.get("TMPDIR") || "/tmp";
+
+const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
+
+/** What the template's contents depend on: the migrations and PGlite. */
+async function templateKey(): Promise<string> {
+  const root = new URL("../../", import.meta.url);
+  const migrations = new URL("src/db/migrations/", root);
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(migrations)) {
+    if (entry.isFile) names.push(entry.name);
+  }
+  const parts: string[] = [];
+  for (const name of names.sort()) {
+    parts.push(name, await Deno.readTextFile(new URL(name, migrations)));
+  }
+  const config = JSON.parse(
+    await Deno.readTextFile(new URL("deno.json", root)),
+  );
+  parts.push(config.imports["@electric-sql/pglite"]);
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(parts.join("\0")),
+  );
+  return [...new Uint8Array(digest).slice(0, 8)]
+    .map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 async function copyDir(from: string, to: string) {
