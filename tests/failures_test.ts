@@ -12,6 +12,7 @@ import { createLogger } from "../src/log.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import {
   ADMIN,
+  holdLock,
   loginCookie,
   sharedService,
   type TestService,
@@ -214,4 +215,31 @@ Deno.test("a request still pending after REQUEST_TIMEOUT_MS answers its endpoint
   assertEquals([res.status, await res.json()], [500, {
     error: "Failed to list users",
   }]);
+});
+
+Deno.test("requests held up by a locked table answer their endpoint's 500 after REQUEST_TIMEOUT_MS, and the requests after them are served", async () => {
+  const svc = await service();
+  const cookie = await loginCookie(svc);
+  const app = createApp({
+    store: svc.store,
+    config: { ...svc.config, REQUEST_TIMEOUT_MS: 300 },
+    log: createLogger("info", () => {}),
+  });
+  const ask = async (path: string) => {
+    const res = await app.request(path, { headers: { cookie } });
+    return [res.status, await res.json()];
+  };
+  // Holding the lock of the users table stalls every query that reads it.
+  const lock = await holdLock(svc.sql, ["users"]);
+  try {
+    const first = ask("/api/users");
+    await new Promise((r) => setTimeout(r, 150));
+    const [list, me] = await Promise.all([first, ask("/api/auth/me")]);
+    assertEquals(list, [500, { error: "Failed to list users" }]);
+    assertEquals(me, [500, { error: "Internal server error" }]);
+  } finally {
+    await lock.release();
+  }
+  assertEquals((await ask("/api/auth/me"))[0], 200);
+  assertEquals((await ask("/api/users"))[0], 200);
 });
