@@ -1,9 +1,13 @@
 import { assertEquals } from "./support/assert.ts";
 import {
   loginCookie,
+  newUser,
+  sharedService,
   startService,
   type TestService,
 } from "./support/service.ts";
+
+const service = sharedService();
 
 /** Every /api/users call, with a valid body and with bodies that would fail their own checks. */
 const CALLS: [method: string, path: string, body?: string][] = [
@@ -64,7 +68,7 @@ async function snapshot(svc: TestService) {
 }
 
 Deno.test("without a session every /api/users call answers 401 Unauthorised before any other check", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const before = await snapshot(svc);
   for (const c of CALLS) {
     for (const cookie of [undefined, "sid=" + "Z".repeat(43), "sid=junk"]) {
@@ -79,7 +83,7 @@ Deno.test("without a session every /api/users call answers 401 Unauthorised befo
 });
 
 Deno.test("a viewer gets 403 Forbidden on every /api/users call, before any other check", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { account, password } = await svc.userClient("viewer");
   const cookie = await loginCookie(svc, {
     username: account.username,
@@ -102,23 +106,17 @@ Deno.test("a viewer gets 403 Forbidden on every /api/users call, before any othe
 });
 
 Deno.test("me answers 401 without a session, and any role sees itself", async () => {
-  await using svc = await startService();
+  const svc = await service();
   assertEquals((await svc.client().me()).status, 401);
   const { client, account } = await svc.userClient("viewer");
   assertEquals(await client.me(), { ok: true, status: 200, data: account });
 });
 
 Deno.test("a POST, PATCH or DELETE from a foreign Origin answers 403 after authentication", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { account } = await svc.userClient("viewer");
   const evil = { origin: "https://evil.example" };
-  const create = JSON.stringify({
-    username: "o1",
-    name: "O",
-    email: "o1@x.io",
-    password: "password1",
-    role: "viewer",
-  });
+  const create = JSON.stringify(newUser("o1"));
   const unsafe: typeof CALLS = [
     ["POST", "/api/users", create],
     ["PATCH", `/api/users/${account.id}`, JSON.stringify({ role: "admin" })],
@@ -163,13 +161,7 @@ Deno.test("the service's own origin, an allowed origin, and no Origin at all pas
     undefined,
   ];
   for (const [i, origin] of origins.entries()) {
-    const body = JSON.stringify({
-      username: `ok${i}`,
-      name: "O",
-      email: `ok${i}@x.io`,
-      password: "password1",
-      role: "viewer",
-    });
+    const body = JSON.stringify(newUser(`ok${i}`));
     const res = await svc.fetch("/api/users", {
       method: "POST",
       body,
@@ -189,13 +181,7 @@ Deno.test("the service's own origin, an allowed origin, and no Origin at all pas
 Deno.test("behind a trusted proxy the own origin is the one the proxy reports", async () => {
   await using svc = await startService({ TRUST_PROXY: "true" });
   const cookie = await loginCookie(svc);
-  const body = JSON.stringify({
-    username: "p1",
-    name: "P",
-    email: "p1@x.io",
-    password: "password1",
-    role: "viewer",
-  });
+  const body = JSON.stringify(newUser("p1"));
   const headers = {
     cookie,
     origin: "https://users.example",

@@ -4,7 +4,9 @@
  * permissions, against a live service.
  */
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
-import { ADMIN, startService, type TestService } from "./support/service.ts";
+import { ADMIN, sharedService, type TestService } from "./support/service.ts";
+
+const service = sharedService();
 
 const ROOT = new URL("../", import.meta.url);
 const EXAMPLE = "clients/examples/consumer.ts";
@@ -28,7 +30,7 @@ async function runExample(
 }
 
 Deno.test("the consumer example creates an account, then changes its role, then leaves it alone", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const runs = [];
   for (const role of ["viewer", "admin", "admin"]) {
     runs.push(await runExample(svc, ["carol", "carol@example.com", role]));
@@ -46,7 +48,7 @@ Deno.test("the consumer example creates an account, then changes its role, then 
 });
 
 Deno.test("the consumer example stops with the contract's message when it cannot log in or the e-mail is taken", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const taken = await runExample(svc, ["dave", `${ADMIN.username}@localhost`]);
   assertEquals(taken.code, 1);
   assertMatch(taken.stderr, /admin@localhost belongs to another account/);

@@ -6,17 +6,19 @@
  */
 import ts from "typescript";
 import { assertEquals } from "./support/assert.ts";
+import { withTool } from "./support/conditions.ts";
 import { ADMIN, startService } from "./support/service.ts";
 
 const CLIENTS = new URL("../clients/", import.meta.url).pathname;
 const OPENAPI_FETCH = new URL("../node_modules/openapi-fetch", import.meta.url)
   .pathname;
 
-const node = await new Deno.Command("node", { args: ["--version"] }).output()
-  .then((o) => o.success, () => false);
-if (!node) {
-  console.warn("SKIPPING the Node client test: no `node` on PATH.");
-}
+const NODE = {
+  what: "`node` on PATH",
+  present: await new Deno.Command("node", { args: ["--version"] }).output()
+    .then((o) => o.success, () => false),
+  install: ".ci/run needs Node for npm, so it is there in CI",
+};
 
 /**
  * A Node project holding the client: its sources, a package.json naming it
@@ -70,48 +72,48 @@ function compile(dir: string): string[] {
   );
 }
 
-Deno.test({
-  name:
-    "the client and the consumer example type-check as plain TypeScript and run on Node",
-  ignore: !node,
-}, async () => {
-  await using svc = await startService();
-  const out = await Deno.makeTempDir({ prefix: "user-admin-node-client-" });
-  try {
-    await nodeProject(out);
-    const diagnostics = compile(out);
-    // `import.meta.main` and `Deno` appear only in the example's Deno entry
-    // point, which Node never reaches; everything else must be clean.
-    const denoOnly =
-      /^(Property 'main' does not exist on type 'ImportMeta'|Cannot find name 'Deno')\.$/;
-    assertEquals(diagnostics.filter((d) => !denoOnly.test(d)), []);
-    await Deno.writeTextFile(
-      `${out}/run.mjs`,
-      `import { onboard } from "./examples/consumer.js";
+Deno.test(withTool(
+  "the client and the consumer example type-check as plain TypeScript and run on Node",
+  NODE,
+  async () => {
+    await using svc = await startService();
+    const out = await Deno.makeTempDir({ prefix: "user-admin-node-client-" });
+    try {
+      await nodeProject(out);
+      const diagnostics = compile(out);
+      // `import.meta.main` and `Deno` appear only in the example's Deno entry
+      // point, which Node never reaches; everything else must be clean.
+      const denoOnly =
+        /^(Property 'main' does not exist on type 'ImportMeta'|Cannot find name 'Deno')\.$/;
+      assertEquals(diagnostics.filter((d) => !denoOnly.test(d)), []);
+      await Deno.writeTextFile(
+        `${out}/run.mjs`,
+        `import { onboard } from "./examples/consumer.js";
 const { URL: baseUrl, USERNAME: username, PASSWORD: password } = process.env;
 const done = await onboard({ baseUrl, username, password }, [
   { username: "frank", name: "Frank", email: "frank@example.com", role: "viewer", initialPassword: "correct horse" },
 ]);
 console.log(JSON.stringify(done));
 `,
-    );
-    const run = await new Deno.Command("node", {
-      args: [`${out}/run.mjs`],
-      env: {
-        URL: svc.baseUrl,
-        USERNAME: ADMIN.username,
-        PASSWORD: ADMIN.password,
-      },
-    }).output();
-    const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
-    assertEquals(
-      [run.code, text(run.stdout)],
-      [0, '{"frank":"created"}'],
-      text(run.stderr),
-    );
-    const frank = await svc.client().login("frank", "correct horse");
-    assertEquals(frank.ok && frank.data.role, "viewer");
-  } finally {
-    await Deno.remove(out, { recursive: true });
-  }
-});
+      );
+      const run = await new Deno.Command("node", {
+        args: [`${out}/run.mjs`],
+        env: {
+          URL: svc.baseUrl,
+          USERNAME: ADMIN.username,
+          PASSWORD: ADMIN.password,
+        },
+      }).output();
+      const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
+      assertEquals(
+        [run.code, text(run.stdout)],
+        [0, '{"frank":"created"}'],
+        text(run.stderr),
+      );
+      const frank = await svc.client().login("frank", "correct horse");
+      assertEquals(frank.ok && frank.data.role, "viewer");
+    } finally {
+      await Deno.remove(out, { recursive: true });
+    }
+  },
+));

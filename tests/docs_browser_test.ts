@@ -5,6 +5,7 @@
  */
 import { type Browser, chromium, type Page } from "playwright-core";
 import { assert, assertEquals } from "./support/assert.ts";
+import { withTool } from "./support/conditions.ts";
 import { ADMIN, startService } from "./support/service.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -12,13 +13,11 @@ const ARTIFACTS = new URL("./artifacts/", import.meta.url);
 /** The copies README shows; `UPDATE_SCREENSHOTS=1` refreshes them. */
 const SCREENSHOTS = new URL("./screenshots/", import.meta.url);
 
-const chromiumMissing = await Deno.stat(CHROMIUM).then(() => false, () => true);
-if (chromiumMissing) {
-  console.warn(
-    `SKIPPING the Swagger UI browser test: no Chromium at ${CHROMIUM} ` +
-      "(.ci/install-extras runs `apt-get install chromium`; it could not here).",
-  );
-}
+const CHROMIUM_TOOL = {
+  what: `Chromium at ${CHROMIUM}`,
+  present: await Deno.stat(CHROMIUM).then(() => true, () => false),
+  install: "apt-get install chromium, as .ci/install-extras does",
+};
 
 async function launch(): Promise<Browser & AsyncDisposable> {
   const browser = await chromium.launch({
@@ -68,98 +67,101 @@ async function tryItOut(page: Page, operation: string, body?: unknown) {
   };
 }
 
-Deno.test({
-  name:
-    "a person logs in through Swagger UI at /docs and lists, creates and duplicates users, with nothing loaded from outside",
-  ignore: chromiumMissing,
-}, async () => {
-  await using svc = await startService();
-  await using browser = await launch();
-  const page = await browser.newPage({
-    viewport: { width: 1280, height: 900 },
-  });
+Deno.test(withTool(
+  "a person logs in through Swagger UI at /docs and lists, creates and duplicates users, with nothing loaded from outside",
+  CHROMIUM_TOOL,
+  async () => {
+    await using svc = await startService();
+    await using browser = await launch();
+    const page = await browser.newPage({
+      viewport: { width: 1280, height: 900 },
+    });
 
-  page.setDefaultTimeout(15_000);
+    page.setDefaultTimeout(15_000);
 
-  const requested: string[] = [];
-  const problems: string[] = [];
-  page.on("request", (r) => requested.push(r.url()));
-  page.on("requestfailed", (r) => problems.push(`failed: ${r.url()}`));
-  page.on("response", (r) => {
-    // The API's 4xx are what this test provokes; the page's own files must load.
-    const api = new URL(r.url()).pathname.startsWith("/api/");
-    if (!api && r.status() >= 400) problems.push(`${r.status()} ${r.url()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (m) => {
-    // Chromium logs every 4xx as "Failed to load resource"; covered above.
-    if (m.type() !== "error" || m.text().startsWith("Failed to load")) return;
-    problems.push(`console: ${m.text()}`);
-  });
-  // Report what the CSP blocks in words, whether or not Chromium logs it.
-  await page.addInitScript({
-    content: `document.addEventListener("securitypolicyviolation", (e) =>
+    const requested: string[] = [];
+    const problems: string[] = [];
+    page.on("request", (r) => requested.push(r.url()));
+    page.on("requestfailed", (r) => problems.push(`failed: ${r.url()}`));
+    page.on("response", (r) => {
+      // The API's 4xx are what this test provokes; the page's own files must load.
+      const api = new URL(r.url()).pathname.startsWith("/api/");
+      if (!api && r.status() >= 400) problems.push(`${r.status()} ${r.url()}`);
+    });
+    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+    page.on("console", (m) => {
+      // Chromium logs every 4xx as "Failed to load resource"; covered above.
+      if (m.type() !== "error" || m.text().startsWith("Failed to load")) return;
+      problems.push(`console: ${m.text()}`);
+    });
+    // Report what the CSP blocks in words, whether or not Chromium logs it.
+    await page.addInitScript({
+      content: `document.addEventListener("securitypolicyviolation", (e) =>
       console.error("CSP violation: " + e.violatedDirective + " " + e.blockedURI));`,
-  });
+    });
 
-  const docs = await page.goto(`${svc.baseUrl}/docs`);
-  assertEquals(docs?.status(), 200);
-  const title = await page.locator(".info .title").first().textContent();
-  assert(title?.startsWith("User administration API"), `title: ${title}`);
-  // The cookie scheme is declared: operations behind it show a padlock.
-  assert(
-    await page.locator("#operations-users-listUsers .authorization__btn")
-      .isVisible(),
-    "listUsers shows the padlock of cookieAuth",
-  );
+    const docs = await page.goto(`${svc.baseUrl}/docs`);
+    assertEquals(docs?.status(), 200);
+    const title = await page.locator(".info .title").first().textContent();
+    assert(title?.startsWith("User administration API"), `title: ${title}`);
+    // The cookie scheme is declared: operations behind it show a padlock.
+    assert(
+      await page.locator("#operations-users-listUsers .authorization__btn")
+        .isVisible(),
+      "listUsers shows the padlock of cookieAuth",
+    );
 
-  const overview = await page.screenshot();
+    const overview = await page.screenshot();
 
-  const login = await tryItOut(page, "auth-login", {
-    username: ADMIN.username,
-    password: ADMIN.password,
-  });
-  assertEquals(login.status, "200");
-  assertEquals(JSON.parse(login.body!).username, ADMIN.username);
+    const login = await tryItOut(page, "auth-login", {
+      username: ADMIN.username,
+      password: ADMIN.password,
+    });
+    assertEquals(login.status, "200");
+    assertEquals(JSON.parse(login.body!).username, ADMIN.username);
 
-  const list = await tryItOut(page, "users-listUsers");
-  assertEquals(list.status, "200");
-  assertEquals(
-    JSON.parse(list.body!).map((u: { username: string }) => u.username),
-    [ADMIN.username],
-  );
+    const list = await tryItOut(page, "users-listUsers");
+    assertEquals(list.status, "200");
+    assertEquals(
+      JSON.parse(list.body!).map((u: { username: string }) => u.username),
+      [ADMIN.username],
+    );
 
-  // The example body Swagger UI offers is a valid new user as it stands.
-  const created = await tryItOut(page, "users-createUser");
-  assertEquals(created.status, "201");
-  const alice = JSON.parse(created.body!);
-  assertEquals(alice.username, "alice");
+    // The example body Swagger UI offers is a valid new user as it stands.
+    const created = await tryItOut(page, "users-createUser");
+    assertEquals(created.status, "201");
+    const alice = JSON.parse(created.body!);
+    assertEquals(alice.username, "alice");
 
-  const duplicate = await tryItOut(page, "users-createUser");
-  assertEquals(duplicate.status, "409");
-  assertEquals(JSON.parse(duplicate.body!), {
-    error: "Username or email already exists",
-  });
+    const duplicate = await tryItOut(page, "users-createUser");
+    assertEquals(duplicate.status, "409");
+    assertEquals(JSON.parse(duplicate.body!), {
+      error: "Username or email already exists",
+    });
 
-  const stored = await svc.admin.GET("/api/users");
-  assertEquals(stored.data?.map((u) => u.username), [ADMIN.username, "alice"]);
+    const stored = await svc.admin.GET("/api/users");
+    assertEquals(stored.data?.map((u) => u.username), [
+      ADMIN.username,
+      "alice",
+    ]);
 
-  await Deno.mkdir(ARTIFACTS, { recursive: true });
-  const shots = {
-    "docs.png": overview,
-    "docs-409.png": await duplicate.op.locator(".live-responses-table")
-      .screenshot(),
-  };
-  for (const [name, png] of Object.entries(shots)) {
-    await Deno.writeFile(new URL(name, ARTIFACTS), png);
-    if (Deno.env.get("UPDATE_SCREENSHOTS") === "1") {
-      await Deno.writeFile(new URL(name, SCREENSHOTS), png);
+    await Deno.mkdir(ARTIFACTS, { recursive: true });
+    const shots = {
+      "docs.png": overview,
+      "docs-409.png": await duplicate.op.locator(".live-responses-table")
+        .screenshot(),
+    };
+    for (const [name, png] of Object.entries(shots)) {
+      await Deno.writeFile(new URL(name, ARTIFACTS), png);
+      if (Deno.env.get("UPDATE_SCREENSHOTS") === "1") {
+        await Deno.writeFile(new URL(name, SCREENSHOTS), png);
+      }
     }
-  }
 
-  const outside = requested.filter((u) =>
-    new URL(u).host !== new URL(svc.baseUrl).host
-  );
-  assertEquals(outside, [], "every request stays on the service");
-  assertEquals(problems, [], "no script error and no CSP violation");
-});
+    const outside = requested.filter((u) =>
+      new URL(u).host !== new URL(svc.baseUrl).host
+    );
+    assertEquals(outside, [], "every request stays on the service");
+    assertEquals(problems, [], "no script error and no CSP violation");
+  },
+));

@@ -1,8 +1,10 @@
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
-import { startService } from "./support/service.ts";
+import { sharedService } from "./support/service.ts";
+
+const service = sharedService();
 
 Deno.test("/docs loads every file it needs from the service itself, under a CSP without inline script", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const page = await svc.fetch("/docs");
   assertEquals(page.status, 200);
   const csp = page.headers.get("content-security-policy")!;
@@ -30,7 +32,7 @@ Deno.test("/docs loads every file it needs from the service itself, under a CSP 
 });
 
 Deno.test("the API answers under a CSP that lets nothing load", async () => {
-  await using svc = await startService();
+  const svc = await service();
   for (const path of ["/api/auth/me", "/openapi.json", "/nowhere"]) {
     const res = await svc.fetch(path);
     await res.body?.cancel();
@@ -43,7 +45,7 @@ Deno.test("the API answers under a CSP that lets nothing load", async () => {
 });
 
 Deno.test("/docs/assets serves only the files it names", async () => {
-  await using svc = await startService();
+  const svc = await service();
   for (
     const file of [
       "package.json",

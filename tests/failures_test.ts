@@ -1,8 +1,10 @@
 /**
  * Any failure the contract does not name answers the endpoint's own 500
  * message, and only that: the cause goes to the log under the request id.
- * The store is the real one over a real database, with one function made to
- * fail the way a broken connection does.
+ * Writes fail inside the real database (a trigger refuses them after the
+ * row changed), so what is left behind is read from it; reads and the
+ * session lookup fail in the real store with one function replaced, the
+ * way a broken connection does.
  */
 import { createApp } from "../src/app.ts";
 import type { Store } from "../src/db/store.ts";
@@ -10,10 +12,13 @@ import { createLogger } from "../src/log.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import {
   ADMIN,
+  holdLock,
   loginCookie,
-  startService,
+  sharedService,
   type TestService,
 } from "./support/service.ts";
+
+const service = sharedService();
 
 const SECRET_CAUSE = "connection to 10.0.0.7 lost: secret-internal-detail";
 
@@ -43,8 +48,11 @@ const request =
       body: body === undefined ? undefined : JSON.stringify(body),
     });
 
+/** The service's own app and log, unbroken. */
+const real = (svc: TestService) => ({ app: svc.app, logs: svc.logs });
+
 async function expectFailure(
-  app: ReturnType<typeof appWith>,
+  app: Pick<ReturnType<typeof appWith>, "app" | "logs">,
   request: Request,
   message: string,
 ) {
@@ -64,55 +72,72 @@ async function expectFailure(
   assertEquals((line.cause as { message: string }).message, SECRET_CAUSE);
 }
 
-Deno.test("a failure in each users operation answers that endpoint's 500 message and logs the cause", async () => {
-  await using svc = await startService();
+Deno.test("a failure reading users answers list's and get's own 500 message and logs the cause", async () => {
+  const svc = await service();
   const req = request(await loginCookie(svc));
-  const users = svc.store.users;
   const broken = appWith(svc, (s) => ({
     ...s,
-    users: {
-      ...users,
-      listJson: rows(fail),
-      get: fail,
-      create: fail,
-      update: fail,
-      remove: fail,
-    },
+    users: { ...s.users, listJson: rows(fail), get: fail },
   }));
-  const other = (await svc.userClient("viewer")).account.id;
   await expectFailure(broken, req("GET", "/api/users"), "Failed to list users");
   await expectFailure(
     broken,
-    req("GET", `/api/users/${other}`),
+    req("GET", `/api/users/${svc.adminAccount.id}`),
     "Failed to get user",
   );
-  await expectFailure(
-    broken,
-    req("POST", "/api/users", {
-      username: "f",
-      name: "F",
-      email: "f@x.io",
-      password: "password1",
-      role: "viewer",
-    }),
-    "Failed to create user",
-  );
-  await expectFailure(
-    broken,
-    req("PATCH", `/api/users/${other}`, { role: "admin" }),
-    "Update failed",
-  );
-  await expectFailure(
-    broken,
-    req("DELETE", `/api/users/${other}`),
-    "Delete failed",
-  );
-  // Nothing changed underneath.
-  assertEquals((await svc.admin.GET("/api/users")).data!.length, 2);
+});
+
+Deno.test("a write the database refuses answers create's, update's and delete's own 500 message, and leaves users and sessions as they were", async () => {
+  const svc = await service();
+  const req = request(await loginCookie(svc));
+  const other = (await svc.userClient("viewer")).account.id;
+  const snapshot = async () => ({
+    users: await svc.sql`select * from users order by id`,
+    sessions: await svc.sql`select * from sessions order by token_hash`,
+  });
+  // After the row changed (and, for a password, the sessions went), the
+  // database refuses the write: the statement must be undone as a whole.
+  await svc.sql.unsafe(`
+    create function refuse_write() returns trigger language plpgsql as $$
+    begin raise exception '${SECRET_CAUSE}'; end $$`);
+  await svc.sql`
+    create trigger refuse_write after insert or update or delete on users
+    for each row execute function refuse_write()`;
+  try {
+    const before = await snapshot();
+    await expectFailure(
+      real(svc),
+      req("POST", "/api/users", {
+        username: "f",
+        name: "F",
+        email: "f@x.io",
+        password: "password1",
+        role: "viewer",
+      }),
+      "Failed to create user",
+    );
+    await expectFailure(
+      real(svc),
+      req("PATCH", `/api/users/${other}`, {
+        role: "admin",
+        password: "new-password-1",
+      }),
+      "Update failed",
+    );
+    await expectFailure(
+      real(svc),
+      req("DELETE", `/api/users/${other}`),
+      "Delete failed",
+    );
+    assertEquals(await snapshot(), before);
+  } finally {
+    await svc.sql`drop trigger refuse_write on users`;
+    await svc.sql`drop function refuse_write`;
+  }
 });
 
 Deno.test("a failing session lookup answers each endpoint's own 500 message, not 401", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const req = request(await loginCookie(svc));
   const broken = appWith(
     svc,
@@ -144,7 +169,7 @@ Deno.test("a failing session lookup answers each endpoint's own 500 message, not
 });
 
 Deno.test("a failure during login answers 500 Login failed", async () => {
-  await using svc = await startService();
+  const svc = await service();
   for (const part of ["loginThrottle", "users"] as const) {
     const broken = appWith(
       svc,
@@ -165,7 +190,7 @@ Deno.test("a failure during login answers 500 Login failed", async () => {
 });
 
 Deno.test("health answers 503 unavailable when the database does not answer", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const broken = appWith(svc, (s) => ({ ...s, ping: fail }));
   const res = await broken.app.request("/health");
   assertEquals([res.status, await res.json()], [503, {
@@ -174,7 +199,7 @@ Deno.test("health answers 503 unavailable when the database does not answer", as
 });
 
 Deno.test("a request still pending after REQUEST_TIMEOUT_MS answers its endpoint's 500 message", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const cookie = await loginCookie(svc);
   const hang = () => new Promise<never>(() => {});
   const logs: Record<string, unknown>[] = [];
@@ -190,4 +215,31 @@ Deno.test("a request still pending after REQUEST_TIMEOUT_MS answers its endpoint
   assertEquals([res.status, await res.json()], [500, {
     error: "Failed to list users",
   }]);
+});
+
+Deno.test("requests held up by a locked table answer their endpoint's 500 after REQUEST_TIMEOUT_MS, and the requests after them are served", async () => {
+  const svc = await service();
+  const cookie = await loginCookie(svc);
+  const app = createApp({
+    store: svc.store,
+    config: { ...svc.config, REQUEST_TIMEOUT_MS: 300 },
+    log: createLogger("info", () => {}),
+  });
+  const ask = async (path: string) => {
+    const res = await app.request(path, { headers: { cookie } });
+    return [res.status, await res.json()];
+  };
+  // Holding the lock of the users table stalls every query that reads it.
+  const lock = await holdLock(svc.sql, ["users"]);
+  try {
+    const first = ask("/api/users");
+    await new Promise((r) => setTimeout(r, 150));
+    const [list, me] = await Promise.all([first, ask("/api/auth/me")]);
+    assertEquals(list, [500, { error: "Failed to list users" }]);
+    assertEquals(me, [500, { error: "Internal server error" }]);
+  } finally {
+    await lock.release();
+  }
+  assertEquals((await ask("/api/auth/me"))[0], 200);
+  assertEquals((await ask("/api/users"))[0], 200);
 });

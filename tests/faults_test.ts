@@ -7,10 +7,17 @@ import postgres from "postgres";
 import { openDatabase } from "../src/db/database.ts";
 import { MIGRATION_LOCK } from "../src/db/migrate.ts";
 import { assert, assertEquals } from "./support/assert.ts";
-import { assertContractAnswer, type Timed, timed } from "./support/timed.ts";
+import { postgresOnly } from "./support/conditions.ts";
 import {
+  assertContractAnswer,
+  assertWholeRows,
+  type Timed,
+  timed,
+  timedCreate,
+} from "./support/timed.ts";
+import {
+  holdLock,
   loginCookie,
-  ON_EMBEDDED,
   startService,
   testDatabase,
   type TestService,
@@ -21,25 +28,10 @@ function outsider(svc: TestService) {
   return postgres(svc.config.DATABASE_URL!, { max: 1, onnotice: () => {} });
 }
 
-/** Every row is whole: a create is there completely or not at all. */
-async function assertWholeRows(svc: TestService, created: Set<string>) {
-  const rows = await svc.sql<Record<string, unknown>[]>`select * from users`;
-  for (const row of rows) {
-    for (const [k, v] of Object.entries(row)) {
-      assert(v !== null && v !== "", `${row.username}: ${k} is empty`);
-    }
-    assert(/^\$2[aby]\$\d\d\$/.test(String(row.password_hash)));
-  }
-  const names = new Set(rows.map((r) => r.username));
-  for (const name of created) {
-    assert(names.has(name), `${name} got 201 but is gone`);
-  }
-}
-
 Deno.test({
-  name:
+  ...postgresOnly(
     "when every backend of its database is terminated mid-stream, each request still answers in time and the service recovers",
-  ignore: ON_EMBEDDED,
+  ),
   async fn() {
     await using svc = await startService({ REQUEST_TIMEOUT_MS: "2000" });
     const killer = outsider(svc);
@@ -55,17 +47,7 @@ Deno.test({
           timed(svc, "list", "/api/users", {
             headers: { cookie },
           }),
-          timed(svc, "create", "/api/users", {
-            method: "POST",
-            headers: { cookie },
-            body: JSON.stringify({
-              username: name,
-              name,
-              email: `${name}@example.com`,
-              password: "stream-password",
-              role: "viewer",
-            }),
-          }),
+          timedCreate(svc, cookie, name),
           timed(svc, "health", "/health"),
         ]);
         if (batch[1].status === 201) created.add(name);
@@ -107,24 +89,15 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  ...postgresOnly(
     "when its tables are locked, requests answer their 500 in time, health stays honest, and no answered-as-failed create is applied later",
-  ignore: ON_EMBEDDED,
+  ),
   async fn() {
     await using svc = await startService({ REQUEST_TIMEOUT_MS: "2000" });
     const cookie = await loginCookie(svc);
     const locker = outsider(svc);
-    let release!: () => void;
-    const released = new Promise<void>((r) => release = r);
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => locked = r);
-    const holding = locker.begin(async (tx) => {
-      await tx`lock table users, sessions in access exclusive mode`;
-      locked();
-      await released;
-    });
+    const lock = await holdLock(locker, ["users", "sessions"]);
     try {
-      await isLocked;
       const answers = await Promise.all([
         timed(svc, "list", "/api/users", { headers: { cookie } }),
         timed(svc, "create", "/api/users", {
@@ -154,8 +127,7 @@ Deno.test({
       // The database itself still answers: health says so.
       assertEquals((await timed(svc, "health", "/health")).status, 200);
     } finally {
-      release();
-      await holding;
+      await lock.release();
       await locker.end();
     }
     // Whatever was left waiting behind the lock must not complete now.
@@ -171,9 +143,9 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  ...postgresOnly(
     "a create stuck behind another transaction's uncommitted insert answers 500 in time and is never applied after",
-  ignore: ON_EMBEDDED,
+  ),
   async fn() {
     await using svc = await startService({ REQUEST_TIMEOUT_MS: "2000" });
     const cookie = await loginCookie(svc);
@@ -183,16 +155,20 @@ Deno.test({
     let inserted!: () => void;
     const pending = new Promise<void>((r) => inserted = r);
     // Holds the unique key "contended" without committing, then rolls back.
+    const rolledBack = new Error("roll back");
     const holding = other.begin(async (tx) => {
       await tx`
         insert into users (username, username_key, name, name_key, email, email_key, role, password_hash)
         values ('contended', 'contended', 'Other', 'other', 'other@example.com', 'other@example.com', 'viewer', 'x')`;
       inserted();
       await done;
-      throw new Error("roll back");
-    }).catch(() => {});
+      throw rolledBack;
+    }).catch((e) => {
+      if (e !== rolledBack) throw e;
+    });
     try {
-      await pending;
+      // A failed insert fails the test here instead of leaving it waiting.
+      await Promise.race([pending, holding]);
       const answer = await timed(svc, "create", "/api/users", {
         method: "POST",
         headers: { cookie },
@@ -231,9 +207,9 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  ...postgresOnly(
     "startup waits for another instance's migration however long it takes, despite the statement timeout",
-  ignore: ON_EMBEDDED,
+  ),
   async fn() {
     await using db = await testDatabase();
     const holder = postgres(db.env.DATABASE_URL, { max: 1 });

@@ -1,9 +1,12 @@
 import { assert, assertEquals } from "./support/assert.ts";
 import {
   loginCookie,
+  sharedService,
   startService,
   type TestService,
 } from "./support/service.ts";
+
+const service = sharedService();
 
 const FOREIGN = "https://evil.example";
 
@@ -31,7 +34,7 @@ async function sample(svc: TestService) {
 }
 
 Deno.test("every answer carries the security headers, errors included", async () => {
-  await using svc = await startService();
+  const svc = await service();
   for (const { what, res } of await sample(svc)) {
     const h = res.headers;
     assertEquals(h.get("x-content-type-options"), "nosniff", what);
@@ -53,7 +56,7 @@ Deno.test("every answer carries the security headers, errors included", async ()
 });
 
 Deno.test("no CORS headers are ever granted to a foreign origin", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const preflight = await svc.fetch("/api/users", {
     method: "OPTIONS",
     headers: {
@@ -89,7 +92,7 @@ Deno.test("no CORS headers are ever granted to a foreign origin", async () => {
 
 Deno.test("HSTS is sent only over HTTPS, for at least a year", async () => {
   {
-    await using svc = await startService();
+    const svc = await service();
     const plain = await svc.fetch("/health");
     await plain.body?.cancel();
     assertEquals(plain.headers.get("strict-transport-security"), null);

@@ -2,19 +2,19 @@ import { assert, assertEquals } from "./support/assert.ts";
 import { rawHttp } from "./support/raw.ts";
 import {
   loginCookie,
+  newUser,
+  sharedService,
   startService,
   type TestService,
+  userCount,
 } from "./support/service.ts";
+
+/** Over the port: these requests are about what crosses the wire. */
+const service = sharedService({}, { inProcess: false });
 
 const MiB = 1024 * 1024;
 
 const portOf = (svc: TestService) => Number(new URL(svc.baseUrl).port);
-
-async function userCount(svc: TestService) {
-  const [{ n }] = await svc.sql<{ n: number }[]>`
-    select count(*)::int as n from users`;
-  return n;
-}
 
 /** The body is exactly `{error: message}` as JSON. */
 async function assertError(res: Response, status: number, error: string) {
@@ -26,10 +26,16 @@ async function assertError(res: Response, status: number, error: string) {
   );
 }
 
-Deno.test("odd ids and paths answer 404 with an {error} body, never a 5xx", async () => {
-  await using svc = await startService();
+Deno.test("ids no user has, in any form, and odd paths answer 404 with an {error} body, change nothing, and never a 5xx", async () => {
+  const svc = await service();
   const cookie = await loginCookie(svc);
   const ids = [
+    "424242",
+    "999999",
+    "abc",
+    "1.5",
+    "%20",
+    "99999999999999999999",
     "%00",
     "1e3",
     "1.0",
@@ -71,7 +77,7 @@ Deno.test("odd ids and paths answer 404 with an {error} body, never a 5xx", asyn
 });
 
 Deno.test("a request line far too long is refused with a 4xx, and the service keeps serving", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const res = await rawHttp(portOf(svc), [
     `GET /api/users/${
       "9".repeat(200_000)
@@ -82,7 +88,7 @@ Deno.test("a request line far too long is refused with a 4xx, and the service ke
 });
 
 Deno.test("repeated and malformed cookies never authenticate anyone they should not", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const cookie = await loginCookie(svc);
   const token = cookie.slice("sid=".length);
   const denied = [
@@ -120,15 +126,10 @@ Deno.test("repeated and malformed cookies never authenticate anyone they should 
   }
   // A viewer's cookie beside an admin's does not lend the viewer admin rights.
   const viewer = await svc.userClient("viewer");
-  const viewerLogin = await svc.fetch("/api/auth/login", {
-    method: "POST",
-    body: JSON.stringify({
-      username: viewer.account.username,
-      password: viewer.password,
-    }),
+  const viewerCookie = await loginCookie(svc, {
+    username: viewer.account.username,
+    password: viewer.password,
   });
-  await viewerLogin.body?.cancel();
-  const viewerCookie = viewerLogin.headers.get("set-cookie")!.split(";")[0];
   const mixed = await svc.fetch("/api/users", {
     headers: { cookie: `${viewerCookie}; ${cookie}` },
   });
@@ -136,7 +137,7 @@ Deno.test("repeated and malformed cookies never authenticate anyone they should 
 });
 
 Deno.test("a 10 MiB body with Content-Length answers 413 on every endpoint that reads a body", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const cookie = await loginCookie(svc);
   const big = new TextEncoder().encode(
     JSON.stringify({ username: "x".repeat(10 * MiB) }),
@@ -165,7 +166,7 @@ Deno.test("a 10 MiB body with Content-Length answers 413 on every endpoint that 
 });
 
 Deno.test("a chunked 10 MiB body without Content-Length answers 413 long before it is all sent", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const cookie = await loginCookie(svc);
   for (
     const [method, path] of [["POST", "/api/users"], ["PATCH", "/api/users/1"]]
@@ -196,15 +197,9 @@ Deno.test("a chunked 10 MiB body without Content-Length answers 413 long before 
 });
 
 Deno.test("a body of exactly 64 KiB is read, one byte more is 413, chunked or not", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const cookie = await loginCookie(svc);
-  const fields = JSON.stringify({
-    username: "edge",
-    name: "Edge",
-    email: "edge@example.com",
-    password: "edge-password",
-    role: "viewer",
-  });
+  const fields = JSON.stringify(newUser("edge"));
   const exact = fields + " ".repeat(64 * 1024 - fields.length);
   for (const chunked of [false, true]) {
     for (const [text, status] of [[exact + " ", 413], [exact, 201]] as const) {
@@ -232,15 +227,9 @@ Deno.test("a body of exactly 64 KiB is read, one byte more is 413, chunked or no
 });
 
 Deno.test("a client that trickles its body slowly is served", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const cookie = await loginCookie(svc);
-  const body = JSON.stringify({
-    username: "slow",
-    name: "Slow",
-    email: "slow@example.com",
-    password: "slow-password",
-    role: "viewer",
-  });
+  const body = JSON.stringify(newUser("slow"));
   const res = await rawHttp(portOf(svc), [
     `POST /api/users HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
     ...body.match(/.{1,8}/g)!,
@@ -286,7 +275,7 @@ Deno.test("a client that stalls mid-body is answered at the request deadline, an
 });
 
 Deno.test("many connections that never finish their headers do not stop the service", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const port = portOf(svc);
   const idle: Deno.Conn[] = [];
   try {
@@ -306,7 +295,7 @@ Deno.test("many connections that never finish their headers do not stop the serv
 });
 
 Deno.test("ambiguous framing (Content-Length with Transfer-Encoding) is refused", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const cookie = await loginCookie(svc);
   const smuggled =
     `POST /api/users HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\nGET /api/users HTTP/1.1\r\nHost: x\r\n\r\n`;

@@ -1,5 +1,13 @@
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
-import { ADMIN, startService, type TestService } from "./support/service.ts";
+import {
+  ADMIN,
+  sharedService,
+  sidOf,
+  startService,
+  type TestService,
+} from "./support/service.ts";
+
+const service = sharedService();
 
 /** The service's own ids: a random per-process prefix and a counter. */
 const OWN_ID = /^[0-9a-f]{8}-\d+$/;
@@ -11,17 +19,14 @@ const post = (svc: TestService, path: string, body: unknown, cookie = "") =>
     headers: cookie ? { cookie } : {},
   });
 
-const sidOf = (res: Response) =>
-  /^sid=([^;]*)/.exec(res.headers.get("set-cookie") ?? "")?.[1] ?? "";
-
 const hex = (bytes: Uint8Array) =>
   [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 
 Deno.test("logs never contain a password, a session token, a token hash or a password hash", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const secrets = new Set<string>([ADMIN.password]);
   const login = await post(svc, "/api/auth/login", ADMIN);
-  const token = sidOf(login);
+  const token = sidOf(login)!;
   secrets.add(token);
   const cookie = `sid=${token}`;
 
@@ -68,14 +73,18 @@ Deno.test("logs never contain a password, a session token, a token hash or a pas
   // A database failure whose PostgreSQL error detail would show the row, hash included.
   await svc
     .sql`alter table users add constraint no_boom check (name <> 'Boom')`;
-  const failed = await post(svc, "/api/users", {
-    username: "boom",
-    name: "Boom",
-    email: "boom@example.com",
-    password: "booms-password",
-    role: "viewer",
-  }, cookie);
-  assertEquals(await failed.json(), { error: "Failed to create user" });
+  try {
+    const failed = await post(svc, "/api/users", {
+      username: "boom",
+      name: "Boom",
+      email: "boom@example.com",
+      password: "booms-password",
+      role: "viewer",
+    }, cookie);
+    assertEquals(await failed.json(), { error: "Failed to create user" });
+  } finally {
+    await svc.sql`alter table users drop constraint no_boom`;
+  }
   secrets.add("booms-password");
   await post(svc, "/api/auth/logout", {}, cookie).then((r) => r.body?.cancel());
 
@@ -98,7 +107,7 @@ Deno.test("logs never contain a password, a session token, a token hash or a pas
 });
 
 Deno.test("every log line is one JSON object with time, level and message, and each request is logged with its id", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const before = svc.logs.length;
   const res = await svc.fetch("/api/users/abc");
   await res.body?.cancel();
@@ -123,8 +132,8 @@ Deno.test("every log line is one JSON object with time, level and message, and e
 });
 
 Deno.test("error responses carry X-Request-Id, the id under which the log records the cause", async () => {
-  await using svc = await startService();
-  const cookie = `sid=${sidOf(await post(svc, "/api/auth/login", ADMIN))}`;
+  const svc = await service();
+  const cookie = `sid=${sidOf(await post(svc, "/api/auth/login", ADMIN))!}`;
   const errors = [
     await svc.fetch("/api/users"),
     await svc.fetch("/nowhere"),

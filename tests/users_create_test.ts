@@ -1,6 +1,12 @@
 import type { CreateUser } from "@user-admin/client";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
-import { startService, type TestService } from "./support/service.ts";
+import {
+  sharedService,
+  type TestService,
+  userCount,
+} from "./support/service.ts";
+
+const service = sharedService();
 
 const valid = (over: Record<string, unknown> = {}) => ({
   username: "alice",
@@ -21,15 +27,8 @@ async function post(svc: TestService, body: unknown, init: RequestInit = {}) {
   return { status: res.status, body: await res.json(), headers: res.headers };
 }
 
-async function userCount(svc: TestService) {
-  const [{ n }] = await svc.sql<
-    { n: number }[]
-  >`select count(*)::int as n from users`;
-  return n;
-}
-
 Deno.test("creating a user answers 201 with the user and its Location, and the list shows it", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { data, response } = await svc.admin.POST("/api/users", {
     body: valid() as CreateUser,
   });
@@ -62,7 +61,7 @@ Deno.test("creating a user answers 201 with the user and its Location, and the l
 });
 
 Deno.test("the password is stored only as a bcrypt hash of cost 10, and the new user can log in with it", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { data } = await svc.admin.POST("/api/users", {
     body: valid() as CreateUser,
   });
@@ -78,7 +77,7 @@ Deno.test("the password is stored only as a bcrypt hash of cost 10, and the new 
 });
 
 Deno.test("check 1: any field missing, empty, whitespace, null or not a string answers 400 All fields are required", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const fields = ["username", "name", "email", "password", "role"];
   for (const field of fields) {
     const blanks: unknown[] = [undefined, "", null];
@@ -106,7 +105,7 @@ Deno.test("check 1: any field missing, empty, whitespace, null or not a string a
 });
 
 Deno.test("check 2: a role other than admin or viewer answers 400 Role must be admin or viewer", async () => {
-  await using svc = await startService();
+  const svc = await service();
   for (
     const role of ["superuser", "Admin", "VIEWER", " admin", " ", 1, true, [
       "admin",
@@ -121,7 +120,7 @@ Deno.test("check 2: a role other than admin or viewer answers 400 Role must be a
 });
 
 Deno.test("check 3: a password under 8 characters answers 400, counting characters, not bytes or UTF-16 units", async () => {
-  await using svc = await startService();
+  const svc = await service();
   for (
     const password of ["1234567", "a", "ééééééé", "😀😀😀😀😀😀😀", "       "]
   ) {
@@ -151,7 +150,7 @@ Deno.test("check 3: a password under 8 characters answers 400, counting characte
 });
 
 Deno.test("the checks run in the contract's order: fields, then role, then password length, then limits, then uniqueness", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const cases: [Record<string, unknown>, string][] = [
     [
       { username: "", role: "nope", password: "short" },
@@ -200,7 +199,7 @@ Deno.test("the checks run in the contract's order: fields, then role, then passw
 });
 
 Deno.test("username: at most 64 characters and no control characters; counted in code points", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const bad = [
     "u".repeat(65),
     "é".repeat(65),
@@ -230,7 +229,7 @@ Deno.test("username: at most 64 characters and no control characters; counted in
 });
 
 Deno.test("name: at most 200 characters", async () => {
-  await using svc = await startService();
+  const svc = await service();
   assertEquals((await post(svc, valid({ name: "n".repeat(201) }))).body, {
     error: "Name must be at most 200 characters",
   });
@@ -238,7 +237,7 @@ Deno.test("name: at most 200 characters", async () => {
 });
 
 Deno.test("email: at most 254 characters, one @ with text on both sides, no whitespace", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const bad = [
     "plain",
     "@x.io",
@@ -263,7 +262,7 @@ Deno.test("email: at most 254 characters, one @ with text on both sides, no whit
 });
 
 Deno.test("password: at most 72 bytes as UTF-8, never silently truncated", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const tooLong = ["p".repeat(73), "é".repeat(37), "😀".repeat(19)];
   for (const password of tooLong) {
     const res = await post(svc, valid({ password }));
@@ -278,7 +277,7 @@ Deno.test("password: at most 72 bytes as UTF-8, never silently truncated", async
 });
 
 Deno.test("username, name and email are trimmed; password and role are not", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const res = await post(
     svc,
     valid({
@@ -302,7 +301,7 @@ Deno.test("username, name and email are trimmed; password and role are not", asy
 });
 
 Deno.test("409 when the username or the e-mail is taken, in any case; values are stored as given", async () => {
-  await using svc = await startService();
+  const svc = await service();
   assertEquals(
     (await post(svc, valid({ username: "Alice", email: "Alice@Example.com" })))
       .status,
@@ -324,32 +323,8 @@ Deno.test("409 when the username or the e-mail is taken, in any case; values are
   assertEquals(list.data![1].email, "Alice@Example.com");
 });
 
-Deno.test("concurrent creations of one username give one 201 and 409s, never a 500 or a duplicate", async () => {
-  await using svc = await startService();
-  const answers = await Promise.all(
-    Array.from({ length: 12 }, (_, i) =>
-      svc.adminFetch("/api/users", {
-        method: "POST",
-        body: JSON.stringify(
-          valid({ username: i % 2 ? "Race" : "race", email: `race${i}@x.io` }),
-        ),
-      }).then(async (r) => [r.status, await r.json()] as const)),
-  );
-  const statuses = answers.map(([s]) => s).sort();
-  assertEquals(statuses, [201, ...Array(11).fill(409)]);
-  for (const [status, body] of answers) {
-    if (status === 409) {
-      assertEquals(body, { error: "Username or email already exists" });
-    }
-  }
-  const [{ n }] = await svc.sql<
-    { n: number }[]
-  >`select count(*)::int as n from users where username_key = 'race'`;
-  assertEquals(n, 1);
-});
-
 Deno.test("an unparseable body answers 500 Failed to create user and creates nothing", async () => {
-  await using svc = await startService();
+  const svc = await service();
   for (const body of ["not json", "{", '{"username": "a",}', "", "\u0000"]) {
     const res = await post(svc, body);
     assertEquals([res.status, res.body], [500, {
@@ -368,7 +343,7 @@ Deno.test("an unparseable body answers 500 Failed to create user and creates not
 });
 
 Deno.test("the body is read as JSON whatever the Content-Type says, or without one", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const types = [
     undefined,
     "text/plain",
@@ -391,7 +366,7 @@ Deno.test("the body is read as JSON whatever the Content-Type says, or without o
 });
 
 Deno.test("unknown fields are ignored: no way to set id, createdAt, the hash or anything else", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const res = await post(
     svc,
     valid({
@@ -413,7 +388,7 @@ Deno.test("unknown fields are ignored: no way to set id, createdAt, the hash or 
 });
 
 Deno.test("a body over 64 KiB answers 413 Request body too large", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const res = await post(svc, valid({ name: "n".repeat(65 * 1024) }));
   assertEquals([res.status, res.body], [413, {
     error: "Request body too large",

@@ -16,7 +16,7 @@ import { type Config, loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import type { Store } from "../../src/db/store.ts";
 import { createLogger } from "../../src/log.ts";
-import { type Service, startService as start } from "../../src/server.ts";
+import { type Service, startService as startReal } from "../../src/server.ts";
 
 export const ADMIN = { username: "admin", password: "admin-pass-1234" };
 
@@ -63,20 +63,61 @@ export async function testDatabase(): Promise<TestDatabase> {
 let template: Promise<string> | undefined;
 
 /**
- * A PGlite data directory made and migrated once per test process: copying
- * it is much faster than PGlite's initdb for every test.
+ * A PGlite data directory made and migrated once for all test files and
+ * runs while the migrations and PGlite stay the same: PGlite's initdb is
+ * by far the slowest part of starting an embedded service (half a minute
+ * on a busy two-core machine), and every test file runs in an isolate of
+ * its own, so a template per process would be one per file. Copying it is
+ * fast. It is a cache in the temporary directory, keyed by the migration
+ * files and the PGlite version; a new key makes a new one.
  */
 function embeddedTemplate(): Promise<string> {
   return template ??= (async () => {
-    const dir = await Deno.makeTempDir({ prefix: "user-admin-template-" });
-    const db = await openDatabase(loadConfig({ DATA_DIR: dir }));
-    await db.close();
-    globalThis.addEventListener(
-      "unload",
-      () => Deno.removeSync(dir, { recursive: true }),
-    );
+    const dir = `${tmpDir()}/user-admin-template-${await templateKey()}`;
+    if (await exists(`${dir}/PG_VERSION`)) return dir;
+    const building = await Deno.makeTempDir({
+      prefix: "user-admin-template-building-",
+    });
+    try {
+      const db = await openDatabase(loadConfig({ DATA_DIR: building }));
+      await db.close();
+      // Whole or not at all: a rename, which fails if another test file
+      // (or a run in parallel) finished the same template first.
+      await Deno.rename(building, dir);
+    } catch (e) {
+      await Deno.remove(building, { recursive: true });
+      if (!await exists(`${dir}/PG_VERSION`)) throw e;
+    }
     return dir;
   })();
+}
+
+const tmpDir = () => Deno.env.get("TMPDIR") || "/tmp";
+
+const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
+
+/** What the template's contents depend on: the migrations and PGlite. */
+async function templateKey(): Promise<string> {
+  const root = new URL("../../", import.meta.url);
+  const migrations = new URL("src/db/migrations/", root);
+  const names: string[] = [];
+  for await (const entry of Deno.readDir(migrations)) {
+    if (entry.isFile) names.push(entry.name);
+  }
+  const parts: string[] = [];
+  for (const name of names.sort()) {
+    parts.push(name, await Deno.readTextFile(new URL(name, migrations)));
+  }
+  const config = JSON.parse(
+    await Deno.readTextFile(new URL("deno.json", root)),
+  );
+  parts.push(config.imports["@electric-sql/pglite"]);
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(parts.join("\0")),
+  );
+  return [...new Uint8Array(digest).slice(0, 8)]
+    .map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 async function copyDir(from: string, to: string) {
@@ -86,6 +127,7 @@ async function copyDir(from: string, to: string) {
 }
 
 export interface TestService extends AsyncDisposable {
+  /** A real port: for what only the wire shows (framing, streaming, sockets). */
   baseUrl: string;
   /** Where /metrics answers, when METRICS_PORT is set ("0": a free port). */
   metricsUrl?: string;
@@ -95,11 +137,14 @@ export interface TestService extends AsyncDisposable {
   config: Config;
   /** Every log line the service wrote, parsed. */
   logs: Record<string, unknown>[];
-  /** fetch against the service, recorded for the secrets check. */
+  /**
+   * fetch against the service, recorded for the secrets check: over the
+   * port, or in-process through `app.fetch` (see ServiceOptions).
+   */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** The same, with a session cookie of the first admin (its own session). */
   adminFetch(path: string, init?: RequestInit): Promise<Response>;
-  /** A new client with a cookie jar of its own. */
+  /** A new client with a cookie jar of its own, on the same transport. */
   client(): UserAdminClient;
   /** A client logged in as the first admin. */
   admin: UserAdminClient;
@@ -111,11 +156,64 @@ export interface TestService extends AsyncDisposable {
   ): Promise<{ client: UserAdminClient; account: Account; password: string }>;
 }
 
+export interface ServiceOptions {
+  /**
+   * Requests of `fetch`, `adminFetch` and the clients go to `app.fetch` in
+   * this process, with the connection info Deno.serve would give (loopback),
+   * instead of over the port: the same app, the same database, no sockets.
+   * The port still listens for the tests that need the wire.
+   */
+  inProcess?: boolean;
+}
+
+/** What Deno.serve hands the app for a loopback client. */
+const LOOPBACK: Deno.ServeHandlerInfo<Deno.NetAddr> = {
+  remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 40_000 },
+  completed: Promise.resolve(),
+};
+
 let counter = 0;
 
+/** A service of the test's own, on a database of its own; dispose it at the end. */
 export async function startService(
   env: Record<string, string> = {},
+  options: ServiceOptions = {},
 ): Promise<TestService> {
+  return (await start(env, options)).service;
+}
+
+/**
+ * One service for all the tests of a file that call it, started by the
+ * first of them and stopped after the last (Deno.test.afterAll). Before
+ * each test the database is put back as it was after startup: only the
+ * first admin, its sessions and its row as they were, no login failures,
+ * no log lines. After each test, the responses it saw are checked for
+ * secrets. Tests that change the schema restore it themselves; the first
+ * admin must not be deleted (a test that does so starts its own service).
+ *
+ * Call it at the top of the file, before its tests: it turns off the
+ * resource and op sanitizers for the tests registered after it, since the
+ * service outlives each of them by design.
+ */
+export function sharedService(
+  env: Record<string, string> = {},
+  options: ServiceOptions = { inProcess: true },
+): () => Promise<TestService> {
+  let started: ReturnType<typeof start> | undefined;
+  Deno.test.sanitizer({ ops: false, resources: false });
+  Deno.test.beforeEach(async () => {
+    if (started) await (await started).reset();
+  });
+  Deno.test.afterEach(async () => {
+    if (started) (await started).recorder.assertNoSecrets({ clear: true });
+  });
+  Deno.test.afterAll(async () => {
+    if (started) await (await started).service[Symbol.asyncDispose]();
+  });
+  return async () => (await (started ??= start(env, options))).service;
+}
+
+async function start(env: Record<string, string>, options: ServiceOptions) {
   const database = await testDatabase();
   const config = loadConfig({
     HOST: "127.0.0.1",
@@ -131,11 +229,15 @@ export async function startService(
     config.LOG_LEVEL,
     (line) => logs.push(JSON.parse(line)),
   );
-  let service: Service | undefined;
+  let running: Service | undefined;
   try {
-    service = await start(config, { log });
-    const { app, store, url: baseUrl } = service;
-    const recorder = new SecretsRecorder();
+    running = await startReal(config, { log });
+    const { app, store, sql, url: baseUrl } = running;
+    const recorder = new SecretsRecorder(
+      options.inProcess
+        ? (request) => Promise.resolve(app.fetch(request, LOOPBACK))
+        : fetch,
+    );
     const recordedFetch = (request: Request) => recorder.fetch(request);
     const client = () =>
       createUserAdminClient({ baseUrl, fetch: recordedFetch });
@@ -145,20 +247,38 @@ export async function startService(
 
     const raw = (path: string, init?: RequestInit) =>
       recorder.fetch(new Request(baseUrl + path, init));
-    const rawLogin = await raw("/api/auth/login", {
-      method: "POST",
-      body: JSON.stringify(ADMIN),
-    });
-    const adminCookie = rawLogin.headers.get("set-cookie")!.split(";")[0];
-    await rawLogin.body?.cancel();
+    const adminCookie = await loginCookie({ fetch: raw });
 
-    const running = service;
-    return {
+    // The state every test of a shared service starts from.
+    const adminId = login.data.id;
+    const [{ id: _, ...adminRow }] = await sql<Record<string, unknown>[]>`
+      select * from users where id = ${adminId}`;
+    const adminSessions = await sql<Record<string, unknown>[]>`
+      select * from sessions where user_id = ${adminId}`;
+    const reset = () =>
+      sql.begin(async (tx) => {
+        await tx`delete from users where id <> ${adminId}`;
+        await tx`delete from sessions`;
+        await tx`delete from login_failures`;
+        const restored = await tx`update users set ${
+          tx(adminRow)
+        } where id = ${adminId}`;
+        if (restored.count !== 1) {
+          throw new Error(
+            "a test deleted the shared service's first admin: give it a startService() of its own",
+          );
+        }
+        await tx`insert into sessions ${tx([...adminSessions])}`;
+        logs.length = 0;
+      });
+
+    const openService = running;
+    const service: TestService = {
       baseUrl,
-      metricsUrl: service.metricsUrl,
+      metricsUrl: running.metricsUrl,
       app,
       store,
-      sql: service.sql,
+      sql,
       config,
       logs,
       fetch: raw,
@@ -191,13 +311,14 @@ export async function startService(
         return { client: c, account: login.data, password };
       },
       async [Symbol.asyncDispose]() {
-        await running.close();
+        await openService.close();
         await database[Symbol.asyncDispose]();
         recorder.assertNoSecrets();
       },
     };
+    return { service, reset, recorder };
   } catch (e) {
-    await service?.close();
+    await running?.close();
     await database[Symbol.asyncDispose]();
     throw e;
   }
@@ -213,11 +334,58 @@ export async function loginCookie(
     body: JSON.stringify(credentials),
   });
   await res.body?.cancel();
-  const cookie = res.headers.get("set-cookie")?.split(";")[0];
-  if (res.status !== 200 || !cookie) {
+  const token = sidOf(res);
+  if (res.status !== 200 || !token) {
     throw new Error(`login as ${credentials.username}: ${res.status}`);
   }
-  return cookie;
+  return `sid=${token}`;
+}
+
+/** The session token a response's Set-Cookie sets, if any. */
+export const sidOf = (res: Response): string | undefined =>
+  /^sid=([^;]*)/.exec(res.headers.get("set-cookie") ?? "")?.[1];
+
+/** A valid creation body for a viewer of this username. */
+export const newUser = (name: string, password = `${name}-password`) => ({
+  username: name,
+  name,
+  email: `${name}@example.com`,
+  password,
+  role: "viewer" as const,
+});
+
+/** How many users the service's database holds. */
+export async function userCount(svc: Pick<TestService, "sql">) {
+  const [{ n }] = await svc.sql<{ n: number }[]>`
+    select count(*)::int as n from users`;
+  return n;
+}
+
+/**
+ * Holds an exclusive lock on the tables from a connection of `sql`'s pool
+ * (or of the test's own) until the returned release is called: every query
+ * that reads them stalls meanwhile.
+ */
+export async function holdLock(
+  sql: Sql,
+  tables: string[],
+): Promise<{ release(): Promise<void> }> {
+  let release!: () => void;
+  const released = new Promise<void>((r) => release = r);
+  let locked!: () => void;
+  const isLocked = new Promise<void>((r) => locked = r);
+  const holding = sql.begin(async (tx) => {
+    await tx`lock table ${tx(tables)} in access exclusive mode`;
+    locked();
+    await released;
+  });
+  await Promise.race([isLocked, holding]);
+  return {
+    async release() {
+      release();
+      await holding;
+    },
+  };
 }
 
 const BCRYPT_HASH = /\$2[abxy]\$\d\d\$[./A-Za-z0-9]{53}/;
@@ -231,6 +399,8 @@ class SecretsRecorder {
   #passwords = new Set<string>();
   #responses: { what: string; text: string }[] = [];
 
+  constructor(readonly send: (request: Request) => Promise<Response>) {}
+
   async fetch(request: Request): Promise<Response> {
     if (request.body) {
       const text = await request.clone().text();
@@ -241,7 +411,7 @@ class SecretsRecorder {
         }
       } catch { /* not JSON: nothing to remember */ }
     }
-    const response = await fetch(request);
+    const response = await this.send(request);
     const text = await response.clone().text();
     const headers = [...response.headers].map(([k, v]) => `${k}: ${v}`).join(
       "\n",
@@ -255,12 +425,22 @@ class SecretsRecorder {
     return response;
   }
 
-  assertNoSecrets() {
-    for (const { what, text } of this.#responses) {
+  /**
+   * With `clear`, forgets what it saw: the next test starts afresh (another
+   * test's password may well be part of this one's usernames).
+   */
+  assertNoSecrets({ clear = false } = {}) {
+    const responses = this.#responses;
+    const passwords = [...this.#passwords];
+    if (clear) {
+      this.#responses = [];
+      this.#passwords.clear();
+    }
+    for (const { what, text } of responses) {
       if (BCRYPT_HASH.test(text)) {
         throw new Error(`${what} shows a bcrypt hash`);
       }
-      for (const password of this.#passwords) {
+      for (const password of passwords) {
         if (text.includes(password)) {
           throw new Error(`${what} shows a password that was sent`);
         }

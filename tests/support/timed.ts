@@ -3,7 +3,7 @@
  * answer: in time, with the endpoint's own 500 message or a success.
  */
 import { assert, assertEquals } from "./assert.ts";
-import type { TestService } from "./service.ts";
+import { newUser, type TestService } from "./service.ts";
 
 /** decisions.md: every request answers within 5 seconds, database down or not. */
 export const ANSWER_WITHIN_MS = 5_000;
@@ -51,5 +51,28 @@ export function assertContractAnswer(a: Timed) {
     }, a.what);
   } else {
     assert([200, 201].includes(a.status), `${a.what} ${a.status}`);
+  }
+}
+
+/** A viewer's creation as the holder of `cookie`, timed. */
+export const timedCreate = (svc: TestService, cookie: string, name: string) =>
+  timed(svc, "create", "/api/users", {
+    method: "POST",
+    headers: { cookie },
+    body: JSON.stringify(newUser(name)),
+  });
+
+/** Every row is whole (a create is there completely or not at all), and every 201 is there. */
+export async function assertWholeRows(svc: TestService, created: Set<string>) {
+  const rows = await svc.sql<Record<string, unknown>[]>`select * from users`;
+  for (const row of rows) {
+    for (const [k, v] of Object.entries(row)) {
+      assert(v !== null && v !== "", `${row.username}: ${k} is empty`);
+    }
+    assert(/^\$2[aby]\$\d\d\$/.test(String(row.password_hash)));
+  }
+  const names = new Set(rows.map((r) => r.username));
+  for (const name of created) {
+    assert(names.has(name), `${name} got 201 but is gone`);
   }
 }
