@@ -8,6 +8,7 @@
 import { auditPages, type AuditRecord } from "@user-admin/client";
 import { assert, assertEquals } from "./support/assert.ts";
 import { startService, type TestService } from "./support/service.ts";
+import { FAIL_AUDIT, HEAL_AUDIT } from "./audit_support.ts";
 
 /** Every record newer than `afterId`, oldest first, read through the client. */
 async function recordsAfter(svc: TestService, afterId: number) {
@@ -30,14 +31,6 @@ const gist = (r: AuditRecord) => ({
   target: r.target,
   details: r.details,
 });
-
-const FAIL_AUDIT = `
-  create function audit_fail() returns trigger language plpgsql
-    as $$ begin raise exception 'injected audit failure'; end $$;
-  create trigger audit_fail before insert on audit_events
-    for each row execute function audit_fail();`;
-const HEAL_AUDIT =
-  `drop trigger audit_fail on audit_events; drop function audit_fail();`;
 
 Deno.test("each change of an account and each sign-in is recorded with its actor, target, details, request id and client address", async () => {
   await using svc = await startService({ LOGIN_MAX_FAILURES: "2" });

@@ -84,4 +84,14 @@ export function verifyTask(env: Record<string, string>) {
   return runScript("src/cli/audit-verify.ts", [], env);
 }
 
+/** Makes every insert into audit_events fail, as a database failing halfway would. */
+export const FAIL_AUDIT = `
+  create function audit_fail() returns trigger language plpgsql
+    as $$ begin raise exception 'injected audit failure'; end $$;
+  create trigger audit_fail before insert on audit_events
+    for each row execute function audit_fail();`;
+/** Undoes FAIL_AUDIT. */
+export const HEAL_AUDIT =
+  `drop trigger audit_fail on audit_events; drop function audit_fail();`;
+
 export { recordAudit };

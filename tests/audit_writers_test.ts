@@ -16,19 +16,15 @@ import {
   ON_EMBEDDED,
   startService,
 } from "./support/service.ts";
-import { auditDatabase, verifyTask } from "./audit_support.ts";
+import {
+  auditDatabase,
+  FAIL_AUDIT,
+  HEAL_AUDIT,
+  verifyTask,
+} from "./audit_support.ts";
 
 const USERNAMES = 60;
 const WRITERS = 3;
-
-/** Makes every insert into audit_events fail, as a database failing halfway would. */
-const FAIL_AUDIT = `
-  create function audit_fail() returns trigger language plpgsql
-    as $$ begin raise exception 'injected audit failure'; end $$;
-  create trigger audit_fail before insert on audit_events
-    for each row execute function audit_fail();`;
-const HEAL_AUDIT =
-  `drop trigger audit_fail on audit_events; drop function audit_fail();`;
 
 Deno.test("three writers on separate pools creating the same users at once leave one gapless chain that verifies", async () => {
   await using a = await auditDatabase();
