@@ -22,7 +22,6 @@ export interface ListPage {
 }
 
 const decoder = new TextDecoder();
-const COMMA = 0x2c;
 
 /** Rows per statement of the streamed list: its memory bound. */
 export const LIST_BATCH = 2000;
@@ -97,40 +96,35 @@ export function createUserList(sql: Sql, user: PendingQuery<Row[]>) {
    * Up to `n` matching users after `after` as one piece of UTF-8 JSON
    * (elements joined by commas, as PostgreSQL wrote them), the count and
    * the last one's position. Raw bytes: no string per user is made here,
-   * which keeps the garbage of a long list, and so the heap, small. The
-   * statement is the plain ordered select (joining in PostgreSQL with an
-   * ordered string_agg measured twice its time); the bytes are joined here.
+   * which keeps the garbage of a long list, and so the heap, small.
    */
   const jsonBatch = async (
     filter: UserFilter,
     after: ListPosition | undefined,
     n: number,
   ) => {
-    const rows = await sql`
-      select row_to_json(u)::text,
-        (extract(epoch from users.created_at) * 1000000)::int8,
-        users.id
-      from users, lateral (select ${user}) u
-      ${where(filter, after)}
-      order by users.created_at, users.id
-      limit ${n}`.raw() as unknown as [Uint8Array, Uint8Array, Uint8Array][];
-    if (rows.length === 0) {
-      return { json: null, count: 0, last: undefined };
-    }
-    let size = rows.length - 1;
-    for (const row of rows) size += row[0].length;
-    const json = new Uint8Array(size);
-    let offset = 0;
-    for (const [element] of rows) {
-      if (offset > 0) json[offset++] = COMMA;
-      json.set(element, offset);
-      offset += element.length;
-    }
-    const [, at, id] = rows[rows.length - 1];
+    const [row] = await sql`
+      with b as (
+        select row_to_json(u)::text as j,
+          (extract(epoch from users.created_at) * 1000000)::int8 as at,
+          users.id
+        from users, lateral (select ${user}) u
+        ${where(filter, after)}
+        order by users.created_at, users.id
+        limit ${n})
+      select string_agg(j, ',' order by at, id), count(*)::int,
+        (select at::text || '.' || id from b order by at desc, id desc limit 1)
+      from b`.raw() as unknown as [
+      Uint8Array | null,
+      Uint8Array,
+      Uint8Array | null,
+    ][];
+    const count = Number(decoder.decode(row[1]));
+    const last = row[2] && decoder.decode(row[2]).split(".");
     return {
-      json,
-      count: rows.length,
-      last: { at: decoder.decode(at), id: Number(decoder.decode(id)) },
+      json: row[0],
+      count,
+      last: last ? { at: last[0], id: Number(last[1]) } : undefined,
     };
   };
 
