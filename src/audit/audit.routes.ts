@@ -34,6 +34,15 @@ const userId = z.string().transform(parseUserId)
   .refine((id) => id !== null).transform((id) => id!);
 
 /** ISO 8601: a date and time with `Z` or an offset (fractions allowed), or a date alone (midnight UTC). */
+/** `actorId` / `targetId`: a user id, documented as the integer it is. */
+const userIdParam = (name: string, party: "actor" | "target") =>
+  userId.optional().openapi({
+    ...query(name),
+    type: "integer",
+    minimum: 1,
+    maximum: USER_ID_MAX,
+    description: `Only records whose ${party} has this user id.`,
+  });
 const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()])
   .transform((s) => new Date(s).toISOString());
 
@@ -57,20 +66,8 @@ export const AuditQuerySchema = z.object({
     ...query("action"),
     description: "Only records of this action.",
   }),
-  actorId: userId.optional().openapi({
-    ...query("actorId"),
-    type: "integer",
-    minimum: 1,
-    maximum: USER_ID_MAX,
-    description: "Only records whose actor has this user id.",
-  }),
-  targetId: userId.optional().openapi({
-    ...query("targetId"),
-    type: "integer",
-    minimum: 1,
-    maximum: USER_ID_MAX,
-    description: "Only records whose target has this user id.",
-  }),
+  actorId: userIdParam("actorId", "actor"),
+  targetId: userIdParam("targetId", "target"),
   since: instant.optional().openapi({
     ...query("since"),
     type: "string",
