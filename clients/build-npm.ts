@@ -152,11 +152,31 @@ await Deno.copyFile(
   new URL("src/schema.d.ts", STAGE),
   new URL("schema.d.ts", PACKAGE),
 );
-for (const file of ["README.md", "LICENSE"]) {
-  await Deno.copyFile(new URL(file, CLIENTS), new URL(file, PACKAGE));
-}
+await Deno.copyFile(new URL("LICENSE", CLIENTS), new URL("LICENSE", PACKAGE));
+await Deno.writeTextFile(
+  new URL("README.md", PACKAGE),
+  packageReadme(
+    await Deno.readTextFile(new URL("README.md", CLIENTS)),
+    packageJson.files,
+  ),
+);
 
 const packed = JSON.parse(
   await run("npm", ["pack", "--json", "--pack-destination", "../.."], PACKAGE),
 );
 console.log(new URL(packed[0].filename, OUT).pathname);
+
+/**
+ * The README as the tarball shows it: a relative link to a file the package
+ * does not ship (the repository's tests, examples, sources) would be broken
+ * on npm, so it becomes its plain text; links to shipped files stay.
+ */
+function packageReadme(markdown: string, shipped: readonly string[]) {
+  return markdown.replace(
+    /\[([^\]]+)\]\(([^)\s]+)\)/g,
+    (link, text: string, target: string) =>
+      /^[a-z][a-z0-9+.-]*:|^#/i.test(target) || shipped.includes(target)
+        ? link
+        : text,
+  );
+}
