@@ -298,15 +298,56 @@ async function streamOnce(target: Proc, sid: string): Promise<Stream> {
   };
 }
 
-async function sameBody(a: Proc, b: Proc, sid: string, path: string) {
-  const get = async (p: Proc) =>
-    await (await fetch(p.baseUrl + path, { headers: { cookie: `sid=${sid}` } }))
-      .text();
+/**
+ * Headers whose values may differ between the two: the date, and how the
+ * body is framed (the service streams a long list chunked, the floor sends
+ * it whole). The request id must be there on both, its value is each one's.
+ */
+const FRAMING = new Set(["date", "content-length", "transfer-encoding"]);
+const REQUEST_ID = "x-request-id";
+
+function comparableHeaders(res: Response): string[] {
+  return [...res.headers].flatMap(([name, value]) =>
+    FRAMING.has(name)
+      ? []
+      : [`${name}: ${name === REQUEST_ID ? "(present)" : value}`]
+  ).sort();
+}
+
+/**
+ * Service and floor give the same answer to one request: status, body byte
+ * for byte, and headers (comparableHeaders). Returns the body.
+ */
+async function sameAnswer(
+  a: Proc,
+  b: Proc,
+  sid: string,
+  path: string,
+  headers: Record<string, string> = {},
+) {
+  const get = async (p: Proc) => {
+    const res = await fetch(p.baseUrl + path, {
+      headers: { cookie: `sid=${sid}`, ...headers },
+    });
+    return {
+      status: res.status,
+      headers: comparableHeaders(res),
+      body: await res.text(),
+    };
+  };
   const [x, y] = await Promise.all([get(a), get(b)]);
-  if (x !== y) {
-    throw new Error(`${path}: service and floor answer different bodies`);
+  const differ = (what: string, s: unknown, f: unknown) => {
+    throw new Error(
+      `${path}: service and floor answer different ${what}\n` +
+        `service: ${JSON.stringify(s)}\nfloor:   ${JSON.stringify(f)}`,
+    );
+  };
+  if (x.status !== y.status) differ("statuses", x.status, y.status);
+  if (x.body !== y.body) differ("bodies", x.body.length, y.body.length);
+  if (x.headers.join("\n") !== y.headers.join("\n")) {
+    differ("headers", x.headers, y.headers);
   }
-  return x;
+  return x.body;
 }
 
 // ---------------------------------------------------------------- main
@@ -392,9 +433,14 @@ async function main() {
     console.log(startup);
 
     const sid = await login(service.baseUrl);
-    await sameBody(service, floor, sid, "/api/users");
-    await sameBody(service, floor, sid, "/api/auth/me");
-    console.log("service and floor answer byte-identical bodies");
+    await sameAnswer(service, floor, sid, "/api/users");
+    await sameAnswer(service, floor, sid, "/api/auth/me");
+    await sameAnswer(service, floor, sid, "/api/users", {
+      "if-none-match": await listTag(service, sid),
+    });
+    console.log(
+      "service and floor answer byte-identical bodies and the same headers",
+    );
 
     const [{ id: someone }] = await sql<{ id: number }[]>`
       select id from users where role = 'viewer' order by id limit 1`;
@@ -515,7 +561,7 @@ async function main() {
           fmt(more.ms)
         } ms)`,
       );
-      const body = await sameBody(service, floor, sid, "/api/users");
+      const body = await sameAnswer(service, floor, sid, "/api/users");
       const count = (JSON.parse(body) as unknown[]).length;
       const s = streamed = await streamOnce(service, sid);
       const f = await streamOnce(floor, sid);
@@ -721,7 +767,7 @@ async function main() {
         (await sql`show server_version`)[0].server_version
       } on the same machine; ${fmt(opts.users)} users for the main table`,
       `- wrk over loopback, ${opts.connections} connections (bcrypt scenarios 4, /health beside them 1), ${opts.duration} s per scenario after a 1 s warm-up`,
-      "- service: `deno run main.ts` with `LOG_LEVEL=warn` (no access log lines), `DATABASE_POOL_MAX` 10; floor: `tests/bench/floor.ts`, same SQL, same session check, byte-identical bodies (checked by the bench)",
+      "- service: `deno run main.ts` with `LOG_LEVEL=warn` (no access log lines), `DATABASE_POOL_MAX` 10; floor: `tests/bench/floor.ts`, same SQL, same session check, byte-identical bodies and the same headers (request id and the four security headers; checked by the bench)",
       "- peak RSS: the process's VmHWM, reset before each scenario",
       `- load average (1 min) of the machine: ${loadAtStart} at the start, ${await loadAverage()} at the end`,
       "",

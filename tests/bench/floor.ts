@@ -4,9 +4,13 @@
  * service's SQL, the same session check (cookie -> SHA-256 -> one query
  * joining the unexpired session to its user) and byte-identical JSON bodies.
  * The list carries the same ETag from the same version row (one more
- * query) and answers If-None-Match with 304, as the service does.
- * No framework, no validation, no logging, no extra headers: the fastest
- * honest way to do the same job, so the gap to the service is its overhead.
+ * query) and answers If-None-Match with 304, as the service does. Every
+ * answer carries the service's headers too: a request id (made the way
+ * the service makes it) and the four security headers of its JSON answers
+ * (src/http/security-headers.ts); the bench checks that both answer the
+ * same headers. No framework, no validation, no logging: the fastest honest
+ * way to do the same observable work, so the gap to the service is its
+ * overhead.
  *
  * Environment: DATABASE_URL, PORT (0: any free port), DATABASE_POOL_MAX,
  * FLOOR_LIST (`rows`: one query, a JSON text per row, joined here — the
@@ -27,10 +31,25 @@ const mode = Deno.env.get("FLOOR_LIST") ?? "rows";
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 const SID = /(?:^|;\s*)sid=([^;]*)/;
 const encoder = new TextEncoder();
+
+// As the service makes them: a per-process prefix and a counter.
+const instance = crypto.randomUUID().slice(0, 8);
+let requests = 0;
+
+/** The headers of every answer of the service's API, and `more`. */
+const headers = (more: Record<string, string>) => ({
+  ...more,
+  "x-request-id": `${instance}-${++requests}`,
+  // Spelt as the service spells them, so even the bytes are the same.
+  "X-Content-Type-Options": "nosniff",
+  "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+  "Cache-Control": "no-store",
+  "Cross-Origin-Resource-Policy": "same-origin",
+});
 const JSON_TYPE = { "content-type": "application/json" };
 
 const answer = (body: string, status = 200) =>
-  new Response(body, { status, headers: JSON_TYPE });
+  new Response(body, { status, headers: headers(JSON_TYPE) });
 const fail = (status: number, error: string) =>
   answer(JSON.stringify({ error }), status);
 
@@ -110,10 +129,10 @@ const server = Deno.serve({
         select version::text from users_version`;
       const etag = `"l${version}"`;
       if (req.headers.get("if-none-match") === etag) {
-        return new Response(null, { status: 304, headers: { etag } });
+        return new Response(null, { status: 304, headers: headers({ etag }) });
       }
       return new Response(await listBody(), {
-        headers: { ...JSON_TYPE, etag },
+        headers: headers({ ...JSON_TYPE, etag }),
       });
     }
   } catch (e) {
