@@ -1,8 +1,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { requestId } from "hono/request-id";
-import { mountAudit } from "./audit/audit.router.ts";
-import { mountAuth } from "./auth/auth.router.ts";
+import { mountAudit } from "./audit/audit.index.ts";
+import { mountAuth } from "./auth/auth.index.ts";
 import { createPasswordHasher, type PasswordHasher } from "./auth/passwords.ts";
 import { createSessions } from "./auth/session.ts";
 import { type Config, statementTimeoutMs } from "./config.ts";
@@ -15,10 +15,9 @@ import { errorResponse, onError, onNotFound } from "./http/errors.ts";
 import { MSG } from "./http/messages.ts";
 import { clientIp } from "./http/origin.ts";
 import { securityHeaders } from "./http/security-headers.ts";
-import { validationHook } from "./http/validation.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
-import { mountUsers } from "./users/users.router.ts";
+import { mountUsers } from "./users/users.index.ts";
 
 export interface AppDeps {
   store: Store;
@@ -66,10 +65,7 @@ export function createApp(deps: AppDeps) {
   const passwords = deps.passwords ?? createPasswordHasher(config.BCRYPT_COST);
   const sessions = createSessions(store, config);
 
-  const app = new OpenAPIHono<AppEnv>({
-    defaultHook: validationHook,
-    strict: true,
-  });
+  const app = new OpenAPIHono<AppEnv>({ strict: true });
 
   if (deps.metrics) app.use(deps.metrics.middleware);
   // A per-process prefix and a counter: unique enough for logs, and far
@@ -85,6 +81,7 @@ export function createApp(deps: AppDeps) {
   app.use(async (c, next) => {
     if (!config.TRUST_PROXY) c.header("X-Request-Id", c.get("requestId"));
     c.set("log", log);
+    c.set("sessions", sessions);
     c.set("failure", MSG.internal);
     const started = performance.now();
     await next();
@@ -118,8 +115,8 @@ export function createApp(deps: AppDeps) {
       "In a browser (Swagger UI included) log in with that call: the browser then sends the cookie by itself, no Authorize step is needed.",
   });
   mountAuth(app, { store, passwords, sessions, config });
-  mountUsers(app, { store, passwords, sessions, config });
-  mountAudit(app, { store, sessions });
+  mountUsers(app, { store, passwords, config });
+  mountAudit(app, { store });
   mountHealth(app, store, statementTimeoutMs(config));
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);
   mountDocs(app, OPENAPI_PATH);

@@ -1,13 +1,50 @@
-import type { Context, MiddlewareHandler } from "hono";
+import type { OpenAPIHono, RouteConfig, RouteHandler } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import { readJsonBody } from "./body.ts";
 import type { AppEnv } from "./env.ts";
-import type { Message } from "./messages.ts";
+import { MSG } from "./messages.ts";
+import { bodyOf, messagesOf } from "./openapi.ts";
+import { answerInvalid, validationHook } from "./validation.ts";
 
-/** Names the endpoint's own 500 message, for any failure from here on. */
-export const failsWith =
-  (message: Message): MiddlewareHandler<AppEnv> => async (c, next) => {
-    c.set("failure", message);
-    await next();
-  };
+/**
+ * Serves a route as its declaration says, which is the one place of its
+ * contract: its `middleware` (the guard) runs first; a `jsonBody` is read
+ * once and judged by its schema; the messages of its 400, in their order,
+ * rank broken rules (the first is answered); its 500's message answers any
+ * failure nothing foresaw. The route is documented whole, but zod-openapi
+ * only validates its parameters: it would refuse a body whose Content-Type
+ * is not JSON, which the contract reads as JSON all the same.
+ */
+export function mount<R extends RouteConfig>(
+  app: OpenAPIHono<AppEnv>,
+  route: R,
+  handler: RouteHandler<R, AppEnv>,
+) {
+  const { middleware, hide: _, ...declared } = route;
+  app.openAPIRegistry.registerPath(declared);
+  const answer = answerInvalid(messagesOf(route.responses[400]));
+  const failure = messagesOf(route.responses[500])[0] ?? MSG.internal;
+  const body = bodyOf(route.request?.body);
+  const chain: MiddlewareHandler<AppEnv>[] = [
+    async (c, next) => {
+      c.set("failure", failure);
+      await next();
+    },
+    ...[middleware ?? []].flat(),
+    ...(body ? [readJsonBody(body.schema, body.malformed, answer)] : []),
+  ];
+  app.openapi(
+    {
+      ...route,
+      hide: true,
+      middleware: chain,
+      request: route.request && { ...route.request, body: undefined },
+    },
+    handler,
+    // Typed for any route: it only ever answers the route's declared 400.
+    validationHook(answer) as never,
+  );
+}
 
 /** A request still pending at its deadline: answered with its endpoint's 500. */
 export class DeadlineExceeded extends Error {
@@ -64,11 +101,4 @@ export function deadline(
       }
     }
   };
-}
-
-/** Call right before a write: fails the request if the write could outlive its deadline. */
-export function beforeWrite(c: Context<AppEnv>) {
-  if (performance.now() > c.get("writeBy")) {
-    throw new Error("too little time left to write before the deadline");
-  }
 }
