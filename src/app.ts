@@ -1,6 +1,4 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { methodNotAllowed } from "hono/method-not-allowed";
-import { requestId } from "hono/request-id";
 import { mountAudit } from "./audit/audit.index.ts";
 import { mountAuth } from "./auth/auth.index.ts";
 import { createPasswordHasher, type PasswordHasher } from "./auth/passwords.ts";
@@ -11,10 +9,8 @@ import { mountHealth } from "./health.ts";
 import { mountDocs } from "./http/docs.ts";
 import { deadline } from "./http/endpoint.ts";
 import type { AppEnv } from "./http/env.ts";
-import { errorResponse, onError, onNotFound } from "./http/errors.ts";
-import { MSG } from "./http/messages.ts";
-import { clientIp } from "./http/origin.ts";
-import { securityHeaders } from "./http/security-headers.ts";
+import { onError, onNotFound } from "./http/errors.ts";
+import { requestScope } from "./http/request.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import { mountUsers } from "./users/users.index.ts";
@@ -68,42 +64,7 @@ export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ strict: true });
 
   if (deps.metrics) app.use(deps.metrics.middleware);
-  // A per-process prefix and a counter: unique enough for logs, and far
-  // cheaper per request than a random UUID.
-  const instance = crypto.randomUUID().slice(0, 8);
-  let requests = 0;
-  // A client's own X-Request-Id is believed only from a trusted proxy;
-  // otherwise any client could forge the correlation of log lines.
-  app.use(requestId({
-    headerName: config.TRUST_PROXY ? "X-Request-Id" : "",
-    generator: () => `${instance}-${++requests}`,
-  }));
-  app.use(async (c, next) => {
-    if (!config.TRUST_PROXY) c.header("X-Request-Id", c.get("requestId"));
-    c.set("log", log);
-    c.set("sessions", sessions);
-    c.set("failure", MSG.internal);
-    const started = performance.now();
-    await next();
-    log.info("request", {
-      requestId: c.get("requestId"),
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      ip: clientIp(c, config.TRUST_PROXY),
-      ms: Math.round(performance.now() - started),
-    });
-  });
-  app.use(securityHeaders({ trustProxy: config.TRUST_PROXY }));
-  app.use(
-    methodNotAllowed({
-      app,
-      onMethodNotAllowed: (c, methods) =>
-        errorResponse(c, 405, MSG.methodNotAllowed, {
-          Allow: methods.join(", "),
-        }),
-    }),
-  );
+  app.use(requestScope({ log, sessions, trustProxy: config.TRUST_PROXY }));
   app.use(deadline(config.REQUEST_TIMEOUT_MS, statementTimeoutMs(config)));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "cookieAuth", {
@@ -122,7 +83,7 @@ export function createApp(deps: AppDeps) {
   mountDocs(app, OPENAPI_PATH);
 
   app.onError(onError);
-  app.notFound(onNotFound);
+  app.notFound(onNotFound(() => app.routes));
   return app;
 }
 

@@ -2,7 +2,7 @@
  * The guards a route lists in its `middleware`, each with the responses it
  * may answer, in the contract's order: 401, then 403 for a caller who is not
  * an admin, then 403 for a foreign Origin. They are plain values: the
- * session service comes from the request (`c.var.sessions`, set by the app
+ * session service comes from the request (`c.get("sessions")`, set by the app
  * it was built for).
  */
 import { MSG } from "../http/messages.ts";
@@ -14,7 +14,7 @@ const unauthorised = {
 
 /** Any signed-in caller: 401 unless the cookie names an unexpired session; sets `caller`. */
 export const signedIn = guard(unauthorised, async (c, next) => {
-  const caller = await c.var.sessions.caller(c);
+  const caller = await c.get("sessions").caller(c);
   if (!caller) return c.json({ error: MSG.unauthorised }, 401);
   c.set("caller", caller);
   await next();
@@ -24,7 +24,7 @@ export const signedIn = guard(unauthorised, async (c, next) => {
 export const sameOrigin = guard({
   403: errors("The request came from a foreign Origin", MSG.forbidden),
 }, async (c, next) => {
-  if (c.var.sessions.isForeign(c)) {
+  if (c.get("sessions").isForeign(c)) {
     return c.json({ error: MSG.forbidden }, 403);
   }
   await next();
@@ -38,7 +38,7 @@ export const admin = guard({
     MSG.forbidden,
   ),
 }, async (c, next) => {
-  const { sessions } = c.var;
+  const sessions = c.get("sessions");
   const caller = await sessions.caller(c);
   if (!caller) return c.json({ error: MSG.unauthorised }, 401);
   if (caller.account.role !== "admin" || sessions.isForeign(c)) {

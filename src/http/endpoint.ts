@@ -25,12 +25,20 @@ export function mount<R extends RouteConfig>(
   const answer = answerInvalid(messagesOf(route.responses[400]));
   const failure = messagesOf(route.responses[500])[0] ?? MSG.internal;
   const body = bodyOf(route.request?.body);
+  // The guard is called from the layer that names the failure: one layer
+  // of middleware less on every request.
+  const [guard, ...more] = [middleware ?? []].flat();
   const chain: MiddlewareHandler<AppEnv>[] = [
-    async (c, next) => {
-      c.set("failure", failure);
-      await next();
-    },
-    ...[middleware ?? []].flat(),
+    guard
+      ? (c, next) => {
+        c.set("failure", failure);
+        return guard(c, next);
+      }
+      : async (c, next) => {
+        c.set("failure", failure);
+        await next();
+      },
+    ...more,
     ...(body ? [readJsonBody(body.schema, body.malformed, answer)] : []),
   ];
   app.openapi(
@@ -59,9 +67,9 @@ export class DeadlineExceeded extends Error {
  * Requests share the one timeout, so they expire in arrival order: one
  * timer serves all that are in flight (a timer per request costs more than
  * the rest of the middleware together). Work left pending goes on in the
- * background, so a write may start only while a whole statement (at most
- * `statementMs`) still fits before the deadline: what the client was told
- * failed is never applied later.
+ * background, so `writeBy` leaves a whole statement (at most `statementMs`)
+ * before the deadline: the store begins and commits no write past it, and
+ * what the client was told failed is never applied later.
  */
 export function deadline(
   ms: number,

@@ -1,4 +1,5 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
+import { TrieRouter } from "hono/router/trie-router";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DeadlineExceeded } from "./endpoint.ts";
 import type { AppEnv } from "./env.ts";
@@ -53,5 +54,37 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
   return errorResponse(c, 500, failure);
 };
 
-export const onNotFound: NotFoundHandler<AppEnv> = (c) =>
-  errorResponse(c, 404, MSG.notFound);
+/**
+ * 404, or 405 with `Allow` when the path is known under other methods
+ * (here rather than in middleware: only requests that found no route pay
+ * for it).
+ */
+export function onNotFound(
+  routes: () => readonly { method: string; path: string }[],
+): NotFoundHandler<AppEnv> {
+  let known: TrieRouter<string[]> | undefined;
+  const methodsOf = (path: string) => {
+    if (!known) {
+      const byPath = new Map<string, Set<string>>();
+      for (const route of routes()) {
+        if (route.method === "ALL" || route.method === "HEAD") continue;
+        const methods = byPath.get(route.path) ?? new Set();
+        methods.add(route.method);
+        if (route.method === "GET") methods.add("HEAD");
+        byPath.set(route.path, methods);
+      }
+      known = new TrieRouter();
+      for (const [p, methods] of byPath) known.add("ALL", p, [...methods]);
+    }
+    return new Set(known.match("ALL", path)[0].flatMap(([m]) => m));
+  };
+  return (c) => {
+    const allowed = methodsOf(c.req.path);
+    if (allowed.size === 0 || allowed.has(c.req.method)) {
+      return errorResponse(c, 404, MSG.notFound);
+    }
+    return errorResponse(c, 405, MSG.methodNotAllowed, {
+      Allow: [...allowed].join(", "),
+    });
+  };
+}
