@@ -68,8 +68,8 @@ export class DeadlineExceeded extends Error {
  * timer serves all that are in flight (a timer per request costs more than
  * the rest of the middleware together). Work left pending goes on in the
  * background, so `writeBy` leaves a whole statement (at most `statementMs`)
- * before the deadline: the store begins and commits no write past it, and
- * what the client was told failed is never applied later.
+ * before the deadline: the store begins no write past it, so what the
+ * client was told failed is not applied later.
  */
 export function deadline(
   ms: number,

@@ -14,7 +14,7 @@ export type AppEnv = {
     failure: Message;
     /** The authenticated caller, fresh from the database on this request. */
     caller: Caller;
-    /** performance.now() after which no write may begin or commit (the store checks it). */
+    /** performance.now() after which no write may begin (the store checks it). */
     writeBy: number;
     /** Set when the deadline answered: work still pending is abandoned. */
     expired: boolean;
