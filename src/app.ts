@@ -1,8 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { methodNotAllowed } from "hono/method-not-allowed";
-import { requestId } from "hono/request-id";
-import { mountAudit } from "./audit/audit.router.ts";
-import { mountAuth } from "./auth/auth.router.ts";
+import { mountAudit } from "./audit/audit.index.ts";
+import { mountAuth } from "./auth/auth.index.ts";
 import { createPasswordHasher, type PasswordHasher } from "./auth/passwords.ts";
 import { createSessions } from "./auth/session.ts";
 import { type Config, statementTimeoutMs } from "./config.ts";
@@ -11,14 +9,11 @@ import { mountHealth } from "./health.ts";
 import { mountDocs } from "./http/docs.ts";
 import { deadline } from "./http/endpoint.ts";
 import type { AppEnv } from "./http/env.ts";
-import { errorResponse, onError, onNotFound } from "./http/errors.ts";
-import { MSG } from "./http/messages.ts";
-import { clientIp } from "./http/origin.ts";
-import { securityHeaders } from "./http/security-headers.ts";
-import { validationHook } from "./http/validation.ts";
+import { onError, onNotFound } from "./http/errors.ts";
+import { requestScope } from "./http/request.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
-import { mountUsers } from "./users/users.router.ts";
+import { mountUsers } from "./users/users.index.ts";
 
 export interface AppDeps {
   store: Store;
@@ -66,47 +61,10 @@ export function createApp(deps: AppDeps) {
   const passwords = deps.passwords ?? createPasswordHasher(config.BCRYPT_COST);
   const sessions = createSessions(store, config);
 
-  const app = new OpenAPIHono<AppEnv>({
-    defaultHook: validationHook,
-    strict: true,
-  });
+  const app = new OpenAPIHono<AppEnv>({ strict: true });
 
   if (deps.metrics) app.use(deps.metrics.middleware);
-  // A per-process prefix and a counter: unique enough for logs, and far
-  // cheaper per request than a random UUID.
-  const instance = crypto.randomUUID().slice(0, 8);
-  let requests = 0;
-  // A client's own X-Request-Id is believed only from a trusted proxy;
-  // otherwise any client could forge the correlation of log lines.
-  app.use(requestId({
-    headerName: config.TRUST_PROXY ? "X-Request-Id" : "",
-    generator: () => `${instance}-${++requests}`,
-  }));
-  app.use(async (c, next) => {
-    if (!config.TRUST_PROXY) c.header("X-Request-Id", c.get("requestId"));
-    c.set("log", log);
-    c.set("failure", MSG.internal);
-    const started = performance.now();
-    await next();
-    log.info("request", {
-      requestId: c.get("requestId"),
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      ip: clientIp(c, config.TRUST_PROXY),
-      ms: Math.round(performance.now() - started),
-    });
-  });
-  app.use(securityHeaders({ trustProxy: config.TRUST_PROXY }));
-  app.use(
-    methodNotAllowed({
-      app,
-      onMethodNotAllowed: (c, methods) =>
-        errorResponse(c, 405, MSG.methodNotAllowed, {
-          Allow: methods.join(", "),
-        }),
-    }),
-  );
+  app.use(requestScope({ log, sessions, trustProxy: config.TRUST_PROXY }));
   app.use(deadline(config.REQUEST_TIMEOUT_MS, statementTimeoutMs(config)));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "cookieAuth", {
@@ -118,14 +76,14 @@ export function createApp(deps: AppDeps) {
       "In a browser (Swagger UI included) log in with that call: the browser then sends the cookie by itself, no Authorize step is needed.",
   });
   mountAuth(app, { store, passwords, sessions, config });
-  mountUsers(app, { store, passwords, sessions, config });
-  mountAudit(app, { store, sessions });
+  mountUsers(app, { store, passwords, config });
+  mountAudit(app, { store });
   mountHealth(app, store, statementTimeoutMs(config));
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);
   mountDocs(app, OPENAPI_PATH);
 
   app.onError(onError);
-  app.notFound(onNotFound);
+  app.notFound(onNotFound(() => app.routes));
   return app;
 }
 

@@ -1,6 +1,6 @@
 import type { PasswordHasher } from "./auth/passwords.ts";
 import { type Config, ConfigError } from "./config.ts";
-import type { Store } from "./db/store.ts";
+import { NO_DEADLINE, type Store } from "./db/store.ts";
 import type { Logger } from "./log.ts";
 import { checkNewAccount, type NewAccount } from "./users/account-rules.ts";
 
@@ -68,11 +68,15 @@ export async function ensureFirstAdmin(
   if (fromEnv) {
     const { password, ...fields } = fromEnv;
     if (await store.users.findForLogin(fields.username)) return;
-    const outcome = await store.users.createFirst({
-      ...fields,
-      role: "admin",
-      passwordHash: await passwords.hash(password),
-    }, "environment");
+    const outcome = await store.users.createFirst(
+      {
+        ...fields,
+        role: "admin",
+        passwordHash: await passwords.hash(password),
+      },
+      "environment",
+      NO_DEADLINE,
+    );
     // "duplicate": another instance created it at the same moment.
     if (outcome !== "duplicate") {
       log.info("created the first admin from ADMIN_USERNAME", {
@@ -83,13 +87,17 @@ export async function ensureFirstAdmin(
   }
   if (await store.users.count() > 0) return;
   const generated = randomPassword();
-  const outcome = await store.users.createFirst({
-    username: "admin",
-    name: "Administrator",
-    email: "admin@localhost",
-    role: "admin",
-    passwordHash: await passwords.hash(generated),
-  }, "generated");
+  const outcome = await store.users.createFirst(
+    {
+      username: "admin",
+      name: "Administrator",
+      email: "admin@localhost",
+      role: "admin",
+      passwordHash: await passwords.hash(generated),
+    },
+    "generated",
+    NO_DEADLINE,
+  );
   if (outcome === "duplicate") return;
   return { username: "admin", password: generated };
 }

@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Store } from "./db/store.ts";
 import type { AppEnv } from "./http/env.ts";
+import { mount } from "./http/endpoint.ts";
 import { json } from "./http/openapi.ts";
 
 const HealthSchema = z.object({ status: z.enum(["ok", "unavailable"]) })
@@ -86,7 +87,7 @@ export function mountHealth(
       clearTimeout(timer);
     }
   };
-  app.openapi(health, check);
-  app.openapi(ready, check);
-  app.openapi(live, (c) => c.json({ status: "ok" as const }, 200));
+  mount(app, health, check);
+  mount(app, ready, check);
+  mount(app, live, (c) => c.json({ status: "ok" as const }, 200));
 }

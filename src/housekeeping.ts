@@ -1,5 +1,5 @@
 import type { Config } from "./config.ts";
-import type { Store } from "./db/store.ts";
+import { NO_DEADLINE, type Store } from "./db/store.ts";
 import type { Logger } from "./log.ts";
 
 /**
@@ -18,9 +18,10 @@ export function startHousekeeping(
 ): { stop(): void } {
   const sweep = async () => {
     try {
-      const sessions = await store.sessions.revokeExpired();
+      const sessions = await store.sessions.revokeExpired(NO_DEADLINE);
       const counters = await store.loginThrottle.forgetExpired(
         config.LOGIN_WINDOW_SECONDS,
+        NO_DEADLINE,
       );
       const auditRecords = await store.audit.sweep(
         config.AUDIT_RETENTION_DAYS,

@@ -12,7 +12,7 @@ import { auditEvents } from "../src/audit/events.ts";
 import { verifyChain } from "../src/audit/verify.ts";
 import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/database.ts";
-import { createStore } from "../src/db/store.ts";
+import { createStore, NO_DEADLINE } from "../src/db/store.ts";
 
 const server = new URL(
   Deno.args[0] ?? "postgres://postgres@127.0.0.1:5432/postgres",
@@ -45,7 +45,10 @@ try {
     return Math.round(N / ((performance.now() - started) / 1000));
   };
   for (const concurrency of [1, 10]) {
-    const appends = await rate(concurrency, () => store.audit.record(event));
+    const appends = await rate(
+      concurrency,
+      () => store.audit.record(event, NO_DEADLINE),
+    );
     const writes = await rate(
       concurrency,
       () => db.sql.begin((tx) => tx`insert into scratch default values`),

@@ -7,7 +7,7 @@ import { type AuditContext, auditEvents } from "../src/audit/events.ts";
 import { loadConfig } from "../src/config.ts";
 import { recordAudit } from "../src/db/audit.ts";
 import { type Database, openDatabase } from "../src/db/database.ts";
-import { createStore, type Store } from "../src/db/store.ts";
+import { createStore, NO_DEADLINE, type Store } from "../src/db/store.ts";
 import { runScript } from "./support/process.ts";
 import { type TestDatabase, testDatabase } from "./support/service.ts";
 
@@ -75,7 +75,7 @@ export async function writeRecords(store: Store, n: number, from = 0) {
       auditEvents.adminBootstrapped(target, "generated"),
       auditEvents.adminRecovered(target, "reset"),
     ];
-    await store.audit.record(events[i % events.length]);
+    await store.audit.record(events[i % events.length], NO_DEADLINE);
   }
 }
 

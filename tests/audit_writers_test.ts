@@ -6,7 +6,7 @@
 import postgres from "postgres";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { ensureFirstAdmin } from "../src/bootstrap.ts";
-import { createStore } from "../src/db/store.ts";
+import { createStore, NO_DEADLINE } from "../src/db/store.ts";
 import { createLogger } from "../src/log.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import { runScript } from "./support/process.ts";
@@ -44,13 +44,17 @@ Deno.test("three writers on separate pools creating the same users at once leave
       stores.map((store, w) =>
         Promise.all(Array.from({ length: USERNAMES }, (_, i) => {
           const n = (i + w * 20) % USERNAMES;
-          return store.users.createFirst({
-            username: `writer${n}`,
-            name: "Writer",
-            email: `writer${n}@example.com`,
-            role: "admin",
-            passwordHash: "not a real hash: never logged in",
-          }, "environment");
+          return store.users.createFirst(
+            {
+              username: `writer${n}`,
+              name: "Writer",
+              email: `writer${n}@example.com`,
+              role: "admin",
+              passwordHash: "not a real hash: never logged in",
+            },
+            "environment",
+            NO_DEADLINE,
+          );
         }))
       ),
     );
@@ -189,7 +193,7 @@ Deno.test("the recovery task's change is recorded with it, or neither happens", 
       name: "R",
       email: "r@example.com",
       passwordHash: "x",
-    });
+    }, NO_DEADLINE);
   } catch {
     failed = true;
   }

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { invalidQueryParameter, MSG } from "../http/messages.ts";
-import { adminErrors, cookieAuth, errors, json } from "../http/openapi.ts";
+import { admin } from "../auth/guards.ts";
+import { MSG } from "../http/messages.ts";
+import { cookieAuth, errors, json, queryErrors } from "../http/openapi.ts";
 import { parseUserId, USER_ID_MAX } from "../users/user.ts";
 import { AUDIT_ACTIONS } from "./actions.ts";
 
@@ -8,20 +9,6 @@ export const AUDIT_LIMIT_DEFAULT = 100;
 export const AUDIT_LIMIT_MAX = 1000;
 /** Record ids stay far below this (2^53 - 1: exact in JSON numbers). */
 const RECORD_ID_MAX = Number.MAX_SAFE_INTEGER;
-
-/**
- * The query parameters in the order their errors are reported: when several
- * are bad, the first of this list is named.
- */
-export const AUDIT_QUERY_PARAMETERS = [
-  "limit",
-  "before",
-  "action",
-  "actorId",
-  "targetId",
-  "since",
-  "until",
-] as const;
 
 const query = (name: string) => ({ param: { name, in: "query" as const } });
 
@@ -33,7 +20,6 @@ const integer = (max: number) =>
 const userId = z.string().transform(parseUserId)
   .refine((id) => id !== null).transform((id) => id!);
 
-/** ISO 8601: a date and time with `Z` or an offset (fractions allowed), or a date alone (midnight UTC). */
 /** `actorId` / `targetId`: a user id, documented as the integer it is. */
 const userIdParam = (name: string, party: "actor" | "target") =>
   userId.optional().openapi({
@@ -43,9 +29,14 @@ const userIdParam = (name: string, party: "actor" | "target") =>
     maximum: USER_ID_MAX,
     description: `Only records whose ${party} has this user id.`,
   });
+/** ISO 8601: a date and time with `Z` or an offset (fractions allowed), or a date alone (midnight UTC). */
 const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()])
   .transform((s) => new Date(s).toISOString());
 
+/**
+ * The query parameters, in the order they are checked: when several are
+ * bad, the first is named.
+ */
 export const AuditQuerySchema = z.object({
   limit: integer(AUDIT_LIMIT_MAX).optional().openapi({
     ...query("limit"),
@@ -127,11 +118,6 @@ export const AuditRecordSchema = z.object({
   }),
 }).openapi("AuditRecord");
 
-const [firstQueryError, ...otherQueryErrors] = AUDIT_QUERY_PARAMETERS.map(
-  invalidQueryParameter,
-);
-const QUERY_ERRORS = [firstQueryError, ...otherQueryErrors] as const;
-
 export const list = createRoute({
   operationId: "listAuditEvents",
   method: "get",
@@ -145,6 +131,7 @@ export const list = createRoute({
     "records older than `AUDIT_RETENTION_DAYS` (default 365, 0 keeps all) are removed. " +
     "Never a password, hash or token.",
   security: cookieAuth,
+  middleware: admin,
   request: { query: AuditQuerySchema },
   responses: {
     200: {
@@ -157,11 +144,11 @@ export const list = createRoute({
         },
       },
     },
-    400: errors(
+    400: queryErrors(
       "A query parameter has a bad value (the first, in the order listed, is named)",
-      ...QUERY_ERRORS,
+      AuditQuerySchema,
     ),
-    ...adminErrors,
+    ...admin.responses,
     500: errors("Unexpected failure", MSG.auditListFailed),
   },
 });

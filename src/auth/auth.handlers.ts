@@ -4,7 +4,6 @@ import type { Store } from "../db/store.ts";
 import { auditContext } from "../audit/context.ts";
 import { auditEvents } from "../audit/events.ts";
 import type { AppEnv } from "../http/env.ts";
-import { ApiError } from "../http/errors.ts";
 import { MSG } from "../http/messages.ts";
 import { clientIp } from "../http/origin.ts";
 import { canonicalKey } from "../users/canonical.ts";
@@ -37,34 +36,41 @@ export function createAuthHandlers(
     const throttleKey = await sha256(canonicalKey(username));
     // An address is at most 45 characters; a forwarded header may hold anything.
     const client = (clientIp(c, config.TRUST_PROXY) ?? "unknown").slice(0, 64);
+    const writeBy = c.get("writeBy");
     const attempt = await store.loginThrottle.attempt(throttleKey, client, {
       max: config.LOGIN_MAX_FAILURES,
       ceiling: LOGIN_CEILING_FACTOR * config.LOGIN_MAX_FAILURES,
       windowSeconds: config.LOGIN_WINDOW_SECONDS,
-    });
+    }, writeBy);
     const context = auditContext(c, config.TRUST_PROXY);
+    // No account's name holds U+0000 (PostgreSQL text cannot).
+    const findUser = () =>
+      username.includes("\u0000")
+        ? undefined
+        : store.users.findForLogin(username);
     if (attempt.blocked) {
       // Who was locked out, when the name is an account's; never the attempted name itself.
-      const target = await store.users.findForLogin(username);
+      const target = await findUser();
       await store.audit.record(
         auditEvents.loginThrottled(target, attempt.retryAfter, context),
+        writeBy,
       );
-      throw new ApiError(429, MSG.tooManyLoginAttempts, {
+      return c.json({ error: MSG.tooManyLoginAttempts }, 429, {
         "Retry-After": String(attempt.retryAfter),
       });
     }
-    const user = await store.users.findForLogin(username);
+    const user = await findUser();
     // Always one bcrypt verification, so an unknown name takes as long as a wrong password.
     if (!await passwords.verify(password, user?.passwordHash)) {
-      await store.audit.record(auditEvents.loginFailed(user, context));
-      throw new ApiError(401, MSG.invalidCredentials);
+      await store.audit.record(auditEvents.loginFailed(user, context), writeBy);
+      return c.json({ error: MSG.invalidCredentials }, 401);
     }
     const { passwordHash: _, passwordVersion, ...account } = user!;
     // No session when the password was reset while it was being checked.
     if (!await sessions.start(c, { ...account, passwordVersion })) {
-      throw new ApiError(401, MSG.invalidCredentials);
+      return c.json({ error: MSG.invalidCredentials }, 401);
     }
-    await store.loginThrottle.clear(throttleKey, client);
+    await store.loginThrottle.clear(throttleKey, client, writeBy);
     return c.json(account, 200);
   };
 
@@ -74,7 +80,7 @@ export function createAuthHandlers(
   };
 
   const me: RouteHandler<typeof routes.me, AppEnv> = (c) =>
-    c.json(c.get("caller"), 200);
+    c.json(c.get("caller").account, 200);
 
   return { login, logout, me };
 }

@@ -5,9 +5,10 @@ import {
   cookieAuth,
   errors,
   json,
-  sessionErrors,
+  jsonBody,
 } from "../http/openapi.ts";
 import { AccountSchema, OkSchema } from "../users/users.routes.ts";
+import { sameOrigin, signedIn } from "./guards.ts";
 
 const credential = z.string({ error: MSG.credentialsRequired })
   .min(1, MSG.credentialsRequired);
@@ -37,12 +38,8 @@ export const login = createRoute({
     "The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). " +
     "In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.",
   security: [],
-  request: {
-    body: {
-      required: true,
-      content: { "application/json": { schema: LoginSchema } },
-    },
-  },
+  middleware: sameOrigin,
+  request: { body: jsonBody(LoginSchema, "invalid") },
   responses: {
     200: {
       ...json(AccountSchema, "Logged in"),
@@ -62,7 +59,7 @@ export const login = createRoute({
       "Unknown user or wrong password (indistinguishable)",
       MSG.invalidCredentials,
     ),
-    403: errors("The request came from a foreign Origin", MSG.forbidden),
+    ...sameOrigin.responses,
     ...bodyTooLarge,
     429: {
       ...errors("Too many failed attempts", MSG.tooManyLoginAttempts),
@@ -85,9 +82,10 @@ export const logout = createRoute({
   summary: "Log out: ends the session and clears the cookie",
   description: "Answers 200 with or without a session.",
   security: [],
+  middleware: sameOrigin,
   responses: {
     200: json(OkSchema, "Logged out"),
-    403: errors("The request came from a foreign Origin", MSG.forbidden),
+    ...sameOrigin.responses,
     500: errors("Unexpected failure", MSG.internal),
   },
 });
@@ -101,9 +99,10 @@ export const me = createRoute({
   description:
     "The account of the session's user, as it is now (a role changed since login shows). Any role may call it.",
   security: cookieAuth,
+  middleware: signedIn,
   responses: {
     200: json(AccountSchema, "The caller"),
-    ...sessionErrors,
+    ...signedIn.responses,
     500: errors("Unexpected failure", MSG.internal),
   },
 });

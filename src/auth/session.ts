@@ -1,12 +1,11 @@
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { auditContext } from "../audit/context.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
-import { ApiError } from "../http/errors.ts";
-import { MSG } from "../http/messages.ts";
 import { isHttps, requestOrigin } from "../http/origin.ts";
+import type { Caller } from "./caller.ts";
 import { isSessionToken, newSessionToken, sha256 } from "./tokens.ts";
 
 export const SESSION_COOKIE = "sid";
@@ -18,8 +17,30 @@ type SessionConfig = Pick<
 
 const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-/** Sessions as the HTTP layer sees them: the cookie, the guards, the origin rule. */
-export function createSessions(store: Store, config: SessionConfig) {
+/** Sessions as the HTTP layer sees them: the cookie and the origin rule. The guards (guards.ts) use it. */
+export interface Sessions {
+  /** The caller the request's cookie names, if its session is unexpired. */
+  caller(c: Context<AppEnv>): Promise<Caller | undefined>;
+  /**
+   * Whether a page of another origin sent this state-changing request
+   * (refused on top of SameSite=Strict); requests without Origin, from
+   * other services, are not.
+   */
+  isForeign(c: Context<AppEnv>): boolean;
+  /**
+   * A new session for the user, bound to the password version the login
+   * checked: a fresh token every time, never one the client sent. False
+   * (and no cookie) when the password has changed since.
+   */
+  start(
+    c: Context<AppEnv>,
+    user: { id: number; username: string; passwordVersion: number },
+  ): Promise<boolean>;
+  /** Ends the request's session, if any, and clears the cookie. */
+  end(c: Context<AppEnv>): Promise<void>;
+}
+
+export function createSessions(store: Store, config: SessionConfig): Sessions {
   const cookieOptions = (c: Context) => ({
     httpOnly: true,
     sameSite: "Strict" as const,
@@ -33,62 +54,28 @@ export function createSessions(store: Store, config: SessionConfig) {
     return token && isSessionToken(token) ? await sha256(token) : undefined;
   };
 
-  /** 401 unless the cookie names an unexpired session; sets `caller` fresh from the database. */
-  const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
-    const hash = await presentedHash(c);
-    const caller = hash && await store.sessions.resolve(hash);
-    if (!hash || !caller) throw new ApiError(401, MSG.unauthorised);
-    c.set("caller", caller);
-    c.set("sessionHash", hash);
-    await next();
-  };
-
-  /**
-   * 403 for a state-changing request that a page of another origin sent
-   * (on top of SameSite=Strict); requests without Origin, from other
-   * services, pass.
-   */
-  const sameOrigin: MiddlewareHandler<AppEnv> = async (c, next) => {
-    const origin = c.req.header("origin");
-    if (
-      origin !== undefined && UNSAFE_METHODS.has(c.req.method) &&
-      origin !== requestOrigin(c, config.TRUST_PROXY) &&
-      !config.ALLOWED_ORIGINS.includes(origin)
-    ) {
-      throw new ApiError(403, MSG.forbidden);
-    }
-    await next();
-  };
-
-  /** 401, then 403 for a caller who is not an admin. */
-  const requireAdmin: MiddlewareHandler<AppEnv> = (c, next) =>
-    authenticate(c, async () => {
-      if (c.get("caller").role !== "admin") {
-        throw new ApiError(403, MSG.forbidden);
-      }
-      await sameOrigin(c, next);
-    });
-
   return {
-    authenticate,
-    requireAdmin,
-    sameOrigin,
+    async caller(c) {
+      const session = await presentedHash(c);
+      const account = session && await store.sessions.resolve(session);
+      return session && account ? { account, session } : undefined;
+    },
 
-    /**
-     * A new session for the user, bound to the password version the login
-     * checked: a fresh token every time, never one the client sent. False
-     * (and no cookie) when the password has changed since.
-     */
-    async start(
-      c: Context<AppEnv>,
-      user: { id: number; username: string; passwordVersion: number },
-    ): Promise<boolean> {
+    isForeign(c) {
+      const origin = c.req.header("origin");
+      return origin !== undefined && UNSAFE_METHODS.has(c.req.method) &&
+        origin !== requestOrigin(c, config.TRUST_PROXY) &&
+        !config.ALLOWED_ORIGINS.includes(origin);
+    },
+
+    async start(c, user) {
       const token = newSessionToken();
       const started = await store.sessions.create(
         await sha256(token),
         user,
         config.SESSION_TTL_SECONDS,
         auditContext(c, config.TRUST_PROXY),
+        c.get("writeBy"),
       );
       if (!started) return false;
       setCookie(c, SESSION_COOKIE, token, {
@@ -98,15 +85,16 @@ export function createSessions(store: Store, config: SessionConfig) {
       return true;
     },
 
-    /** Ends the request's session, if any, and clears the cookie. */
-    async end(c: Context<AppEnv>) {
+    async end(c) {
       const hash = await presentedHash(c);
       if (hash) {
-        await store.sessions.revoke(hash, auditContext(c, config.TRUST_PROXY));
+        await store.sessions.revoke(
+          hash,
+          auditContext(c, config.TRUST_PROXY),
+          c.get("writeBy"),
+        );
       }
       deleteCookie(c, SESSION_COOKIE, cookieOptions(c));
     },
   };
 }
-
-export type Sessions = ReturnType<typeof createSessions>;

@@ -16,7 +16,7 @@ import { createPasswordHasher } from "../auth/passwords.ts";
 import { randomPassword } from "../bootstrap.ts";
 import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
-import { createStore } from "../db/store.ts";
+import { createStore, NO_DEADLINE } from "../db/store.ts";
 import { checkNewAccount } from "../users/account-rules.ts";
 
 function fail(message: string): never {
@@ -67,7 +67,7 @@ try {
     name,
     email,
     passwordHash: await createPasswordHasher(config.BCRYPT_COST).hash(password),
-  });
+  }, NO_DEADLINE);
   console.log(
     outcome === "created"
       ? `Created admin "${username}".`

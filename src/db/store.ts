@@ -1,13 +1,36 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
-import { type AuditContext, auditEvents } from "../audit/events.ts";
+import {
+  type AuditContext,
+  type AuditEvent,
+  auditEvents,
+} from "../audit/events.ts";
+import type { Caller } from "../auth/caller.ts";
 import { canonicalKey } from "../users/canonical.ts";
 import type { Account, Role, User } from "../users/user.ts";
 import { createAuditStore, recordAudit } from "./audit.ts";
 import { createUserList } from "./user-list.ts";
 
-/** The caller, as a session resolves to them. */
-export type SessionUser = Account;
+/**
+ * The `performance.now()` after which no write may begin: a request's
+ * deadline less the time one statement may take, so what its client was
+ * told failed is not applied later. Every write takes one.
+ */
+export type WriteBy = number;
+
+/** For writes no client waits for: the bootstrap, the recovery task, housekeeping. */
+export const NO_DEADLINE: WriteBy = Infinity;
+
+/** A write attempted past its `WriteBy`: abandoned before it begins. */
+export class WriteDeadlinePassed extends Error {
+  constructor() {
+    super("too little time left to write before the deadline");
+  }
+}
+
+function beforeWrite(writeBy: WriteBy) {
+  if (performance.now() > writeBy) throw new WriteDeadlinePassed();
+}
 
 export interface NewUser {
   username: string;
@@ -20,19 +43,15 @@ export interface NewUser {
 export interface UserChange {
   role?: Role;
   passwordHash?: string;
-  /** Session kept when the password changes: the caller's own. */
-  keepSession?: Uint8Array;
 }
 
-/** The caller of a write, re-checked inside the write's transaction. */
-export interface WriteCaller {
-  id: number;
-  /** The SHA-256 of the caller's session token: it must still be valid. */
-  sessionHash: Uint8Array;
-  /** Runs once the rows are locked, right before the write; throwing abandons it. */
-  beforeWrite?: () => void;
+/** A write on a caller's behalf, as a request asks for it. */
+export interface CallerWrite {
+  /** Re-checked inside the write's transaction. */
+  caller: Caller;
   /** Request id and client address for the write's audit record. */
   context: AuditContext;
+  writeBy: WriteBy;
 }
 
 /**
@@ -68,25 +87,26 @@ const isUniqueViolation = (e: unknown) =>
  */
 async function checkCaller(
   tx: TransactionSql,
-  caller: WriteCaller,
+  { caller, writeBy }: CallerWrite,
   lock: "share" | "update",
   targetId?: number,
 ): Promise<CallerRefusal | AuditParty> {
-  const ids = [...new Set([caller.id, targetId ?? caller.id])];
+  const callerId = caller.account.id;
+  const ids = [...new Set([callerId, targetId ?? callerId])];
   if (lock === "share") {
-    await tx`select 1 from users where id = ${caller.id} for share`;
+    await tx`select 1 from users where id = ${callerId} for share`;
   } else {
     await tx`
       select 1 from users where id = any(${ids}::int[]) order by id for update`;
   }
   const [row] = await tx<{ role: Role; username: string }[]>`
     select u.role, u.username from sessions s join users u on u.id = s.user_id
-    where s.token_hash = ${caller.sessionHash} and u.id = ${caller.id}
+    where s.token_hash = ${caller.session} and u.id = ${callerId}
       and s.expires_at > now() and s.password_version = u.password_version`;
   if (!row) return "caller_gone";
   if (row.role !== "admin") return "caller_not_admin";
-  caller.beforeWrite?.();
-  return { id: caller.id, username: row.username };
+  beforeWrite(writeBy);
+  return { id: callerId, username: row.username };
 }
 
 const isRefusal = (
@@ -106,9 +126,24 @@ async function clearLoginFailures(tx: TransactionSql, userId: number) {
 
 /**
  * All SQL of the service. Functions take plain values and return rows or a
- * typed outcome, never HTTP.
+ * typed outcome, never HTTP. Every write takes its `WriteBy`, checked before
+ * it begins (and, for a caller's write, again once its rows are locked).
  */
 export function createStore(sql: Sql) {
+  /**
+   * A transaction that begins only while its deadline allows. (Checked
+   * again before COMMIT, it would roll back more often after an outage, and
+   * a ROLLBACK queued on a connection the server just closed makes
+   * postgres.js 3.4.9 throw outside any promise: tests/faults_test.ts.)
+   */
+  const transaction = <T>(
+    writeBy: WriteBy,
+    body: (tx: TransactionSql) => Promise<T>,
+  ): Promise<T> => {
+    beforeWrite(writeBy);
+    return sql.begin(body) as Promise<T>;
+  };
+
   // The one mapping from a users row to what the service shows.
   const account = sql`id, username, name, email, role`;
   const user = sql`${account},
@@ -158,16 +193,16 @@ export function createStore(sql: Sql) {
     /** Creates the user if `caller` may still write (see `checkCaller`). */
     async create(
       u: NewUser,
-      caller: WriteCaller,
+      write: CallerWrite,
     ): Promise<User | "duplicate" | CallerRefusal> {
       try {
-        return await sql.begin(async (tx) => {
-          const actor = await checkCaller(tx, caller, "share");
+        return await transaction(write.writeBy, async (tx) => {
+          const actor = await checkCaller(tx, write, "share");
           if (isRefusal(actor)) return actor;
           const [row] = await insertUser(tx, u);
           await recordAudit(
             tx,
-            auditEvents.userCreated(actor, row, caller.context),
+            auditEvents.userCreated(actor, row, write.context),
           );
           return row;
         });
@@ -185,9 +220,10 @@ export function createStore(sql: Sql) {
     async createFirst(
       u: NewUser,
       source: "environment" | "generated",
+      writeBy: WriteBy,
     ): Promise<User | "duplicate"> {
       try {
-        return await sql.begin(async (tx) => {
+        return await transaction(writeBy, async (tx) => {
           const [row] = await insertUser(tx, u);
           await recordAudit(tx, auditEvents.adminBootstrapped(row, source));
           return row;
@@ -199,8 +235,8 @@ export function createStore(sql: Sql) {
     },
 
     /**
-     * A password change ends the user's sessions but `keepSession` (which is
-     * bound to the new password instead) and clears the username's failed
+     * A password change ends the user's sessions but the caller's own (which
+     * is bound to the new password instead) and clears the username's failed
      * logins from every address, all in the write's transaction. With
      * `ifVersions` (If-Match) the row is written only when its version is one
      * of them, so of two writes expecting one version only the first
@@ -209,13 +245,13 @@ export function createStore(sql: Sql) {
     async update(
       id: number,
       change: UserChange,
-      caller: WriteCaller,
+      write: CallerWrite,
       ifVersions?: string[],
     ): Promise<
       Account | "not_found" | "precondition_failed" | CallerRefusal
     > {
-      return await sql.begin(async (tx) => {
-        const actor = await checkCaller(tx, caller, "update", id);
+      return await transaction(write.writeBy, async (tx) => {
+        const actor = await checkCaller(tx, write, "update", id);
         if (isRefusal(actor)) return actor;
         const role = change.role ?? null;
         const hash = change.passwordHash ?? null;
@@ -240,12 +276,12 @@ export function createStore(sql: Sql) {
               updated,
               before,
               updated.role,
-              caller.context,
+              write.context,
             ),
           );
         }
         if (hash !== null) {
-          const keep = change.keepSession ?? new Uint8Array();
+          const keep = write.caller.session;
           await tx`
             delete from sessions where user_id = ${id} and token_hash <> ${keep}`;
           await tx`
@@ -254,7 +290,7 @@ export function createStore(sql: Sql) {
           await clearLoginFailures(tx, id);
           await recordAudit(
             tx,
-            auditEvents.passwordReset(actor, updated, caller.context),
+            auditEvents.passwordReset(actor, updated, write.context),
           );
         }
         return updated;
@@ -264,13 +300,13 @@ export function createStore(sql: Sql) {
     /** Deleting a user ends their sessions (foreign key cascade). `ifVersions` as for update. */
     async remove(
       id: number,
-      caller: WriteCaller,
+      write: CallerWrite,
       ifVersions?: string[],
     ): Promise<
       "deleted" | "not_found" | "precondition_failed" | CallerRefusal
     > {
-      return await sql.begin(async (tx) => {
-        const actor = await checkCaller(tx, caller, "update", id);
+      return await transaction(write.writeBy, async (tx) => {
+        const actor = await checkCaller(tx, write, "update", id);
         if (isRefusal(actor)) return actor;
         const [row] = await tx<AuditParty[]>`
           delete from users where id = ${id} and ${versionIn(ifVersions)}
@@ -278,17 +314,16 @@ export function createStore(sql: Sql) {
         if (!row) return await missing(tx, id, ifVersions);
         await recordAudit(
           tx,
-          auditEvents.userDeleted(actor, row, caller.context),
+          auditEvents.userDeleted(actor, row, write.context),
         );
         return "deleted";
       });
     },
 
+    /** The account whose canonical username is this name's (which must hold no NUL: PostgreSQL text cannot). */
     async findForLogin(
       username: string,
     ): Promise<LoginUser | undefined> {
-      // No stored name holds U+0000 (PostgreSQL text cannot), and the query would fail on it.
-      if (username.includes("\u0000")) return undefined;
       const [row] = await sql<LoginUser[]>`
         select ${account}, password_hash as "passwordHash",
           password_version as "passwordVersion"
@@ -308,8 +343,11 @@ export function createStore(sql: Sql) {
      * with this password, ending their sessions and clearing their failed
      * logins like any password reset.
      */
-    async upsertAdmin(u: Omit<NewUser, "role">): Promise<"created" | "reset"> {
-      return await sql.begin(async (tx) => {
+    async upsertAdmin(
+      u: Omit<NewUser, "role">,
+      writeBy: WriteBy,
+    ): Promise<"created" | "reset"> {
+      return await transaction(writeBy, async (tx) => {
         const [row] = await tx<
           { id: number; username: string; created: boolean }[]
         >`
@@ -340,8 +378,9 @@ export function createStore(sql: Sql) {
       user: AuditParty & { passwordVersion: number },
       ttlSeconds: number,
       context: AuditContext,
+      writeBy: WriteBy,
     ): Promise<boolean> {
-      return await sql.begin(async (tx) => {
+      return await transaction(writeBy, async (tx) => {
         const rows = await tx`
           insert into sessions (token_hash, user_id, password_version, expires_at)
           select ${tokenHash}, id, password_version,
@@ -359,8 +398,8 @@ export function createStore(sql: Sql) {
      * One round trip: the session, if unexpired and opened with the user's
      * current password, and its user's current row.
      */
-    async resolve(tokenHash: Uint8Array): Promise<SessionUser | undefined> {
-      const [row] = await sql<SessionUser[]>`
+    async resolve(tokenHash: Uint8Array): Promise<Account | undefined> {
+      const [row] = await sql<Account[]>`
         select u.id, u.username, u.name, u.email, u.role
         from sessions s join users u on u.id = s.user_id
         where s.token_hash = ${tokenHash} and s.expires_at > now()
@@ -369,8 +408,12 @@ export function createStore(sql: Sql) {
     },
 
     /** Ends a session; when there was one, records its user's `logout` in the same transaction. */
-    async revoke(tokenHash: Uint8Array, context: AuditContext) {
-      await sql.begin(async (tx) => {
+    async revoke(
+      tokenHash: Uint8Array,
+      context: AuditContext,
+      writeBy: WriteBy,
+    ) {
+      await transaction(writeBy, async (tx) => {
         const [user] = await tx<AuditParty[]>`
           delete from sessions s using users u
           where s.token_hash = ${tokenHash} and u.id = s.user_id
@@ -379,7 +422,8 @@ export function createStore(sql: Sql) {
       });
     },
 
-    async revokeExpired(): Promise<number> {
+    async revokeExpired(writeBy: WriteBy): Promise<number> {
+      beforeWrite(writeBy);
       const rows =
         await sql`delete from sessions where expires_at <= now() returning 1`;
       return rows.length;
@@ -398,8 +442,10 @@ export function createStore(sql: Sql) {
       usernameHash: Uint8Array,
       client: string,
       limits: { max: number; ceiling: number; windowSeconds: number },
+      writeBy: WriteBy,
     ): Promise<LoginAttempt> {
       const window = sql`make_interval(secs => ${limits.windowSeconds})`;
+      beforeWrite(writeBy);
       // One statement, rows always in the same order: no deadlock between attempts.
       const rows = await sql<
         { client: string; failures: number; retryAfter: number }[]
@@ -429,10 +475,11 @@ export function createStore(sql: Sql) {
      * A successful login: this address's count is cleared, and taken off the
      * count over all addresses (the success itself was counted as well).
      */
-    async clear(usernameHash: Uint8Array, client: string) {
+    async clear(usernameHash: Uint8Array, client: string, writeBy: WriteBy) {
       // One statement: the update and the delete of the all-addresses row
       // have exclusive conditions (left over, or nothing left), so each row
       // is changed once.
+      beforeWrite(writeBy);
       await sql`
         with cleared as (
           delete from login_failures
@@ -451,7 +498,11 @@ export function createStore(sql: Sql) {
     },
 
     /** Drops counters whose window has ended: they no longer block anyone. */
-    async forgetExpired(windowSeconds: number): Promise<number> {
+    async forgetExpired(
+      windowSeconds: number,
+      writeBy: WriteBy,
+    ): Promise<number> {
+      beforeWrite(writeBy);
       const rows = await sql`
         delete from login_failures
         where window_started_at <= now() - make_interval(secs => ${windowSeconds})
@@ -460,11 +511,18 @@ export function createStore(sql: Sql) {
     },
   };
 
+  const audit = createAuditStore(sql);
+
   return {
     users,
     sessions,
     loginThrottle,
-    audit: createAuditStore(sql),
+    audit: {
+      ...audit,
+      /** One record in a transaction of its own (see recordAudit). */
+      record: (event: AuditEvent, writeBy: WriteBy) =>
+        transaction(writeBy, (tx) => recordAudit(tx, event)),
+    },
     async ping() {
       await sql`select 1`;
     },

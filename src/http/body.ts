@@ -1,61 +1,63 @@
-import type { MiddlewareHandler } from "hono";
+import type { z } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./env.ts";
-import { ApiError } from "./errors.ts";
+import { errorResponse } from "./errors.ts";
 import { MSG } from "./messages.ts";
+import type { Malformed } from "./openapi.ts";
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+const TOO_LARGE = Symbol("too large");
+const NOT_JSON = Symbol("not JSON");
 
 /**
- * Reads the body as JSON whatever its Content-Type says, at most 64 KiB,
- * and hands it on as `application/json`, so the route's zod schema is the one
- * judge of its shape. A body that is not JSON is handed on as `null`, which
- * the schema rejects with the route's own message, unless the contract makes
- * an unparseable body a failure of the endpoint (`malformed: "failure"`).
+ * Reads the body once, as JSON whatever its Content-Type says, at most
+ * 64 KiB, and hands the schema's verdict to the handler as the validated
+ * `json` (`c.req.valid("json")`), so the route's schema is the one judge of
+ * its shape. A body that is not JSON is judged as `null`, which the schema
+ * rejects with the route's own message, unless the contract makes an
+ * unparseable body a failure of the endpoint (`malformed: "failure"`).
  */
-export const jsonBody = (
-  { malformed }: { malformed: "invalid" | "failure" } = {
-    malformed: "invalid",
-  },
+export const readJsonBody = (
+  schema: z.ZodType,
+  malformed: Malformed,
+  invalid: (c: Context<AppEnv>, issues: z.core.$ZodIssue[]) => Response,
 ): MiddlewareHandler<AppEnv> =>
 async (c, next) => {
-  const raw = c.req.raw;
-  const text = await readText(raw, BODY_LIMIT_BYTES);
-  const parsable = text !== undefined && isJson(text);
-  if (!parsable && malformed === "failure") {
-    throw new ApiError(500, c.get("failure"));
+  const text = await readText(c.req.raw, BODY_LIMIT_BYTES);
+  if (text === TOO_LARGE) return errorResponse(c, 413, MSG.bodyTooLarge);
+  const value = text === undefined ? NOT_JSON : parseJson(text);
+  if (value === NOT_JSON && malformed === "failure") {
+    return errorResponse(c, 500, c.get("failure"));
   }
-  const headers = new Headers(raw.headers);
-  headers.set("content-type", "application/json");
-  headers.delete("content-length");
-  c.req.raw = new Request(raw.url, {
-    method: raw.method,
-    headers,
-    body: parsable ? text : "null",
-  });
+  const result = await schema.safeParseAsync(value === NOT_JSON ? null : value);
+  if (!result.success) return invalid(c, result.error.issues);
+  c.req.addValidatedData("json", result.data as object);
   await next();
 };
 
-function isJson(text: string) {
+function parseJson(text: string): unknown {
   try {
-    JSON.parse(text);
-    return true;
+    return JSON.parse(text);
   } catch {
-    return false;
+    return NOT_JSON;
   }
 }
 
-/** The body as text; undefined when it is not UTF-8. Stops reading past the limit. */
+/**
+ * The body as text; undefined when it is not UTF-8, TOO_LARGE past the
+ * limit (declared or read: it stops reading there).
+ */
 async function readText(req: Request, limit: number) {
   const declared = Number(req.headers.get("content-length") ?? 0);
-  if (declared > limit) throw new ApiError(413, MSG.bodyTooLarge);
+  if (declared > limit) return TOO_LARGE;
   if (!req.body) return "";
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of req.body) {
     size += chunk.byteLength;
-    if (size > limit) throw new ApiError(413, MSG.bodyTooLarge);
+    if (size > limit) return TOO_LARGE;
     chunks.push(chunk);
   }
   const bytes = new Uint8Array(size);

@@ -1,13 +1,58 @@
-import type { Context, MiddlewareHandler } from "hono";
+import type { OpenAPIHono, RouteConfig, RouteHandler } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import { readJsonBody } from "./body.ts";
 import type { AppEnv } from "./env.ts";
-import type { Message } from "./messages.ts";
+import { MSG } from "./messages.ts";
+import { bodyOf, messagesOf } from "./openapi.ts";
+import { answerInvalid, validationHook } from "./validation.ts";
 
-/** Names the endpoint's own 500 message, for any failure from here on. */
-export const failsWith =
-  (message: Message): MiddlewareHandler<AppEnv> => async (c, next) => {
-    c.set("failure", message);
-    await next();
-  };
+/**
+ * Serves a route as its declaration says, which is the one place of its
+ * contract: its `middleware` (the guard) runs first; a `jsonBody` is read
+ * once and judged by its schema; the messages of its 400, in their order,
+ * rank broken rules (the first is answered); its 500's message answers any
+ * failure nothing foresaw. The route is documented whole, but zod-openapi
+ * only validates its parameters: it would refuse a body whose Content-Type
+ * is not JSON, which the contract reads as JSON all the same.
+ */
+export function mount<R extends RouteConfig>(
+  app: OpenAPIHono<AppEnv>,
+  route: R,
+  handler: RouteHandler<R, AppEnv>,
+) {
+  const { middleware, hide: _, ...declared } = route;
+  app.openAPIRegistry.registerPath(declared);
+  const answer = answerInvalid(messagesOf(route.responses[400]));
+  const failure = messagesOf(route.responses[500])[0] ?? MSG.internal;
+  const body = bodyOf(route.request?.body);
+  // The guard is called from the layer that names the failure: one layer
+  // of middleware less on every request.
+  const [guard, ...more] = [middleware ?? []].flat();
+  const chain: MiddlewareHandler<AppEnv>[] = [
+    guard
+      ? (c, next) => {
+        c.set("failure", failure);
+        return guard(c, next);
+      }
+      : async (c, next) => {
+        c.set("failure", failure);
+        await next();
+      },
+    ...more,
+    ...(body ? [readJsonBody(body.schema, body.malformed, answer)] : []),
+  ];
+  app.openapi(
+    {
+      ...route,
+      hide: true,
+      middleware: chain,
+      request: route.request && { ...route.request, body: undefined },
+    },
+    handler,
+    // Typed for any route: it only ever answers the route's declared 400.
+    validationHook(answer) as never,
+  );
+}
 
 /** A request still pending at its deadline: answered with its endpoint's 500. */
 export class DeadlineExceeded extends Error {
@@ -22,9 +67,9 @@ export class DeadlineExceeded extends Error {
  * Requests share the one timeout, so they expire in arrival order: one
  * timer serves all that are in flight (a timer per request costs more than
  * the rest of the middleware together). Work left pending goes on in the
- * background, so a write may start only while a whole statement (at most
- * `statementMs`) still fits before the deadline: what the client was told
- * failed is never applied later.
+ * background, so `writeBy` leaves a whole statement (at most `statementMs`)
+ * before the deadline: the store begins no write past it, so what the
+ * client was told failed is not applied later.
  */
 export function deadline(
   ms: number,
@@ -43,7 +88,7 @@ export function deadline(
     timer = next && setTimeout(sweep, Math.max(1, next.at - now));
   };
   return async (c, next) => {
-    const { promise, reject } = Promise.withResolvers<never>();
+    const { promise, resolve, reject } = Promise.withResolvers<void>();
     const entry = {
       at: performance.now() + ms,
       expire: () => {
@@ -55,7 +100,10 @@ export function deadline(
     pending.add(entry);
     timer ??= setTimeout(sweep, ms);
     try {
-      await Promise.race([next(), promise]);
+      // Whichever settles first, as Promise.race, without its array and
+      // extra promise on every request.
+      next().then(resolve, reject);
+      await promise;
     } finally {
       pending.delete(entry);
       if (pending.size === 0) {
@@ -64,11 +112,4 @@ export function deadline(
       }
     }
   };
-}
-
-/** Call right before a write: fails the request if the write could outlive its deadline. */
-export function beforeWrite(c: Context<AppEnv>) {
-  if (performance.now() > c.get("writeBy")) {
-    throw new Error("too little time left to write before the deadline");
-  }
 }

@@ -1,5 +1,5 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
-import { HTTPException } from "hono/http-exception";
+import { TrieRouter } from "hono/router/trie-router";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DeadlineExceeded } from "./endpoint.ts";
 import type { AppEnv } from "./env.ts";
@@ -8,36 +8,24 @@ import { type Message, MSG } from "./messages.ts";
 /** The one error body of the service. */
 export type ErrorBody = { error: string };
 
-/** An answer the contract prescribes: thrown anywhere, written by `onError`. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: ContentfulStatusCode,
-    readonly error: Message,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(error);
-  }
-}
-
+/**
+ * An error answer written by shared middleware (body limit, 404, 405): a
+ * handler returns `c.json({ error }, status)` itself, which its route's
+ * declaration types.
+ */
 export const errorResponse = (
   c: Context,
   status: ContentfulStatusCode,
-  error: string,
+  error: Message,
   headers?: Record<string, string>,
 ) => c.json<ErrorBody>({ error }, status, headers);
 
 /**
- * The one error handler. Contract errors answer as declared; anything else is
- * a failure of the endpoint: its own 500 message goes to the client, the cause
- * goes to the log under the request id, never to the client.
+ * The one handler of failures nothing foresaw: the endpoint's own 500
+ * message goes to the client, the cause goes to the log under the request
+ * id, never to the client.
  */
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
-  if (err instanceof ApiError) {
-    return errorResponse(c, err.status, err.error, err.headers);
-  }
-  if (err instanceof HTTPException && err.status === 413) {
-    return errorResponse(c, 413, MSG.bodyTooLarge);
-  }
   const failure = c.get("failure") ?? MSG.internal;
   if (err instanceof DeadlineExceeded) {
     // Expected under a stalled client or database: one line, no stack (a
@@ -66,5 +54,37 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
   return errorResponse(c, 500, failure);
 };
 
-export const onNotFound: NotFoundHandler<AppEnv> = (c) =>
-  errorResponse(c, 404, MSG.notFound);
+/**
+ * 404, or 405 with `Allow` when the path is known under other methods
+ * (here rather than in middleware: only requests that found no route pay
+ * for it).
+ */
+export function onNotFound(
+  routes: () => readonly { method: string; path: string }[],
+): NotFoundHandler<AppEnv> {
+  let known: TrieRouter<string[]> | undefined;
+  const methodsOf = (path: string) => {
+    if (!known) {
+      const byPath = new Map<string, Set<string>>();
+      for (const route of routes()) {
+        if (route.method === "ALL" || route.method === "HEAD") continue;
+        const methods = byPath.get(route.path) ?? new Set();
+        methods.add(route.method);
+        if (route.method === "GET") methods.add("HEAD");
+        byPath.set(route.path, methods);
+      }
+      known = new TrieRouter();
+      for (const [p, methods] of byPath) known.add("ALL", p, [...methods]);
+    }
+    return new Set(known.match("ALL", path)[0].flatMap(([m]) => m));
+  };
+  return (c) => {
+    const allowed = methodsOf(c.req.path);
+    if (allowed.size === 0 || allowed.has(c.req.method)) {
+      return errorResponse(c, 404, MSG.notFound);
+    }
+    return errorResponse(c, 405, MSG.methodNotAllowed, {
+      Allow: [...allowed].join(", "),
+    });
+  };
+}

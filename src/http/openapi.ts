@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { type Message, MSG } from "./messages.ts";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "./env.ts";
+import { invalidQueryParameter, type Message, MSG } from "./messages.ts";
 
 /** A JSON response declaration. */
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({
@@ -9,11 +11,15 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({
 
 /**
  * An error response declaration. Its schema names the exact messages the
- * status can carry, so the generated client types know them too.
+ * status can carry, so the generated client types know them, and a handler
+ * that answers any other message does not type-check. A route's 400 lists
+ * its messages in the order the contract checks them: when a request breaks
+ * several rules, the first listed is answered (see `mount`). Its 500 names
+ * the one message of every failure the endpoint does not foresee.
  */
-export const errors = (
+export const errors = <const M extends readonly [Message, ...Message[]]>(
   description: string,
-  ...messages: [Message, ...Message[]]
+  ...messages: M
 ) => ({
   description,
   content: {
@@ -26,17 +32,76 @@ export const errors = (
   },
 });
 
-/** What every route behind a session answers before its own checks. */
-export const sessionErrors = {
-  401: errors("No valid session cookie", MSG.unauthorised),
-};
+type ErrorsDeclaration = ReturnType<typeof errors>;
 
-export const adminErrors = {
-  ...sessionErrors,
-  403: errors(
-    "The caller is not an admin, or the request came from a foreign Origin",
-    MSG.forbidden,
-  ),
+type QueryMessage<S extends z.ZodRawShape> = ReturnType<
+  typeof invalidQueryParameter<Extract<keyof S, string>>
+>;
+
+/**
+ * The 400 of a query: `Invalid query parameter: <name>` for each of the
+ * schema's parameters, in the schema's order, which is the order they are
+ * checked in (when several are bad, the first is named).
+ */
+export const queryErrors = <S extends z.ZodRawShape>(
+  description: string,
+  query: z.ZodObject<S>,
+) =>
+  errors(
+    description,
+    ...Object.keys(query.shape).map(invalidQueryParameter) as [
+      QueryMessage<S>,
+      ...QueryMessage<S>[],
+    ],
+  );
+
+/** The messages an `errors` declaration lists, in its order. */
+export const messagesOf = (declared: unknown): readonly Message[] =>
+  (declared as ErrorsDeclaration | undefined)?.content["application/json"]
+    .schema.shape.error.options ?? [];
+
+/**
+ * Middleware that runs before an endpoint's own checks (session, role,
+ * origin), with the responses it may answer: a route lists the guard in
+ * its `middleware` and spreads its `responses`.
+ */
+export type Guard<R> = MiddlewareHandler<AppEnv> & { responses: R };
+
+export const guard = <R>(
+  responses: R,
+  check: MiddlewareHandler<AppEnv>,
+): Guard<R> => Object.assign(check, { responses });
+
+/**
+ * What the contract makes of a body that is not JSON: the schema judges
+ * it as `null` (`invalid`, answered with the route's own 400), or it is a
+ * failure of the endpoint (`failure`, its 500).
+ */
+export type Malformed = "invalid" | "failure";
+
+const MALFORMED: unique symbol = Symbol("malformed");
+
+/**
+ * A required JSON request body of this schema. Bodies are read as JSON
+ * whatever their Content-Type says (see `mount`), up to 64 KiB.
+ */
+export const jsonBody = <T extends z.ZodType>(
+  schema: T,
+  malformed: Malformed,
+) => ({
+  required: true,
+  content: { "application/json": { schema } },
+  // A symbol: not part of the OpenAPI document.
+  [MALFORMED]: malformed,
+});
+
+/** The schema and malformed-body rule of a `jsonBody` declaration. */
+export const bodyOf = (declared: unknown) => {
+  const body = declared as ReturnType<typeof jsonBody> | undefined;
+  return body && {
+    schema: body.content["application/json"].schema as z.ZodType,
+    malformed: body[MALFORMED],
+  };
 };
 
 export const bodyTooLarge = {

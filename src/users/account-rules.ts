@@ -6,7 +6,7 @@
  */
 // zod as extended with `.openapi()`: the routes describe these very schemas.
 import { z } from "@hono/zod-openapi";
-import { firstInCheckOrder, type Message, MSG } from "../http/messages.ts";
+import { type Message, MSG } from "../http/messages.ts";
 
 export const codePoints = (s: string) => [...s].length;
 export const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
@@ -128,7 +128,7 @@ export const emailIsValid = (s: string) =>
 
 // The rules as zod refinements on an already read (and, but for passwords,
 // trimmed) string. zod reports every broken rule; the contract's check order
-// (VALIDATION_PRECEDENCE) picks the one answered.
+// (ACCOUNT_RULE_ORDER) picks the one answered.
 
 export const usernameRules = <T extends z.ZodString>(s: T) =>
   s.refine(usernameFitsLength, MSG.usernameInvalid)
@@ -165,6 +165,29 @@ export const NewAccountSchema = z.object({
 
 export type NewAccount = z.infer<typeof NewAccountSchema>;
 
+/**
+ * The rules' messages in the contract's check order, once every field is
+ * present (`All fields are required` comes first): the password's minimum,
+ * the username's length then characters, the name, the e-mail, the
+ * password's bytes then NUL, and NUL in the name. POST /api/users checks
+ * the role between presence and these.
+ */
+export const ACCOUNT_RULE_ORDER = [
+  MSG.passwordTooShort,
+  MSG.usernameInvalid,
+  MSG.usernameCharacters,
+  MSG.nameTooLong,
+  MSG.emailInvalid,
+  MSG.passwordTooLong,
+  MSG.passwordNul,
+  MSG.invalidBody,
+] as const;
+
+const CHECK_ORDER: readonly Message[] = [
+  MSG.allFieldsRequired,
+  ...ACCOUNT_RULE_ORDER,
+];
+
 export type AccountCheck =
   | { ok: true; account: NewAccount }
   | { ok: false; field: keyof NewAccount; message: Message };
@@ -181,7 +204,8 @@ export function checkNewAccount(
   if (parsed.success) {
     return { ok: true, account: parsed.data };
   }
-  const message = firstInCheckOrder(parsed.error.issues.map((i) => i.message))!;
+  const broken = new Set<string>(parsed.error.issues.map((i) => i.message));
+  const message = CHECK_ORDER.find((m) => broken.has(m))!;
   const issue = parsed.error.issues.find((i) => i.message === message)!;
   return {
     ok: false,

@@ -3,11 +3,9 @@ import type { Context, TypedResponse } from "hono";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import { auditContext } from "../audit/context.ts";
 import type { Config } from "../config.ts";
-import type { CallerRefusal, Store, WriteCaller } from "../db/store.ts";
+import type { CallerRefusal, CallerWrite, Store } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
-import { beforeWrite } from "../http/endpoint.ts";
 import { ifMatchTags, noneMatch } from "../http/conditional.ts";
-import { ApiError } from "../http/errors.ts";
 import { jsonArrayBody } from "../http/json-array.ts";
 import { MSG } from "../http/messages.ts";
 import {
@@ -27,15 +25,17 @@ export interface UserDeps {
   config: Pick<Config, "TRUST_PROXY">;
 }
 
+const isRefusal = (outcome: unknown): outcome is CallerRefusal =>
+  outcome === "caller_gone" || outcome === "caller_not_admin";
+
 /**
  * A caller deleted, logged out or demoted while their request waited
  * answers as if it had arrived a moment later: 401, or 403.
  */
-function refuseLostCaller<T>(outcome: T | CallerRefusal): T {
-  if (outcome === "caller_gone") throw new ApiError(401, MSG.unauthorised);
-  if (outcome === "caller_not_admin") throw new ApiError(403, MSG.forbidden);
-  return outcome as T;
-}
+const refused = (c: Context<AppEnv>, refusal: CallerRefusal) =>
+  refusal === "caller_gone"
+    ? c.json({ error: MSG.unauthorised }, 401)
+    : c.json({ error: MSG.forbidden }, 403);
 
 /**
  * The handlers run after the admin guard and the body's validation, so each
@@ -43,15 +43,14 @@ function refuseLostCaller<T>(outcome: T | CallerRefusal): T {
  */
 export function createUserHandlers({ store, passwords, config }: UserDeps) {
   /**
-   * The caller as the write's transaction re-checks them, with the deadline's
-   * last check right before the write itself, and what the write's audit
-   * record keeps of the request.
+   * The write as the request asks for it: the caller the write's
+   * transaction re-checks, what its audit record keeps of the request, and
+   * the request's deadline.
    */
-  const writeCaller = (c: Context<AppEnv>): WriteCaller => ({
-    id: c.get("caller").id,
-    sessionHash: c.get("sessionHash"),
-    beforeWrite: () => beforeWrite(c),
+  const callerWrite = (c: Context<AppEnv>): CallerWrite => ({
+    caller: c.get("caller"),
     context: auditContext(c, config.TRUST_PROXY),
+    writeBy: c.get("writeBy"),
   });
 
   /**
@@ -96,7 +95,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
   const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
     const { id } = c.req.valid("param");
     const found = id === null ? undefined : await store.users.get(id);
-    if (!found) throw new ApiError(404, MSG.userNotFound);
+    if (!found) return c.json({ error: MSG.userNotFound }, 404);
     const tag = userTag(found.user.id, found.version);
     if (noneMatch(c.req.header("if-none-match"), tag)) {
       return notModified(c, tag);
@@ -107,51 +106,52 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
   const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     const { password, ...fields } = c.req.valid("json");
     const passwordHash = await passwords.hash(password);
-    beforeWrite(c);
-    const created = refuseLostCaller(
-      await store.users.create({ ...fields, passwordHash }, writeCaller(c)),
+    const created = await store.users.create(
+      { ...fields, passwordHash },
+      callerWrite(c),
     );
-    if (created === "duplicate") throw new ApiError(409, MSG.duplicateUser);
+    if (isRefusal(created)) return refused(c, created);
+    if (created === "duplicate") {
+      return c.json({ error: MSG.duplicateUser }, 409);
+    }
     return c.json(created, 201, { Location: `/api/users/${created.id}` });
   };
 
   const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {
     const { role, password } = c.req.valid("json");
     const { id } = c.req.valid("param");
-    if (id === null) throw new ApiError(404, MSG.userNotFound);
+    if (id === null) return c.json({ error: MSG.userNotFound }, 404);
     const passwordHash = password ? await passwords.hash(password) : undefined;
-    beforeWrite(c);
-    const updated = refuseLostCaller(
-      await store.users.update(
-        id,
-        {
-          role: role || undefined,
-          passwordHash,
-          keepSession: c.get("sessionHash"),
-        },
-        writeCaller(c),
-        expectedVersions(c, id),
-      ),
+    const updated = await store.users.update(
+      id,
+      { role: role || undefined, passwordHash },
+      callerWrite(c),
+      expectedVersions(c, id),
     );
-    if (updated === "not_found") throw new ApiError(404, MSG.userNotFound);
+    if (isRefusal(updated)) return refused(c, updated);
+    if (updated === "not_found") {
+      return c.json({ error: MSG.userNotFound }, 404);
+    }
     if (updated === "precondition_failed") {
-      throw new ApiError(412, MSG.preconditionFailed);
+      return c.json({ error: MSG.preconditionFailed }, 412);
     }
     return c.json(updated, 200);
   };
 
   const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
     const { id } = c.req.valid("param");
-    if (id === c.get("caller").id) {
-      throw new ApiError(400, MSG.cannotDeleteSelf);
+    if (id === c.get("caller").account.id) {
+      return c.json({ error: MSG.cannotDeleteSelf }, 400);
     }
-    if (id !== null) beforeWrite(c);
-    const outcome = id === null ? "not_found" : refuseLostCaller(
-      await store.users.remove(id, writeCaller(c), expectedVersions(c, id)),
-    );
-    if (outcome === "not_found") throw new ApiError(404, MSG.userNotFound);
+    const outcome = id === null
+      ? "not_found"
+      : await store.users.remove(id, callerWrite(c), expectedVersions(c, id));
+    if (isRefusal(outcome)) return refused(c, outcome);
+    if (outcome === "not_found") {
+      return c.json({ error: MSG.userNotFound }, 404);
+    }
     if (outcome === "precondition_failed") {
-      throw new ApiError(412, MSG.preconditionFailed);
+      return c.json({ error: MSG.preconditionFailed }, 412);
     }
     return c.json({ ok: true as const }, 200);
   };
@@ -159,10 +159,14 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
   return { list, get, create, update, remove };
 }
 
-/** 304: no body, the current tag repeated. */
-// deno-lint-ignore no-explicit-any
-const notModified = (c: Context<AppEnv>, tag: string): any =>
-  c.body(null, 304, { ETag: tag });
+/** 304: no body, the current tag repeated (a bodiless answer, as the route declares it). */
+const notModified = (c: Context<AppEnv>, tag: string) =>
+  c.body(null, 304, { ETag: tag }) as unknown as TypedResponse<
+    // deno-lint-ignore ban-types
+    {},
+    304,
+    string
+  >;
 
 /**
  * The versions of the user that If-Match allows, checked by the write

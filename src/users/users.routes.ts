@@ -1,14 +1,17 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { type Message, MSG } from "../http/messages.ts";
+import { admin } from "../auth/guards.ts";
+import { MSG } from "../http/messages.ts";
 import {
-  adminErrors,
   bodyTooLarge,
   cookieAuth,
   errors,
   json,
+  jsonBody,
+  queryErrors,
 } from "../http/openapi.ts";
 import { decodeCursor } from "./listing.ts";
 import {
+  ACCOUNT_RULE_ORDER,
   codePoints,
   NewAccountSchema,
   passwordRules,
@@ -105,24 +108,23 @@ export const UpdateUserSchema = z.object({
 const tags = ["users"];
 
 /** A text query parameter: 1..max characters, no NUL (no stored text holds one). */
-const textParam = (message: Message, max: number) =>
-  z.string({ error: message }).refine(
+const textParam = (max: number) =>
+  z.string().refine(
     (s) => codePoints(s) >= 1 && codePoints(s) <= max && !s.includes("\u0000"),
-    message,
   );
 
 /**
- * The list's optional parameters. A bad value answers 400 `Invalid query
- * parameter: <name>` (after 401/403); unknown parameters are ignored; a
- * repeated one is a bad value.
+ * The list's optional parameters, in the order they are checked. A bad
+ * value answers 400 `Invalid query parameter: <name>` (after 401/403);
+ * unknown parameters are ignored; a repeated one is a bad value.
  */
 // No `example`s on these: Swagger UI's "Try it out" would fill them in,
 // so a plain "list users" there would send a search.
 export const ListQuerySchema = z.object({
-  limit: z.string({ error: MSG.invalidLimit })
-    .regex(/^[0-9]{1,4}$/, MSG.invalidLimit)
+  limit: z.string()
+    .regex(/^[0-9]{1,4}$/)
     .transform(Number)
-    .refine((n) => n >= 1 && n <= 1000, MSG.invalidLimit)
+    .refine((n) => n >= 1 && n <= 1000)
     .optional()
     .openapi({
       type: "integer",
@@ -131,11 +133,11 @@ export const ListQuerySchema = z.object({
       description:
         'At most this many users, in list order. When more match, the answer\'s `Link` header names the next page (`rel="next"`). Without it every match is returned.',
     }),
-  after: z.string({ error: MSG.invalidAfter })
+  after: z.string()
     .transform((cursor, ctx) => {
       const position = decodeCursor(cursor);
       if (!position) {
-        ctx.addIssue({ code: "custom", message: MSG.invalidAfter });
+        ctx.addIssue({ code: "custom", message: "not a cursor of a link" });
         return z.NEVER;
       }
       return position;
@@ -146,17 +148,17 @@ export const ListQuerySchema = z.object({
       description:
         "The opaque cursor of a `next` link: continue after that user. Only ever take it from a link.",
     }),
-  role: z.enum(ROLES, { error: MSG.invalidRoleParam }).optional()
+  role: z.enum(ROLES).optional()
     .openapi({ description: "Only users with this role." }),
-  q: textParam(MSG.invalidQ, 100).optional().openapi({
+  q: textParam(100).optional().openapi({
     description:
       "1..100 characters: users whose username, name or e-mail contains it, compared in the canonical form (Unicode NFKC, lower case), so case does not matter.",
   }),
-  username: textParam(MSG.invalidUsernameParam, 254).optional().openapi({
+  username: textParam(254).optional().openapi({
     description:
       "Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`): an array of zero or one user.",
   }),
-  email: textParam(MSG.invalidEmailParam, 254).optional().openapi({
+  email: textParam(254).optional().openapi({
     description:
       "Exact lookup under the canonical key that makes e-mails unique: an array of zero or one user.",
   }),
@@ -214,6 +216,7 @@ export const list = createRoute({
     "A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see the README. " +
     "Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.",
   security: cookieAuth,
+  middleware: admin,
   request: { query: ListQuerySchema, headers: IfNoneMatch },
   responses: {
     200: {
@@ -228,16 +231,8 @@ export const list = createRoute({
       },
     },
     ...notModified,
-    400: errors(
-      "A query parameter has a bad value",
-      MSG.invalidLimit,
-      MSG.invalidAfter,
-      MSG.invalidRoleParam,
-      MSG.invalidQ,
-      MSG.invalidUsernameParam,
-      MSG.invalidEmailParam,
-    ),
-    ...adminErrors,
+    400: queryErrors("A query parameter has a bad value", ListQuerySchema),
+    ...admin.responses,
     500: errors("Unexpected failure", MSG.listFailed),
   },
 });
@@ -251,11 +246,12 @@ export const get = createRoute({
   description:
     "The user with this id. An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user; send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.",
   security: cookieAuth,
+  middleware: admin,
   request: { params: IdParam, headers: IfNoneMatch },
   responses: {
     200: { ...json(UserSchema, "The user"), headers: ETAG_HEADER },
     ...notModified,
-    ...adminErrors,
+    ...admin.responses,
     404: errors(
       "No user has this id (also for ids that cannot exist)",
       MSG.userNotFound,
@@ -274,12 +270,8 @@ export const create = createRoute({
     "Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's and email's limits; the password's length, then NUL in it; then uniqueness. " +
     RECHECK,
   security: cookieAuth,
-  request: {
-    body: {
-      required: true,
-      content: { "application/json": { schema: CreateUserSchema } },
-    },
-  },
+  middleware: admin,
+  request: { body: jsonBody(CreateUserSchema, "failure") },
   responses: {
     201: {
       ...json(UserSchema, "Created"),
@@ -294,16 +286,9 @@ export const create = createRoute({
       "A field is missing or breaks a rule",
       MSG.allFieldsRequired,
       MSG.roleMustBeAdminOrViewer,
-      MSG.passwordTooShort,
-      MSG.usernameInvalid,
-      MSG.usernameCharacters,
-      MSG.nameTooLong,
-      MSG.emailInvalid,
-      MSG.passwordTooLong,
-      MSG.passwordNul,
-      MSG.invalidBody,
+      ...ACCOUNT_RULE_ORDER,
     ),
-    ...adminErrors,
+    ...admin.responses,
     409: errors(
       "The username or e-mail is taken (regardless of case)",
       MSG.duplicateUser,
@@ -326,13 +311,11 @@ export const update = createRoute({
     "Role is checked before password (length, then NUL); then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. " +
     RECHECK,
   security: cookieAuth,
+  middleware: admin,
   request: {
     params: IdParam,
     headers: IfMatch,
-    body: {
-      required: true,
-      content: { "application/json": { schema: UpdateUserSchema } },
-    },
+    body: jsonBody(UpdateUserSchema, "invalid"),
   },
   responses: {
     200: json(AccountSchema, "The user after the change"),
@@ -344,7 +327,7 @@ export const update = createRoute({
       MSG.passwordNul,
       MSG.invalidBody,
     ),
-    ...adminErrors,
+    ...admin.responses,
     404: errors("No user has this id", MSG.userNotFound),
     ...preconditionFailed,
     ...bodyTooLarge,
@@ -362,11 +345,12 @@ export const remove = createRoute({
     "An admin cannot delete their own account; this is decided before any lookup. Then the id; then `If-Match`, if sent, in the delete itself. Ends the user's sessions. " +
     RECHECK,
   security: cookieAuth,
+  middleware: admin,
   request: { params: IdParam, headers: IfMatch },
   responses: {
     200: json(OkSchema, "Deleted"),
     400: errors("The id is the caller's own", MSG.cannotDeleteSelf),
-    ...adminErrors,
+    ...admin.responses,
     404: errors("No user has this id", MSG.userNotFound),
     ...preconditionFailed,
     500: errors("Unexpected failure", MSG.deleteFailed),

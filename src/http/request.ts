@@ -1,0 +1,53 @@
+import type { MiddlewareHandler } from "hono";
+import type { Sessions } from "../auth/session.ts";
+import type { Logger } from "../log.ts";
+import type { AppEnv } from "./env.ts";
+import { MSG } from "./messages.ts";
+import { clientIp } from "./origin.ts";
+import { securityHeaders } from "./security-headers.ts";
+
+/** What a client's own X-Request-Id may hold to be believed (from a trusted proxy). */
+const FORWARDED_ID = /^[\w\-=]{1,255}$/;
+
+/**
+ * What every request starts with, in one middleware (each layer of
+ * middleware costs time on every request): its id, the services guards and
+ * handlers reach through the context, the security headers of its answer,
+ * and one access log line.
+ */
+export function requestScope(
+  { log, sessions, trustProxy }: {
+    log: Logger;
+    sessions: Sessions;
+    trustProxy: boolean;
+  },
+): MiddlewareHandler<AppEnv> {
+  const headers = securityHeaders({ trustProxy });
+  // A per-process prefix and a counter: unique enough for logs, and far
+  // cheaper per request than a random UUID.
+  const instance = crypto.randomUUID().slice(0, 8);
+  let requests = 0;
+  return async (c, next) => {
+    // A client's own X-Request-Id is believed only from a trusted proxy;
+    // otherwise any client could forge the correlation of log lines.
+    const forwarded = trustProxy ? c.req.header("x-request-id") : undefined;
+    const requestId = forwarded && FORWARDED_ID.test(forwarded)
+      ? forwarded
+      : `${instance}-${++requests}`;
+    c.set("requestId", requestId);
+    c.header("X-Request-Id", requestId);
+    c.set("log", log);
+    c.set("sessions", sessions);
+    c.set("failure", MSG.internal);
+    const started = performance.now();
+    await headers(c, next);
+    log.info("request", {
+      requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ip: clientIp(c, trustProxy),
+      ms: Math.round(performance.now() - started),
+    });
+  };
+}
