@@ -6,7 +6,9 @@ import {
 } from "./support/assert.ts";
 import { startHousekeeping } from "../src/housekeeping.ts";
 import { createLogger } from "../src/log.ts";
-import { ADMIN, startService } from "./support/service.ts";
+import { ADMIN, sharedService, sidOf } from "./support/service.ts";
+
+const service = sharedService();
 
 const json = (body: unknown): RequestInit => ({
   method: "POST",
@@ -14,13 +16,8 @@ const json = (body: unknown): RequestInit => ({
   headers: { "content-type": "application/json" },
 });
 
-const sidOf = (res: Response) =>
-  /^sid=([^;]*)/.exec(
-    res.headers.getSetCookie().find((c) => c.startsWith("sid=")) ?? "",
-  )?.[1];
-
 Deno.test("login answers the account and sets an HttpOnly SameSite=Strict session cookie", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const res = await svc.fetch("/api/auth/login", json(ADMIN));
   assertEquals(res.status, 200);
   const body = await res.json();
@@ -41,12 +38,10 @@ Deno.test("login answers the account and sets an HttpOnly SameSite=Strict sessio
 });
 
 Deno.test("the database keeps only the SHA-256 of the session token", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const res = await svc.fetch("/api/auth/login", json(ADMIN));
   const token = sidOf(res)!;
-  const digest = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)),
-  );
+  const digest = await sha256(token);
   const rows = await svc.sql<
     { token_hash: Uint8Array }[]
   >`select token_hash from sessions`;
@@ -56,16 +51,17 @@ Deno.test("the database keeps only the SHA-256 of the session token", async () =
 });
 
 Deno.test("the cookie is Secure when COOKIE_SECURE=true, or behind a trusted proxy that says https", async () => {
+  const svc = await service();
   {
-    await using svc = await startService({ COOKIE_SECURE: "true" });
-    const res = await svc.fetch("/api/auth/login", json(ADMIN));
+    const secure = svc.configured({ COOKIE_SECURE: "true" });
+    const res = await secure.fetch("/api/auth/login", json(ADMIN));
     assertMatch(res.headers.get("set-cookie")!, /; Secure/);
   }
   {
-    await using svc = await startService({ TRUST_PROXY: "true" });
+    const proxied = svc.configured({ TRUST_PROXY: "true" });
     const init = json(ADMIN);
     init.headers = { ...init.headers, "x-forwarded-proto": "https" };
-    const res = await svc.fetch("/api/auth/login", init);
+    const res = await proxied.fetch("/api/auth/login", init);
     assertMatch(res.headers.get("set-cookie")!, /; Secure/);
     assertMatch(
       res.headers.get("strict-transport-security")!,
@@ -73,7 +69,6 @@ Deno.test("the cookie is Secure when COOKIE_SECURE=true, or behind a trusted pro
     );
   }
   {
-    await using svc = await startService();
     const init = json(ADMIN);
     init.headers = { ...init.headers, "x-forwarded-proto": "https" };
     const res = await svc.fetch("/api/auth/login", init);
@@ -85,7 +80,7 @@ Deno.test("the cookie is Secure when COOKIE_SECURE=true, or behind a trusted pro
 });
 
 Deno.test("login answers 400 when username or password is missing, empty or not a string", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const bodies: unknown[] = [
     {},
     { username: "admin" },
@@ -111,7 +106,7 @@ Deno.test("login answers 400 when username or password is missing, empty or not 
 });
 
 Deno.test("login answers the same 401 for an unknown user and for a wrong password", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const unknown = await svc.client().login("nobody", "whatever-password");
   const wrong = await svc.client().login("admin", "wrong-password");
   assertEquals(unknown, {
@@ -123,14 +118,14 @@ Deno.test("login answers the same 401 for an unknown user and for a wrong passwo
 });
 
 Deno.test("login accepts the username in any case and with surrounding whitespace", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const res = await svc.client().login("  ADMIN ", ADMIN.password);
   assert(res.ok);
   assertEquals(res.data.username, "admin");
 });
 
 Deno.test("each login makes a new token, and a cookie the client already sends is never adopted", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const planted = "A".repeat(43);
   const first = await svc.fetch("/api/auth/login", {
     ...json(ADMIN),
@@ -153,13 +148,13 @@ Deno.test("each login makes a new token, and a cookie the client already sends i
 });
 
 Deno.test("me answers the caller's account", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const me = await svc.admin.me();
   assertEquals(me, { ok: true, status: 200, data: svc.adminAccount });
 });
 
 Deno.test("me answers 401 for a missing, unknown, malformed or expired cookie", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const cookies = [
     undefined,
     "sid=",
@@ -183,16 +178,20 @@ Deno.test("me answers 401 for a missing, unknown, malformed or expired cookie", 
 });
 
 Deno.test("a session lasts SESSION_TTL_SECONDS, stored as an absolute expiry", async () => {
-  await using svc = await startService({ SESSION_TTL_SECONDS: "600" });
-  const res = await svc.fetch("/api/auth/login", json(ADMIN));
+  const svc = await service();
+  const shortLived = svc.configured({ SESSION_TTL_SECONDS: "600" });
+  const res = await shortLived.fetch("/api/auth/login", json(ADMIN));
   assertMatch(res.headers.get("set-cookie")!, /Max-Age=600;/);
-  const [row] = await svc.sql<{ seconds: number }[]>`
-    select extract(epoch from max(expires_at) - now())::int as seconds from sessions`;
+  const digest = await sha256(sidOf(res)!);
+  const rows = await svc.sql<{ token_hash: Uint8Array; seconds: number }[]>`
+    select token_hash, extract(epoch from expires_at - now())::int as seconds
+    from sessions`;
+  const row = rows.find((r) => equalBytes(r.token_hash, digest))!;
   assert(row.seconds > 590 && row.seconds <= 600, String(row.seconds));
 });
 
 Deno.test("logout ends the session on the server and clears the cookie", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const login = await svc.fetch("/api/auth/login", json(ADMIN));
   const cookie = `sid=${sidOf(login)}`;
   const out = await svc.fetch("/api/auth/logout", {
@@ -211,13 +210,13 @@ Deno.test("logout ends the session on the server and clears the cookie", async (
 });
 
 Deno.test("logout without a session answers 200", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const res = await svc.client().logout();
   assertEquals(res, { ok: true, status: 200, data: { ok: true } });
 });
 
 Deno.test("any role may log in, and a viewer gets 403 on every /api/users endpoint", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { client: viewer, account } = await svc.userClient("viewer");
   assertEquals((await viewer.me()).ok, true);
   const calls = [
@@ -248,7 +247,7 @@ Deno.test("any role may log in, and a viewer gets 403 on every /api/users endpoi
 });
 
 Deno.test("a role change takes effect on that user's very next request", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { client, account } = await svc.userClient("viewer");
   assertEquals((await client.GET("/api/users")).response.status, 403);
   await svc.admin.PATCH("/api/users/{id}", {
@@ -264,7 +263,7 @@ Deno.test("a role change takes effect on that user's very next request", async (
 });
 
 Deno.test("a password reset ends all of that user's sessions but the caller's own", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { client: first, account, password } = await svc.userClient("admin");
   const second = svc.client();
   assert((await second.login(account.username, password)).ok);
@@ -296,7 +295,7 @@ Deno.test("a password reset ends all of that user's sessions but the caller's ow
 });
 
 Deno.test("a role change alone ends no session", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { client, account } = await svc.userClient("viewer");
   await svc.admin.PATCH("/api/users/{id}", {
     params: { path: { id: account.id } },
@@ -306,7 +305,7 @@ Deno.test("a role change alone ends no session", async () => {
 });
 
 Deno.test("deleting a user ends their sessions", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { client, account } = await svc.userClient("admin");
   assertEquals((await client.me()).status, 200);
   await svc.admin.DELETE("/api/users/{id}", {
@@ -318,12 +317,17 @@ Deno.test("deleting a user ends their sessions", async () => {
   assertEquals(n, 0);
 });
 
+const sha256 = async (text: string) =>
+  new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
+
 function equalBytes(a: Uint8Array, b: Uint8Array) {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 Deno.test("housekeeping deletes expired sessions and ended login-failure windows, and nothing else", async () => {
-  await using svc = await startService({ LOGIN_WINDOW_SECONDS: "60" });
+  const svc = await service();
   const { client } = await svc.userClient("viewer");
   await svc.client().login("ghost", "wrong-password");
   await svc.client().login("admin", "wrong-password");
@@ -334,7 +338,7 @@ Deno.test("housekeeping deletes expired sessions and ended login-failure windows
     where username_hash = sha256('ghost'::bytea)`;
   const housekeeping = startHousekeeping(
     svc.store,
-    svc.config,
+    { ...svc.config, LOGIN_WINDOW_SECONDS: 60 },
     createLogger("silent"),
     20,
   );

@@ -6,19 +6,12 @@
  */
 import ts from "typescript";
 import { assertEquals } from "./support/assert.ts";
-import { withTool } from "./support/conditions.ts";
+import { NODE, withTool } from "./support/conditions.ts";
 import { ADMIN, startService } from "./support/service.ts";
 
 const CLIENTS = new URL("../clients/", import.meta.url).pathname;
 const OPENAPI_FETCH = new URL("../node_modules/openapi-fetch", import.meta.url)
   .pathname;
-
-const NODE = {
-  what: "`node` on PATH",
-  present: await new Deno.Command("node", { args: ["--version"] }).output()
-    .then((o) => o.success, () => false),
-  install: ".ci/run needs Node for npm, so it is there in CI",
-};
 
 /**
  * A Node project holding the client: its sources, a package.json naming it

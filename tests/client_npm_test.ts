@@ -11,25 +11,12 @@
  */
 import ts from "typescript";
 import { assert, assertEquals } from "./support/assert.ts";
-import { ADMIN, ON_EMBEDDED, startService } from "./support/service.ts";
+import { NODE_AND_NPM, postgresOnly, withTool } from "./support/conditions.ts";
+import { ADMIN, startService } from "./support/service.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const CI = Deno.env.get("CI") === "true";
 
 const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
-
-const runs = (cmd: string) =>
-  new Deno.Command(cmd, { args: ["--version"], stdout: "null", stderr: "null" })
-    .output().then((o) => o.success, () => false);
-const missing = [
-  ...(await runs("node") ? [] : ["node"]),
-  ...(await runs("npm") ? [] : ["npm"]),
-];
-// In CI a missing tool fails the test below; elsewhere it skips.
-const skipTools = missing.length > 0 && !CI;
-if (skipTools) {
-  console.warn(`SKIPPING the npm package test: no ${missing.join(", ")}.`);
-}
 
 async function run(
   cmd: string,
@@ -120,66 +107,64 @@ steps.afterLogout = [after.status, after.error];
 console.log(JSON.stringify(steps));
 `;
 
+// Neither depends on the database: once per CI run, on the PostgreSQL pass.
 Deno.test({
-  name:
-    "clients/ passes deno publish --dry-run (once per CI run: on the PostgreSQL pass)",
-  ignore: ON_EMBEDDED,
-}, async () => {
-  await run("deno", ["publish", "--dry-run", "--allow-dirty"], {
-    cwd: `${ROOT}clients`,
-  });
+  ...postgresOnly("clients/ passes deno publish --dry-run"),
+  async fn() {
+    await run("deno", ["publish", "--dry-run", "--allow-dirty"], {
+      cwd: `${ROOT}clients`,
+    });
+  },
 });
 
-Deno.test({
-  name: "the npm package installs into a Node project and works from plain " +
-    "JavaScript (once per CI run: on the PostgreSQL pass)",
-  ignore: ON_EMBEDDED || skipTools,
-}, async () => {
-  assertEquals(missing, [], "node and npm are needed (CI must have both)");
+Deno.test(withTool(
+  "the npm package installs into a Node project and works from plain JavaScript",
+  NODE_AND_NPM,
+  async () => {
+    const build = await run("deno", ["task", "client:npm"], { cwd: ROOT });
+    const tarball = build.split("\n").at(-1)!;
+    assert(tarball.startsWith("/") && tarball.endsWith(".tgz"), build);
 
-  const build = await run("deno", ["task", "client:npm"], { cwd: ROOT });
-  const tarball = build.split("\n").at(-1)!;
-  assert(tarball.startsWith("/") && tarball.endsWith(".tgz"), build);
+    await using svc = await startService();
+    // A temporary directory: outside the repository, so nothing of it
+    // (node_modules, deno.json, the workspace) can help the package.
+    const project = await Deno.makeTempDir({ prefix: "user-admin-npm-" });
+    try {
+      assert(!project.startsWith(ROOT), project);
+      await Deno.writeTextFile(
+        `${project}/package.json`,
+        JSON.stringify({ name: "consumer", private: true, type: "module" }),
+      );
+      await run("npm", ["install", "--no-audit", "--no-fund", tarball], {
+        cwd: project,
+      });
+      const manifest = JSON.parse(
+        await Deno.readTextFile(`${project}/package.json`),
+      );
+      assertEquals(Object.keys(manifest.dependencies), ["@user-admin/client"]);
 
-  await using svc = await startService();
-  // A temporary directory: outside the repository, so nothing of it
-  // (node_modules, deno.json, the workspace) can help the package.
-  const project = await Deno.makeTempDir({ prefix: "user-admin-npm-" });
-  try {
-    assert(!project.startsWith(ROOT), project);
-    await Deno.writeTextFile(
-      `${project}/package.json`,
-      JSON.stringify({ name: "consumer", private: true, type: "module" }),
-    );
-    await run("npm", ["install", "--no-audit", "--no-fund", tarball], {
-      cwd: project,
-    });
-    const manifest = JSON.parse(
-      await Deno.readTextFile(`${project}/package.json`),
-    );
-    assertEquals(Object.keys(manifest.dependencies), ["@user-admin/client"]);
+      await Deno.writeTextFile(`${project}/typed.ts`, TYPED_CONSUMER);
+      assertEquals(typeCheck(`${project}/typed.ts`), []);
 
-    await Deno.writeTextFile(`${project}/typed.ts`, TYPED_CONSUMER);
-    assertEquals(typeCheck(`${project}/typed.ts`), []);
-
-    await Deno.writeTextFile(`${project}/consumer.mjs`, JS_CONSUMER);
-    const output = await run("node", ["consumer.mjs"], {
-      cwd: project,
-      env: {
-        USER_ADMIN_URL: svc.baseUrl,
-        USER_ADMIN_USERNAME: ADMIN.username,
-        USER_ADMIN_PASSWORD: ADMIN.password,
-      },
-    });
-    assertEquals(JSON.parse(output), {
-      login: [200, "admin", true],
-      create: [201, "grace"],
-      duplicate: [409, "Username or email already exists"],
-      list: [200, [ADMIN.username, "grace"]],
-      logout: [200, false],
-      afterLogout: [401, "Unauthorised"],
-    });
-  } finally {
-    await Deno.remove(project, { recursive: true });
-  }
-});
+      await Deno.writeTextFile(`${project}/consumer.mjs`, JS_CONSUMER);
+      const output = await run("node", ["consumer.mjs"], {
+        cwd: project,
+        env: {
+          USER_ADMIN_URL: svc.baseUrl,
+          USER_ADMIN_USERNAME: ADMIN.username,
+          USER_ADMIN_PASSWORD: ADMIN.password,
+        },
+      });
+      assertEquals(JSON.parse(output), {
+        login: [200, "admin", true],
+        create: [201, "grace"],
+        duplicate: [409, "Username or email already exists"],
+        list: [200, [ADMIN.username, "grace"]],
+        logout: [200, false],
+        afterLogout: [401, "Unauthorised"],
+      });
+    } finally {
+      await Deno.remove(project, { recursive: true });
+    }
+  },
+));

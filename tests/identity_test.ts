@@ -5,7 +5,9 @@
  */
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { runScript } from "./support/process.ts";
-import { startService, testDatabase } from "./support/service.ts";
+import { sharedService, testDatabase } from "./support/service.ts";
+
+const service = sharedService();
 
 const NOT_ALLOWED = {
   error: "Username contains characters that are not allowed",
@@ -25,7 +27,7 @@ const body = (username: string, email = `id${++n}@example.com`) => ({
 });
 
 Deno.test("names in one script, accents and apostrophes included, are accepted; arnold and amold are two users", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const names = [
     "José",
     "Ólafur",
@@ -49,7 +51,7 @@ Deno.test("names in one script, accents and apostrophes included, are accepted; 
 });
 
 Deno.test("look-alikes of root and admin are refused or collide with them", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const root = await svc.admin.POST("/api/users", { body: body("root") });
   assertEquals(root.response.status, 201);
   const cases: [string, unknown][] = [
@@ -99,7 +101,7 @@ Deno.test("look-alikes of root and admin are refused or collide with them", asyn
 });
 
 Deno.test("the character rule comes after the length rule and before the name's", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const post = async (fields: Partial<ReturnType<typeof body>>) => {
     const res = await svc.admin.POST("/api/users", {
       body: { ...body("ok"), ...fields },

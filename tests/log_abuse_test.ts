@@ -4,14 +4,21 @@
  */
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { rawHttp } from "./support/raw.ts";
-import { startService, type TestService } from "./support/service.ts";
+import {
+  type ConfiguredApp,
+  sharedService,
+  startService,
+  type TestService,
+} from "./support/service.ts";
+
+const service = sharedService();
 
 /** The service's own ids: a random per-process prefix and a counter. */
 const OWN_ID = /^[0-9a-f]{8}-\d+$/;
 
 const portOf = (svc: TestService) => Number(new URL(svc.baseUrl).port);
 
-async function askWithId(svc: TestService, id: string) {
+async function askWithId(svc: Pick<ConfiguredApp, "fetch">, id: string) {
   const res = await svc.fetch("/api/auth/me", {
     headers: { "x-request-id": id },
   });
@@ -20,8 +27,8 @@ async function askWithId(svc: TestService, id: string) {
 }
 
 Deno.test("a client's X-Request-Id is neither echoed nor logged unless TRUST_PROXY=true", async () => {
+  const svc = await service();
   {
-    await using svc = await startService();
     const id = await askWithId(svc, "forged-trace-42");
     assertMatch(id, OWN_ID);
     const text = JSON.stringify(svc.logs);
@@ -32,15 +39,15 @@ Deno.test("a client's X-Request-Id is neither echoed nor logged unless TRUST_PRO
     assertEquals(line?.status, 401);
   }
   {
-    await using svc = await startService({ TRUST_PROXY: "true" });
-    assertEquals(await askWithId(svc, "proxy-trace-42"), "proxy-trace-42");
+    const proxied = svc.configured({ TRUST_PROXY: "true" });
+    assertEquals(await askWithId(proxied, "proxy-trace-42"), "proxy-trace-42");
     assert(
       svc.logs.some((l) =>
         l.msg === "request" && l.requestId === "proxy-trace-42"
       ),
     );
     // Even from a proxy, an id that could break a log line is replaced.
-    assertMatch(await askWithId(svc, 'a" ,"level":"error'), OWN_ID);
+    assertMatch(await askWithId(proxied, 'a" ,"level":"error'), OWN_ID);
   }
 });
 

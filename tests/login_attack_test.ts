@@ -10,17 +10,19 @@ import { assert, assertEquals } from "./support/assert.ts";
 import { runScript, spawnService } from "./support/process.ts";
 import {
   ADMIN,
-  startService,
+  type ConfiguredApp,
+  sharedService,
   testDatabase,
-  type TestService,
 } from "./support/service.ts";
+
+const service = sharedService();
 
 const TOO_MANY = { error: "Too many login attempts" };
 const INVALID = { error: "Invalid username or password" };
 
 /** A login from a client address (as a trusted proxy reports it), its status and body. */
 async function login(
-  svc: Pick<TestService, "fetch">,
+  svc: Pick<ConfiguredApp, "fetch">,
   username: string,
   password: string,
   from?: string,
@@ -41,18 +43,20 @@ async function login(
 const statusOf = async (p: ReturnType<typeof login>) => (await p).status;
 
 Deno.test("`admİn`, `ADMİN` and fullwidth `ＡＤＭＩＮ` count as `admin`: failures for one block the others", async () => {
-  await using svc = await startService({ LOGIN_MAX_FAILURES: "3" });
+  const svc = await service();
+  const api = svc.configured({ LOGIN_MAX_FAILURES: "3" });
   for (const name of ["admin", "admİn", "ＡＤＭＩＮ"]) {
-    assertEquals(await statusOf(login(svc, name, "wrong-password")), 401);
+    assertEquals(await statusOf(login(api, name, "wrong-password")), 401);
   }
   // Each spelling names the admin (the right password would log in)...
   for (const name of ["admİn", "ADMİN", "ＡＤＭＩＮ", "𝐚𝐝𝐦𝐢𝐧"]) {
-    const res = await login(svc, name, ADMIN.password);
+    const res = await login(api, name, ADMIN.password);
     assertEquals([res.status, res.body], [429, TOO_MANY], name);
   }
   // ...and a name that differs only in `i`s is still one counter: `İ` does not
   // double the number of guesses.
-  await using other = await startService({ LOGIN_MAX_FAILURES: "2" });
+  await svc.sql`delete from login_failures`; // a count from zero
+  const other = svc.configured({ LOGIN_MAX_FAILURES: "2" });
   for (const name of ["admİn", "admin"]) {
     assertEquals(await statusOf(login(other, name, "wrong-password")), 401);
   }
@@ -60,32 +64,34 @@ Deno.test("`admİn`, `ADMİN` and fullwidth `ＡＤＭＩＮ` count as `admin`: 
 });
 
 Deno.test("the limit holds per client address: one address locked out does not lock out another", async () => {
-  await using svc = await startService({
+  const svc = await service();
+  const api = svc.configured({
     LOGIN_MAX_FAILURES: "3",
     TRUST_PROXY: "true",
   });
   for (let i = 0; i < 3; i++) {
-    const res = await login(svc, "admin", "wrong-password", "203.0.113.7");
+    const res = await login(api, "admin", "wrong-password", "203.0.113.7");
     assertEquals([res.status, res.body], [401, INVALID]);
   }
-  const locked = await login(svc, "admin", ADMIN.password, "203.0.113.7");
+  const locked = await login(api, "admin", ADMIN.password, "203.0.113.7");
   assertEquals([locked.status, locked.body], [429, TOO_MANY]);
   assert(Number(locked.retryAfter) >= 1, String(locked.retryAfter));
   // The person at another address logs in; that success clears only their own count.
-  const elsewhere = await login(svc, "admin", ADMIN.password, "198.51.100.2");
+  const elsewhere = await login(api, "admin", ADMIN.password, "198.51.100.2");
   assertEquals(elsewhere.status, 200);
   assertEquals(
-    await statusOf(login(svc, "admin", ADMIN.password, "203.0.113.7")),
+    await statusOf(login(api, "admin", ADMIN.password, "203.0.113.7")),
     429,
   );
   // The first X-Forwarded-For hop is the client; the socket's peer without TRUST_PROXY.
   assertEquals(
     await statusOf(
-      login(svc, "admin", ADMIN.password, "203.0.113.7, 10.0.0.1"),
+      login(api, "admin", ADMIN.password, "203.0.113.7, 10.0.0.1"),
     ),
     429,
   );
-  await using direct = await startService({ LOGIN_MAX_FAILURES: "2" });
+  await svc.sql`delete from login_failures`; // a count from zero
+  const direct = svc.configured({ LOGIN_MAX_FAILURES: "2" });
   for (const from of ["192.0.2.1", "192.0.2.2"]) {
     assertEquals(
       await statusOf(login(direct, "admin", "wrong-password", from)),
@@ -101,29 +107,31 @@ Deno.test("the limit holds per client address: one address locked out does not l
 
 Deno.test("past 10 x LOGIN_MAX_FAILURES from all addresses together, every address gets 429", async () => {
   const max = 2;
-  await using svc = await startService({
+  const svc = await service();
+  const api = svc.configured({
     LOGIN_MAX_FAILURES: String(max),
     TRUST_PROXY: "true",
   });
   // Distributed guessing: each address stays under its own limit.
   for (let a = 1; a <= 10; a++) {
     for (let i = 0; i < max; i++) {
-      const res = await login(svc, "admin", `guess-${a}-${i}`, `10.1.0.${a}`);
+      const res = await login(api, "admin", `guess-${a}-${i}`, `10.1.0.${a}`);
       assertEquals([res.status, res.body], [401, INVALID], `address ${a}`);
     }
   }
-  const fresh = await login(svc, "admin", ADMIN.password, "10.2.0.1");
+  const fresh = await login(api, "admin", ADMIN.password, "10.2.0.1");
   assertEquals([fresh.status, fresh.body], [429, TOO_MANY]);
   assert(Number(fresh.retryAfter) >= 1, String(fresh.retryAfter));
   // Other usernames are not affected.
   assertEquals(
-    await statusOf(login(svc, "someone-else", "wrong-password", "10.2.0.1")),
+    await statusOf(login(api, "someone-else", "wrong-password", "10.2.0.1")),
     401,
   );
 });
 
 Deno.test("an admin's password reset lifts the user's lockout from every address", async () => {
-  await using svc = await startService({
+  const svc = await service();
+  const api = svc.configured({
     LOGIN_MAX_FAILURES: "2",
     TRUST_PROXY: "true",
   });
@@ -131,11 +139,11 @@ Deno.test("an admin's password reset lifts the user's lockout from every address
   // Locked out at the user's own address and, past the ceiling, everywhere.
   for (let a = 1; a <= 11; a++) {
     for (let i = 0; i < 2; i++) {
-      await login(svc, account.username, "wrong-password", `10.3.0.${a}`);
+      await login(api, account.username, "wrong-password", `10.3.0.${a}`);
     }
   }
   assertEquals(
-    await statusOf(login(svc, account.username, password, "10.3.0.1")),
+    await statusOf(login(api, account.username, password, "10.3.0.1")),
     429,
   );
   const reset = await svc.admin.PATCH("/api/users/{id}", {
@@ -144,12 +152,12 @@ Deno.test("an admin's password reset lifts the user's lockout from every address
   });
   assertEquals(reset.response.status, 200);
   for (const from of ["10.3.0.1", "10.3.0.5", "10.4.0.1"]) {
-    const res = await login(svc, account.username, "a-fresh-password", from);
+    const res = await login(api, account.username, "a-fresh-password", from);
     assertEquals(res.status, 200, from);
   }
   // A role change alone lifts nothing.
   for (let i = 0; i < 2; i++) {
-    await login(svc, account.username, "wrong-password", "10.3.0.9");
+    await login(api, account.username, "wrong-password", "10.3.0.9");
   }
   await svc.admin.PATCH("/api/users/{id}", {
     params: { path: { id: account.id } },
@@ -157,7 +165,7 @@ Deno.test("an admin's password reset lifts the user's lockout from every address
   });
   assertEquals(
     await statusOf(
-      login(svc, account.username, "a-fresh-password", "10.3.0.9"),
+      login(api, account.username, "a-fresh-password", "10.3.0.9"),
     ),
     429,
   );
@@ -194,7 +202,8 @@ Deno.test("deno task create-admin lifts the lockout of the name it resets", asyn
 });
 
 Deno.test("a password longer than 72 bytes, or with NUL, never matches at login", async () => {
-  await using svc = await startService({ LOGIN_MAX_FAILURES: "100" });
+  const svc = await service();
+  const api = svc.configured({ LOGIN_MAX_FAILURES: "100" });
   const p72 = "é".repeat(30) + "x".repeat(12); // 72 bytes as UTF-8
   const long = await svc.userClient("viewer", { password: p72 });
   const short = await svc.userClient("viewer", { password: "viewerpass1" });
@@ -207,7 +216,7 @@ Deno.test("a password longer than 72 bytes, or with NUL, never matches at login"
     [short.account.username, "viewerpass1\u0000", 401],
   ];
   for (const [username, password, status] of tries) {
-    const res = await login(svc, username, password);
+    const res = await login(api, username, password);
     assertEquals(res.status, status, JSON.stringify(password));
     if (status === 401) assertEquals(res.body, INVALID);
   }
@@ -223,7 +232,7 @@ Deno.test("a password longer than 72 bytes, or with NUL, never matches at login"
 });
 
 Deno.test("POST and PATCH refuse NUL in a password with 400, after the other checks", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const body = (fields: Record<string, string>) => ({
     username: "nul-user",
     name: "Nul",
@@ -262,7 +271,8 @@ Deno.test("POST and PATCH refuse NUL in a password with 400, after the other che
 });
 
 Deno.test("a login racing a password reset never yields a session that outlives the reset (many rounds)", async () => {
-  await using svc = await startService({ LOGIN_MAX_FAILURES: "100000" });
+  const svc = await service();
+  const api = svc.configured({ LOGIN_MAX_FAILURES: "100000" });
   const { account, password: first } = await svc.userClient("viewer");
   const ROUNDS = 8;
   let raced = 0;
@@ -276,7 +286,7 @@ Deno.test("a login racing a password reset never yields a session that outlives 
     // Four at a time, each starting again as soon as it is answered.
     const attacker = Promise.all(Array.from({ length: 4 }, async () => {
       while (!resetDone) {
-        const res = await login(svc, account.username, old);
+        const res = await login(api, account.username, old);
         if (res.status === 200) cookies.push(res.cookie!);
       }
     }));
@@ -302,11 +312,11 @@ Deno.test("a login racing a password reset never yields a session that outlives 
   }
   assert(raced > 0, "no login with the old password ever succeeded");
   // The new password works, and the caller's own session survives its own reset.
-  assertEquals(await statusOf(login(svc, account.username, password)), 200);
+  assertEquals(await statusOf(login(api, account.username, password)), 200);
 });
 
 Deno.test("an admin's own session survives their own password reset, bound to the new password", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { client, account } = await svc.userClient("admin");
   const own = await client.PATCH("/api/users/{id}", {
     params: { path: { id: account.id } },

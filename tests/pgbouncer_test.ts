@@ -15,7 +15,8 @@ import {
 } from "@user-admin/client";
 import { assert, assertEquals } from "./support/assert.ts";
 import { freePort, startInstances } from "./support/process.ts";
-import { ON_EMBEDDED, testDatabase } from "./support/service.ts";
+import { withTool } from "./support/conditions.ts";
+import { testDatabase } from "./support/service.ts";
 
 const PGBOUNCER = ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"].find((p) => {
   try {
@@ -24,13 +25,11 @@ const PGBOUNCER = ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"].find((p) => {
     return false;
   }
 });
-const IN_CI = Deno.env.get("CI") === "true";
-if (!PGBOUNCER && !ON_EMBEDDED) {
-  console.error(
-    "pgbouncer not found (apt-get install pgbouncer): " +
-      (IN_CI ? "failing, as CI must run it" : "skipping the PgBouncer test"),
-  );
-}
+const PGBOUNCER_TOOL = {
+  what: "pgbouncer in /usr/sbin or /usr/bin",
+  present: PGBOUNCER !== undefined,
+  install: ".ci/install-extras installs it (apt-get install pgbouncer)",
+};
 
 /** Rows per streamed batch today is 2,000: this many makes more than two. */
 const BULK_USERS = 4_500;
@@ -123,11 +122,10 @@ ignore_startup_parameters = statement_timeout
 
 const ADMIN = { username: "root", password: "root-password-1" };
 
-Deno.test({
-  name:
-    "three instances through PgBouncer in transaction pooling mode: logins, creates, the throttle and the streamed list work",
-  ignore: ON_EMBEDDED || (!PGBOUNCER && !IN_CI),
-  async fn() {
+Deno.test(withTool(
+  "three instances through PgBouncer in transaction pooling mode: logins, creates, the throttle and the streamed list work",
+  PGBOUNCER_TOOL,
+  async () => {
     await using db = await testDatabase();
     const serverUrl = new URL(db.env.DATABASE_URL);
     const database = serverUrl.pathname.slice(1);
@@ -236,4 +234,4 @@ Deno.test({
     // And all of it went through PgBouncer.
     assert(bouncer.log().includes(database), bouncer.log());
   },
-});
+));

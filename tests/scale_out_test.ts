@@ -11,9 +11,12 @@ import { loadMigrations } from "../src/db/migrate.ts";
 import { createStore } from "../src/db/store.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import { startInstances } from "./support/process.ts";
-import { ADMIN, ON_EMBEDDED, testDatabase } from "./support/service.ts";
-
-const ignore = ON_EMBEDDED;
+import { postgresOnly } from "./support/conditions.ts";
+import {
+  ADMIN,
+  loginCookie as loginOver,
+  testDatabase,
+} from "./support/service.ts";
 const ADMIN_ENV = {
   ADMIN_USERNAME: ADMIN.username,
   ADMIN_PASSWORD: ADMIN.password,
@@ -47,24 +50,16 @@ async function cluster(env: Record<string, string> = {}) {
 }
 
 /** Logs in on one instance and returns the session cookie as a header value. */
-async function loginCookie(
-  baseUrl: string,
-  username: string,
-  password: string,
-) {
-  const res = await fetch(`${baseUrl}/api/auth/login`, {
-    method: "POST",
-    body: JSON.stringify({ username, password }),
+const loginCookie = (baseUrl: string, username: string, password: string) =>
+  loginOver({ fetch: (path, init) => fetch(baseUrl + path, init) }, {
+    username,
+    password,
   });
-  await res.body?.cancel();
-  assertEquals(res.status, 200);
-  return res.headers.getSetCookie()[0].split(";")[0];
-}
 
 Deno.test({
-  name:
+  ...postgresOnly(
     "three instances started at once on an empty database apply each migration once and all become healthy",
-  ignore,
+  ),
   async fn() {
     await using c = await cluster();
     for (const instance of c.instances) {
@@ -86,9 +81,9 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  ...postgresOnly(
     "a session made on one instance works on the others, and a role change on one applies on the next request to any other",
-  ignore,
+  ),
   async fn() {
     await using c = await cluster();
     const [a, b] = c.instances;
@@ -143,8 +138,9 @@ Deno.test({
 });
 
 Deno.test({
-  name: "login throttling counts failed attempts across instances",
-  ignore,
+  ...postgresOnly(
+    "login throttling counts failed attempts across instances",
+  ),
   async fn() {
     await using c = await cluster({ LOGIN_MAX_FAILURES: "3" });
     for (let i = 0; i < 3; i++) {
@@ -164,9 +160,9 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  ...postgresOnly(
     "instances with DATABASE_PREPARE=false and DATABASE_POOL_MAX=2 serve every operation within two connections each",
-  ignore,
+  ),
   async fn() {
     await using c = await cluster({
       DATABASE_PREPARE: "false",
@@ -229,9 +225,9 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  ...postgresOnly(
     "DATABASE_PREPARE=false leaves no prepared statement on the connection, where the default prepares each query",
-  ignore,
+  ),
   async fn() {
     await using db = await testDatabase();
     const preparedAfterWork = async (prepare: string) => {
@@ -260,9 +256,9 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  ...postgresOnly(
     "the list's ETag is the same on every instance and changes when any instance writes a user",
-  ignore,
+  ),
   async fn() {
     await using c = await cluster();
     const cookie = await loginCookie(

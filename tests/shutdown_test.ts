@@ -20,7 +20,9 @@ const startMain = (env: Record<string, string>) =>
     ADMIN_PASSWORD: ADMIN.password,
     LOG_LEVEL: "info",
     BCRYPT_COST: "14",
-    REQUEST_TIMEOUT_MS: "30000",
+    // Four cost-14 hashes on a busy machine can take many seconds; the
+    // statement timeout is a third of this.
+    REQUEST_TIMEOUT_MS: "120000",
   });
 
 /** The first admin's session cookie on an instance. */

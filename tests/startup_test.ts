@@ -5,6 +5,7 @@ import { connect } from "../src/db/database.ts";
 import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { loadMigrations, migrate } from "../src/db/migrate.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
+import { embeddedOnly, postgresOnly } from "./support/conditions.ts";
 import { freePort, runScript, spawnService } from "./support/process.ts";
 import { ON_EMBEDDED, testDatabase } from "./support/service.ts";
 
@@ -216,8 +217,9 @@ Deno.test("create-admin recovers access: it creates an admin, or resets a user t
 });
 
 Deno.test({
-  name: "the embedded database keeps its data in DATA_DIR across restarts",
-  ignore: !ON_EMBEDDED,
+  ...embeddedOnly(
+    "the embedded database keeps its data in DATA_DIR across restarts",
+  ),
   async fn() {
     await using db = await testDatabase();
     const env = {
@@ -249,9 +251,9 @@ Deno.test({
 });
 
 Deno.test({
-  name:
+  ...embeddedOnly(
     "a second process cannot open the embedded database while the service holds it",
-  ignore: !ON_EMBEDDED,
+  ),
   async fn() {
     await using db = await testDatabase();
     await using _svc = await spawnService(db.env);
@@ -320,9 +322,9 @@ Deno.test("DATABASE_URL on a closed port: one line naming it, exit 1", async () 
 });
 
 Deno.test({
-  name:
+  ...postgresOnly(
     "DATABASE_URL naming a database that does not exist: one line naming it, exit 1",
-  ignore: ON_EMBEDDED,
+  ),
   async fn() {
     const url = new URL(Deno.env.get("DATABASE_URL")!);
     url.pathname = "/ua_missing_database";

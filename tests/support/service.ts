@@ -11,7 +11,7 @@ import {
   type Role,
   type UserAdminClient,
 } from "@user-admin/client";
-import type { App } from "../../src/app.ts";
+import { type App, createApp } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import type { Store } from "../../src/db/store.ts";
@@ -154,6 +154,24 @@ export interface TestService extends AsyncDisposable {
     role: Role,
     fields?: Partial<{ username: string; email: string; password: string }>,
   ): Promise<{ client: UserAdminClient; account: Account; password: string }>;
+  /**
+   * The same app built again with these settings over the service's own,
+   * on the same database and store, answering in-process: for a setting an
+   * app reads per request (cookies, throttle, proxy trust, session length)
+   * without a database and a start of its own. Settings read at startup
+   * (the database, ports, first admin) need startService.
+   */
+  configured(env: Record<string, string>): ConfiguredApp;
+}
+
+/** An app of other settings on a service's database (TestService.configured). */
+export interface ConfiguredApp {
+  app: App;
+  config: Config;
+  /** fetch against it in-process, recorded for the secrets check. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** A new client with a cookie jar of its own. */
+  client(): UserAdminClient;
 }
 
 export interface ServiceOptions {
@@ -215,7 +233,7 @@ export function sharedService(
 
 async function start(env: Record<string, string>, options: ServiceOptions) {
   const database = await testDatabase();
-  const config = loadConfig({
+  const fullEnv = {
     HOST: "127.0.0.1",
     PORT: "0",
     ADMIN_USERNAME: ADMIN.username,
@@ -223,7 +241,8 @@ async function start(env: Record<string, string>, options: ServiceOptions) {
     LOG_LEVEL: "debug",
     ...database.env,
     ...env,
-  });
+  };
+  const config = loadConfig(fullEnv);
   const logs: Record<string, unknown>[] = [];
   const log = createLogger(
     config.LOG_LEVEL,
@@ -310,6 +329,24 @@ async function start(env: Record<string, string>, options: ServiceOptions) {
         if (!login.ok) throw new Error(`login failed: ${login.error}`);
         return { client: c, account: login.data, password };
       },
+      configured(extra) {
+        const config = loadConfig({ ...fullEnv, ...extra });
+        const other = createApp({ store, config, log });
+        const send = (request: Request) =>
+          Promise.resolve(other.fetch(request, LOOPBACK));
+        const fetch = (path: string, init?: RequestInit) =>
+          recorder.fetch(new Request(baseUrl + path, init), send);
+        return {
+          app: other,
+          config,
+          fetch,
+          client: () =>
+            createUserAdminClient({
+              baseUrl,
+              fetch: (request) => recorder.fetch(request, send),
+            }),
+        };
+      },
       async [Symbol.asyncDispose]() {
         await openService.close();
         await database[Symbol.asyncDispose]();
@@ -343,7 +380,9 @@ export async function loginCookie(
 
 /** The session token a response's Set-Cookie sets, if any. */
 export const sidOf = (res: Response): string | undefined =>
-  /^sid=([^;]*)/.exec(res.headers.get("set-cookie") ?? "")?.[1];
+  /^sid=([^;]*)/.exec(
+    res.headers.getSetCookie().find((c) => c.startsWith("sid=")) ?? "",
+  )?.[1];
 
 /** A valid creation body for a viewer of this username. */
 export const newUser = (name: string, password = `${name}-password`) => ({
@@ -401,7 +440,10 @@ class SecretsRecorder {
 
   constructor(readonly send: (request: Request) => Promise<Response>) {}
 
-  async fetch(request: Request): Promise<Response> {
+  async fetch(
+    request: Request,
+    send: (request: Request) => Promise<Response> = this.send,
+  ): Promise<Response> {
     if (request.body) {
       const text = await request.clone().text();
       try {
@@ -411,7 +453,7 @@ class SecretsRecorder {
         }
       } catch { /* not JSON: nothing to remember */ }
     }
-    const response = await this.send(request);
+    const response = await send(request);
     const text = await response.clone().text();
     const headers = [...response.headers].map(([k, v]) => `${k}: ${v}`).join(
       "\n",
