@@ -50,9 +50,7 @@ export function canonicalJson(value: unknown): string {
  * and puts them in front of the tail the same way.
  */
 export function canonicalContent(r: AuditContent): string {
-  return `[${canonicalJson(r.id)},${canonicalJson(r.time)},${
-    canonicalTail(r)
-  }`;
+  return `[${canonicalJson(r.id)},${canonicalJson(r.time)},${canonicalTail(r)}`;
 }
 
 /**
