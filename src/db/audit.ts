@@ -83,9 +83,10 @@ const isTransaction = (q: Sql | TransactionSql): q is TransactionSql =>
  * chain's row until the caller commits, so appends on every instance take
  * turns and each follows the head its predecessor committed (in READ
  * COMMITTED, the default; a REPEATABLE READ transaction fails with a
- * serialisation error instead of forking the chain). The database hashes
- * the tail written here with the id and time it assigns, in the form
- * verification recomputes (src/audit/chain.ts).
+ * serialisation error instead of forking the chain). It sends the record as
+ * its canonical text without id and time; the database assigns those, hashes
+ * the whole as verification recomputes it (src/audit/chain.ts) and stores
+ * the columns from that same text.
  */
 export async function recordAudit(
   q: Sql | TransactionSql,
@@ -93,11 +94,7 @@ export async function recordAudit(
 ): Promise<number> {
   if (!isTransaction(q)) return await q.begin((tx) => recordAudit(tx, event));
   const [{ id }] = await q<{ id: string }[]>`
-    select audit_append(${event.action},
-      ${event.actor?.id ?? null}::int, ${event.actor?.username ?? null}::text,
-      ${event.target?.id ?? null}::int, ${event.target?.username ?? null}::text,
-      ${q.json(event.details as never)}, ${event.requestId}::text,
-      ${event.clientAddress}::text, ${canonicalTail(event)})::text as id`;
+    select audit_append(${canonicalTail(event)})::text as id`;
   return Number(id);
 }
 
