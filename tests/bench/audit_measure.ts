@@ -125,7 +125,7 @@ async function storeFigures(databaseUrl: string) {
       person("admin", "admin"),
       "generated",
     );
-    const targets = [];
+    const targets: number[] = [];
     for (let i = 0; i < 10; i++) {
       const t = await store.users.createFirst(
         person(`t${i}`, "viewer"),
