@@ -23,9 +23,9 @@ declare
   digest bytea;
 begin
   -- Locks the chain's row until the caller's transaction ends: appends on
-  -- every instance take turns, each after the head its predecessor
-  -- committed (READ COMMITTED: this statement's snapshot is taken after the
-  -- wait; REPEATABLE READ fails to serialise instead of forking the chain).
+  -- every instance take turns. After the wait, READ COMMITTED reads the row
+  -- as the predecessor committed it; REPEATABLE READ fails to serialise
+  -- instead of forking the chain.
   select * into strict head from audit_chain for update;
   new_id := head.head_id + 1;
   stamp := to_char(clock_timestamp() at time zone 'UTC',
