@@ -3,7 +3,11 @@
  * (a separate process on the test's database) names the first record
  * altered, removed or inserted.
  */
+import { createHash } from "node:crypto";
+import fc from "fast-check";
+import type { AuditAction } from "../src/audit/actions.ts";
 import { chainHash } from "../src/audit/chain.ts";
+import type { AuditEvent } from "../src/audit/events.ts";
 import { verifyChain } from "../src/audit/verify.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { auditDatabase, verifyTask, writeRecords } from "./audit_support.ts";
@@ -22,6 +26,82 @@ Deno.test("the chain of 300 records of every action verifies, with the count and
     `Audit trail intact: 300 records, head #300 sha256 ${head.hash}`,
   );
   assertEquals(head.id, "300");
+});
+
+Deno.test("the first record's hash is SHA-256 over 32 zero bytes and its canonical content, written out", async () => {
+  await using a = await auditDatabase();
+  await a.store.audit.record({
+    action: "user.role_changed",
+    actor: { id: 1, username: 'Zoë "root"' },
+    target: { id: 2, username: "b\\c" },
+    // Keys out of order: the canonical form sorts them.
+    details: { to: "admin", from: "viewer" },
+    requestId: "req-1",
+    clientAddress: "192.0.2.7",
+  });
+  const [r] = await a.db.sql<{ time: string; prev: string; hash: string }[]>`
+    select to_char(time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as time,
+      encode(prev_hash, 'hex') as prev, encode(hash, 'hex') as hash
+    from audit_events where id = 1`;
+  const canonical =
+    `[1,"${r.time}","user.role_changed",1,"Zoë \\"root\\"",2,"b\\\\c",` +
+    `{"from":"viewer","to":"admin"},"req-1","192.0.2.7"]`;
+  const expected = createHash("sha256").update(new Uint8Array(32))
+    .update(canonical).digest("hex");
+  assertEquals(r.prev, "00".repeat(32));
+  assertEquals(r.hash, expected);
+});
+
+const SEED = Number(Deno.env.get("AUDIT_SEED") ?? Date.now() % 2 ** 31);
+
+Deno.test(`the database hashes any record's text as verification recomputes it (seed ${SEED}, AUDIT_SEED=${SEED} repeats it)`, async () => {
+  console.log(`audit seed ${SEED} (AUDIT_SEED=${SEED} repeats this run)`);
+  // Any text PostgreSQL can hold (no U+0000): quotes, backslashes, control
+  // characters, astral planes; details nested, keys in any order.
+  const text = fc.string({ unit: "binary", maxLength: 40 })
+    .filter((t) => !t.includes("\u0000"));
+  const party = fc.option(
+    fc.record({ id: fc.integer({ min: 1, max: 2 ** 31 - 1 }), username: text }),
+  );
+  const value = fc.oneof(text, fc.integer(), fc.boolean(), fc.constant(null));
+  const details = fc.dictionary(
+    text,
+    fc.oneof(value, fc.dictionary(text, value, { maxKeys: 4 })),
+    { maxKeys: 5 },
+  );
+  const actions: AuditAction[] = [
+    "user.created",
+    "user.role_changed",
+    "login.failed",
+    "logout",
+  ];
+  const event: fc.Arbitrary<AuditEvent> = fc.record({
+    action: fc.constantFrom(...actions),
+    actor: party,
+    target: party,
+    details,
+    requestId: fc.option(text),
+    clientAddress: fc.option(text),
+  });
+  const events = fc.sample(event, { numRuns: 60, seed: SEED });
+  await using a = await auditDatabase();
+  for (const e of events) await a.store.audit.record(e);
+  const result = await a.store.audit.walk(async (ends, batches) => {
+    for await (const batch of batches) {
+      for (const r of batch) {
+        assertEquals(
+          Array.from(chainHash(r.prevHash, r)),
+          Array.from(r.hash),
+          `record #${r.id}: ${JSON.stringify(events[r.id - 1])}`,
+        );
+      }
+    }
+    return ends;
+  });
+  assertEquals(result.headId, events.length);
+  await a.close();
+  const run = await verifyTask(a.env);
+  assertEquals(run.code, 0, run.stderr);
 });
 
 Deno.test("the walk reads the chain in batches, and any batch size verifies it", async () => {

@@ -16,11 +16,14 @@ import {
   ON_EMBEDDED,
   startService,
 } from "./support/service.ts";
+import { auditEvents } from "../src/audit/events.ts";
 import {
   auditDatabase,
   FAIL_AUDIT,
   HEAL_AUDIT,
+  recordAudit,
   verifyTask,
+  writeRecords,
 } from "./audit_support.ts";
 
 const USERNAMES = 60;
@@ -80,6 +83,44 @@ Deno.test("three writers on separate pools creating the same users at once leave
     run.stdout.startsWith(`Audit trail intact: ${USERNAMES} records`),
     run.stdout,
   );
+});
+
+Deno.test({
+  name:
+    "an append in a REPEATABLE READ transaction that missed a newer record fails to serialise instead of forking the chain",
+  // The embedded database has one connection: no two transactions interleave.
+  ignore: ON_EMBEDDED,
+  async fn() {
+    await using a = await auditDatabase();
+    await writeRecords(a.store, 3);
+    const other = postgres(a.env.DATABASE_URL, { max: 1, onnotice: () => {} });
+    try {
+      const failure = await other.begin(
+        "isolation level repeatable read",
+        async (tx) => {
+          await tx`select 1`; // the snapshot: three records
+          await writeRecords(a.store, 1, 3); // a fourth commits meanwhile
+          await recordAudit(
+            tx,
+            auditEvents.logout({ id: 1, username: "late" }, {
+              requestId: "late",
+              clientAddress: null,
+            }),
+          );
+        },
+      ).then(() => undefined, (e) => e);
+      assertEquals((failure as { code?: string })?.code, "40001");
+    } finally {
+      await other.end();
+    }
+    await a.close();
+    const run = await verifyTask(a.env);
+    assertEquals(run.code, 0, run.stderr);
+    assertEquals(
+      run.stdout.split(",")[0],
+      "Audit trail intact: 4 records",
+    );
+  },
 });
 
 Deno.test("a failing audit insert fails the logout with its 500 and keeps the session; then logout is recorded", async () => {

@@ -45,20 +45,31 @@ export function canonicalJson(value: unknown): string {
 /**
  * The canonical serialisation of a record's content: a JSON array in a fixed
  * field order. Changing it breaks every existing chain, so it never changes.
+ * Written as its id, its time and `canonicalTail`, because the append
+ * (audit_append, migration 006) learns the id and time only in the database
+ * and puts them in front of the tail the same way.
  */
 export function canonicalContent(r: AuditContent): string {
-  return canonicalJson([
-    r.id,
-    r.time,
-    r.action,
-    r.actor?.id ?? null,
-    r.actor?.username ?? null,
-    r.target?.id ?? null,
-    r.target?.username ?? null,
-    r.details,
-    r.requestId,
-    r.clientAddress,
-  ]);
+  return `[${canonicalJson(r.id)},${canonicalJson(r.time)},${canonicalTail(r)}`;
+}
+
+/**
+ * The canonical content after the id and the time (the rest of the array,
+ * closing bracket included): what a writer knows before the append.
+ */
+export function canonicalTail(r: Omit<AuditContent, "id" | "time">): string {
+  return `${
+    [
+      r.action,
+      r.actor?.id ?? null,
+      r.actor?.username ?? null,
+      r.target?.id ?? null,
+      r.target?.username ?? null,
+      r.details,
+      r.requestId,
+      r.clientAddress,
+    ].map(canonicalJson).join(",")
+  }]`;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditAction } from "../audit/actions.ts";
-import { type AuditContent, chainHash } from "../audit/chain.ts";
+import { type AuditContent, canonicalTail } from "../audit/chain.ts";
 import type { AuditEvent } from "../audit/events.ts";
 
 /** A record as the API shows it: its content, without the chain's hashes. */
@@ -79,49 +79,23 @@ const isTransaction = (q: Sql | TransactionSql): q is TransactionSql =>
  * the record commits or rolls back with the change it records. Given the
  * pool instead, it opens a transaction of its own.
  *
- * The first statement locks the chain's row until the caller commits: appends
- * on every instance take turns, and each reads the head its predecessor
- * committed (in READ COMMITTED, the default; a REPEATABLE READ transaction
- * fails with a serialisation error instead of forking the chain). The
- * hash is computed here, with the same function verification uses.
+ * One statement, one round trip (audit_append, migration 006): it locks the
+ * chain's row until the caller commits, so appends on every instance take
+ * turns and each follows the head its predecessor committed (in READ
+ * COMMITTED, the default; a REPEATABLE READ transaction fails with a
+ * serialisation error instead of forking the chain). It sends the record as
+ * its canonical text without id and time; the database assigns those, hashes
+ * the whole as verification recomputes it (src/audit/chain.ts) and stores
+ * the columns from that same text.
  */
 export async function recordAudit(
   q: Sql | TransactionSql,
   event: AuditEvent,
 ): Promise<number> {
   if (!isTransaction(q)) return await q.begin((tx) => recordAudit(tx, event));
-  const tx = q;
-  const [head] = await tx<{ id: string; hash: Uint8Array; time: string }[]>`
-    update audit_chain set head_id = head_id + 1
-    returning head_id::text as id, head_hash as hash,
-      to_char(clock_timestamp() at time zone 'UTC', ${
-    tx.unsafe(ISO_MS)
-  }) as time`;
-  const content: AuditContent = {
-    id: Number(head.id),
-    time: head.time,
-    action: event.action,
-    actor: event.actor,
-    target: event.target,
-    details: event.details,
-    requestId: event.requestId,
-    clientAddress: event.clientAddress,
-  };
-  const hash = chainHash(head.hash, content);
-  await tx`
-    with appended as (
-      insert into audit_events (id, time, action, actor_id, actor_username,
-        target_id, target_username, details, request_id, client_address, prev_hash, hash)
-      values (${head.id}::bigint, ${head.time}::timestamptz, ${event.action},
-        ${event.actor?.id ?? null}, ${event.actor?.username ?? null},
-        ${event.target?.id ?? null}, ${event.target?.username ?? null},
-        ${
-    tx.json(event.details as never)
-  }, ${event.requestId}, ${event.clientAddress},
-        ${head.hash}, ${hash})
-    )
-    update audit_chain set head_hash = ${hash}`;
-  return content.id;
+  const [{ id }] = await q<{ id: string }[]>`
+    select audit_append(${canonicalTail(event)})::text as id`;
+  return Number(id);
 }
 
 /** Reading, verifying and sweeping the trail: all its SQL but the append. */

@@ -1,0 +1,378 @@
+/**
+ * What an audit record costs a write, measured apart from the full bench.
+ *
+ *   deno run -A tests/bench/audit_measure.ts [store|wrk|all] [--rounds 20]
+ *     [--duration 2] [--connections 10] [--chunk 100]
+ *     [--url postgres://postgres@127.0.0.1:5432/postgres]
+ *
+ * Loads compared with each other run in short slices, taking turns (the
+ * order reversed every round), and each figure is the total of its slices:
+ * on a shared machine whose load swings, side-by-side slices see the same
+ * load, where two long runs one after the other do not.
+ *
+ * store: in this process, through the store, `--chunk` operations a slice,
+ * 1 and 10 at once: appends alone beside one-insert transactions; the PATCH
+ * transaction on one user with a record (role alternates) beside without
+ * (role unchanged); the same with each writer on a user of its own (users
+ * writes all take the users_version row: they take turns either way); then
+ * the verify walk.
+ *
+ * wrk: the service as a process, driven by wrk with the bench's script
+ * (tests/bench/wrk.lua, `--connections`): PATCH /api/users/:id role
+ * alternating (a record each) beside role unchanged (none), `--duration`
+ * seconds a slice, as bench.ts runs them.
+ *
+ * Each mode creates and drops a database of its own on that server.
+ */
+import postgres from "postgres";
+import { hash } from "@node-rs/bcrypt";
+import { auditEvents, NO_REQUEST } from "../../src/audit/events.ts";
+import { verifyChain } from "../../src/audit/verify.ts";
+import { loadConfig } from "../../src/config.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import { createStore, type WriteCaller } from "../../src/db/store.ts";
+import { spawnService } from "../support/process.ts";
+
+const flag = (name: string, fallback: string) => {
+  const i = Deno.args.indexOf(`--${name}`);
+  return i < 0 ? fallback : Deno.args[i + 1];
+};
+const mode = Deno.args[0]?.startsWith("--") ? "all" : Deno.args[0] ?? "all";
+const rounds = Number(flag("rounds", "20"));
+const duration = Number(flag("duration", "2"));
+const connections = Number(flag("connections", "10"));
+const chunk = Number(flag("chunk", "100"));
+const server = new URL(
+  flag("url", "postgres://postgres@127.0.0.1:5432/postgres"),
+);
+const HERE = new URL("./", import.meta.url);
+const ADMIN = { username: "measure-admin", password: "measure-password" };
+
+const loadAverage = async () =>
+  (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
+
+/** A slice's work and time. */
+interface Slice {
+  ops: number;
+  seconds: number;
+}
+
+/**
+ * Runs each load's slice `rounds` times, taking turns, and returns each
+ * load's total rate per second.
+ */
+async function sideBySide(
+  loads: Record<string, () => Promise<Slice>>,
+): Promise<Record<string, number>> {
+  const names = Object.keys(loads);
+  const totals = Object.fromEntries(
+    names.map((n) => [n, { ops: 0, seconds: 0 }]),
+  );
+  for (const n of names) await loads[n](); // warm-up
+  for (let round = 0; round < rounds; round++) {
+    for (const n of round % 2 ? [...names].reverse() : names) {
+      const s = await loads[n]();
+      totals[n].ops += s.ops;
+      totals[n].seconds += s.seconds;
+    }
+  }
+  return Object.fromEntries(
+    names.map((n) => [n, totals[n].ops / totals[n].seconds]),
+  );
+}
+
+/** `chunk` calls of `write`, `concurrency` at a time. */
+const slice = (
+  concurrency: number,
+  write: (i: number, worker: number) => Promise<unknown>,
+) =>
+async (): Promise<Slice> => {
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      while (next < chunk) await write(next++, worker);
+    }),
+  );
+  return { ops: chunk, seconds: (performance.now() - started) / 1000 };
+};
+
+const ratio = (a: number, b: number) =>
+  `${Math.round(a)}/s beside ${Math.round(b)}/s: ${(a / b).toFixed(2)}`;
+
+async function storeFigures(databaseUrl: string) {
+  const db = await openDatabase(loadConfig({ DATABASE_URL: databaseUrl }));
+  try {
+    const store = createStore(db.sql);
+    await db.sql`
+      create table scratch (id serial primary key, t timestamptz default now())`;
+    const event = auditEvents.roleChanged(
+      { id: 1, username: "a" },
+      { id: 2, username: "b" },
+      "viewer",
+      "admin",
+      { requestId: "r", clientAddress: "127.0.0.1" },
+    );
+    const passwordHash = await hash("measure-password", 4);
+    const person = (username: string, role: "admin" | "viewer") => ({
+      username,
+      name: username,
+      email: `${username}@example.com`,
+      role,
+      passwordHash,
+    });
+    const admin = await store.users.createFirst(
+      person("admin", "admin"),
+      "generated",
+    );
+    const targets: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const t = await store.users.createFirst(
+        person(`t${i}`, "viewer"),
+        "generated",
+      );
+      if (typeof t === "string") throw new Error("seed failed");
+      targets.push(t.id);
+    }
+    if (typeof admin === "string") throw new Error("seed failed");
+    const token = crypto.getRandomValues(new Uint8Array(32));
+    await store.sessions.create(
+      token,
+      { ...admin, passwordVersion: 0 },
+      3600,
+      NO_REQUEST,
+    );
+    const caller: WriteCaller = {
+      id: admin.id,
+      sessionHash: token,
+      context: { requestId: "r", clientAddress: "127.0.0.1" },
+    };
+    // Role unchanged: the same transaction, no record. Alternating: a
+    // record each on a writer's own user; on one user shared by several,
+    // a write may find the role it sets (as in the bench).
+    const flips = new Map<number, number>();
+    const patch =
+      (own: boolean, audited: boolean) => (_: number, worker: number) => {
+        const target = own ? targets[worker] : targets[0];
+        const n = (flips.get(target) ?? 0) + 1;
+        flips.set(target, n);
+        return store.users.update(target, {
+          role: audited && n % 2 ? "admin" : "viewer",
+        }, caller);
+      };
+    for (const concurrency of [1, 10]) {
+      const r = await sideBySide({
+        appends: slice(concurrency, () => store.audit.record(event)),
+        inserts: slice(
+          concurrency,
+          () => db.sql.begin((tx) => tx`insert into scratch default values`),
+        ),
+        audited: slice(concurrency, patch(false, true)),
+        plain: slice(concurrency, patch(false, false)),
+        ...(concurrency > 1
+          ? {
+            auditedOwn: slice(concurrency, patch(true, true)),
+            plainOwn: slice(concurrency, patch(true, false)),
+          }
+          : {}),
+      });
+      console.log(`${concurrency} at once [load ${await loadAverage()}]:`);
+      console.log(
+        `  appends (own transaction) beside one-insert transactions: ${
+          ratio(r.appends, r.inserts)
+        }`,
+      );
+      console.log(
+        `  PATCH role on one user, with a record beside without: ${
+          ratio(r.audited, r.plain)
+        }`,
+      );
+      if (concurrency > 1) {
+        console.log(
+          `  PATCH role, each writer its own user, with a record beside without: ${
+            ratio(r.auditedOwn, r.plainOwn)
+          }`,
+        );
+      }
+    }
+    const started = performance.now();
+    const result = await store.audit.walk(verifyChain);
+    console.log(
+      `verify: ${result.ok ? `${result.count} records` : result.message} in ${
+        Math.round(performance.now() - started)
+      } ms`,
+    );
+  } finally {
+    await db.close();
+  }
+}
+
+async function wrk(
+  baseUrl: string,
+  sid: string,
+  path: string,
+  env: Record<string, string>,
+): Promise<Slice> {
+  const out = await new Deno.Command("wrk", {
+    args: [
+      "-t",
+      String(Math.min(2, connections)),
+      "-c",
+      String(connections),
+      "-d",
+      `${duration}s`,
+      "--timeout",
+      "10s",
+      "-s",
+      new URL("wrk.lua", HERE).pathname,
+      "-H",
+      `Cookie: sid=${sid}`,
+      baseUrl + path,
+    ],
+    env: { BENCH_METHOD: "PATCH", ...env },
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  const line = text.split("\n").find((l) => l.startsWith("BENCH "));
+  if (!line) throw new Error(`wrk: ${text}`);
+  const r = JSON.parse(line.slice(6));
+  const errors = r.non2xx + r.connectErrors + r.readErrors + r.writeErrors +
+    r.timeouts;
+  if (errors) throw new Error(`wrk: ${errors} errors`);
+  return { ops: r.requests, seconds: r.durationUs / 1e6 };
+}
+
+async function wrkFigures(databaseUrl: string) {
+  await using service = await spawnService({
+    DATABASE_URL: databaseUrl,
+    ADMIN_USERNAME: ADMIN.username,
+    ADMIN_PASSWORD: ADMIN.password,
+  });
+  const login = await fetch(`${service.baseUrl}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(ADMIN),
+  });
+  await login.body?.cancel();
+  const sid = /sid=([^;]+)/.exec(login.headers.get("set-cookie") ?? "")![1];
+  const created = await fetch(`${service.baseUrl}/api/users`, {
+    method: "POST",
+    headers: { "content-type": "application/json", cookie: `sid=${sid}` },
+    body: JSON.stringify({
+      username: "someone",
+      name: "Someone",
+      email: "someone@example.com",
+      password: "someone-password",
+      role: "viewer",
+    }),
+  });
+  const { id } = await created.json();
+  const path = `/api/users/${id}`;
+  console.log(`wrk, ${connections} connections [load ${await loadAverage()}]`);
+  await using probe = databaseProbe(databaseUrl);
+  const cpu = {
+    alternating: { deno: 0, postgres: 0 },
+    unchanged: { deno: 0, postgres: 0 },
+  };
+  let records = 0;
+  const run =
+    (load: keyof typeof cpu, env: Record<string, string>) => async () => {
+      const before = {
+        records: await probe.records(),
+        deno: await cpuSeconds([service.pid]),
+        postgres: await cpuSeconds(await probe.backends()),
+      };
+      const s = await wrk(service.baseUrl, sid, path, env);
+      if (load === "alternating") {
+        records += await probe.records() - before.records;
+      }
+      cpu[load].deno += await cpuSeconds([service.pid]) - before.deno;
+      cpu[load].postgres += await cpuSeconds(await probe.backends()) -
+        before.postgres;
+      requests[load] += s.ops;
+      return s;
+    };
+  const requests = { alternating: 0, unchanged: 0 };
+  const r = await sideBySide({
+    alternating: run("alternating", {
+      BENCH_ALTERNATE: [
+        JSON.stringify({ role: "admin" }),
+        JSON.stringify({ role: "viewer" }),
+      ].join("\n"),
+    }),
+    unchanged: run("unchanged", {
+      BENCH_BODY: JSON.stringify({ role: "viewer" }),
+    }),
+  });
+  console.log(
+    `  PATCH role alternating (a record each) beside unchanged (none): ${
+      ratio(r.alternating, r.unchanged)
+    } [load ${await loadAverage()}]; ${
+      (records / requests.alternating).toFixed(2)
+    } records per alternating request`,
+  );
+  const ms = (load: keyof typeof cpu, of: "deno" | "postgres") =>
+    (cpu[load][of] / requests[load] * 1000).toFixed(2);
+  console.log(
+    `  CPU ms per request, service / its PostgreSQL backends: alternating ${
+      ms("alternating", "deno")
+    } / ${ms("alternating", "postgres")}, unchanged ${
+      ms("unchanged", "deno")
+    } / ${ms("unchanged", "postgres")} (warm-up included)`,
+  );
+}
+
+/** User and system CPU seconds the processes used so far (gone ones count 0). */
+async function cpuSeconds(pids: number[]): Promise<number> {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return ticks / 100;
+}
+
+/** Role-change records so far, and the backends serving the service, in the database at `url`. */
+function databaseProbe(url: string) {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  return {
+    async records() {
+      const [{ n }] = await sql<{ n: number }[]>`
+        select count(*)::int as n from audit_events
+        where action = 'user.role_changed'`;
+      return n;
+    },
+    async backends() {
+      const rows = await sql<{ pid: number }[]>`
+        select pid from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid()`;
+      return rows.map((r) => r.pid);
+    },
+    [Symbol.asyncDispose]: () => sql.end(),
+  };
+}
+
+/** A database of its own on `server` for `run`, dropped afterwards. */
+async function withDatabase(run: (url: string) => Promise<void>) {
+  const name = `audit_measure_${crypto.randomUUID().replaceAll("-", "")}`;
+  const owner = postgres(server.href, { max: 1, onnotice: () => {} });
+  await owner`create database ${owner(name)}`;
+  const url = new URL(server.href);
+  url.pathname = `/${name}`;
+  try {
+    await run(url.href);
+  } finally {
+    await owner`drop database ${owner(name)} with (force)`;
+    await owner.end();
+  }
+}
+
+console.log(
+  `${rounds} rounds, slices of ${chunk} operations (store) or ${duration} s (wrk)`,
+);
+if (mode === "store" || mode === "all") await withDatabase(storeFigures);
+if (mode === "wrk" || mode === "all") await withDatabase(wrkFigures);
