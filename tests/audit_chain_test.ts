@@ -9,6 +9,7 @@ import type { AuditAction } from "../src/audit/actions.ts";
 import { chainHash } from "../src/audit/chain.ts";
 import type { AuditEvent } from "../src/audit/events.ts";
 import { verifyChain } from "../src/audit/verify.ts";
+import { NO_DEADLINE } from "../src/db/store.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { auditDatabase, verifyTask, writeRecords } from "./audit_support.ts";
 
@@ -38,7 +39,7 @@ Deno.test("the first record's hash is SHA-256 over 32 zero bytes and its canonic
     details: { to: "admin", from: "viewer" },
     requestId: "req-1",
     clientAddress: "192.0.2.7",
-  });
+  }, NO_DEADLINE);
   const [r] = await a.db.sql<{ time: string; prev: string; hash: string }[]>`
     select to_char(time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as time,
       encode(prev_hash, 'hex') as prev, encode(hash, 'hex') as hash
@@ -85,7 +86,7 @@ Deno.test(`the database hashes any record's text as verification recomputes it (
   });
   const events = fc.sample(event, { numRuns: 60, seed: SEED });
   await using a = await auditDatabase();
-  for (const e of events) await a.store.audit.record(e);
+  for (const e of events) await a.store.audit.record(e, NO_DEADLINE);
   const result = await a.store.audit.walk(async (ends, batches) => {
     for await (const batch of batches) {
       for (const r of batch) {

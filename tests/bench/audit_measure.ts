@@ -30,7 +30,11 @@ import { auditEvents, NO_REQUEST } from "../../src/audit/events.ts";
 import { verifyChain } from "../../src/audit/verify.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
-import { createStore, type WriteCaller } from "../../src/db/store.ts";
+import {
+  type CallerWrite,
+  createStore,
+  NO_DEADLINE,
+} from "../../src/db/store.ts";
 import { spawnService } from "../support/process.ts";
 
 const flag = (name: string, fallback: string) => {
@@ -124,12 +128,14 @@ async function storeFigures(databaseUrl: string) {
     const admin = await store.users.createFirst(
       person("admin", "admin"),
       "generated",
+      NO_DEADLINE,
     );
     const targets: number[] = [];
     for (let i = 0; i < 10; i++) {
       const t = await store.users.createFirst(
         person(`t${i}`, "viewer"),
         "generated",
+        NO_DEADLINE,
       );
       if (typeof t === "string") throw new Error("seed failed");
       targets.push(t.id);
@@ -141,11 +147,12 @@ async function storeFigures(databaseUrl: string) {
       { ...admin, passwordVersion: 0 },
       3600,
       NO_REQUEST,
+      NO_DEADLINE,
     );
-    const caller: WriteCaller = {
-      id: admin.id,
-      sessionHash: token,
+    const caller: CallerWrite = {
+      caller: { account: admin, session: token },
       context: { requestId: "r", clientAddress: "127.0.0.1" },
+      writeBy: NO_DEADLINE,
     };
     // Role unchanged: the same transaction, no record. Alternating: a
     // record each on a writer's own user; on one user shared by several,
@@ -162,7 +169,10 @@ async function storeFigures(databaseUrl: string) {
       };
     for (const concurrency of [1, 10]) {
       const r = await sideBySide({
-        appends: slice(concurrency, () => store.audit.record(event)),
+        appends: slice(
+          concurrency,
+          () => store.audit.record(event, NO_DEADLINE),
+        ),
         inserts: slice(
           concurrency,
           () => db.sql.begin((tx) => tx`insert into scratch default values`),
