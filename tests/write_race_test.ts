@@ -5,6 +5,8 @@
 import { hash } from "@node-rs/bcrypt";
 import type { Account, UserAdminClient } from "@user-admin/client";
 import { assert, assertEquals } from "./support/assert.ts";
+import type { Sql, TransactionSql } from "postgres";
+import { postgresOnly } from "./support/conditions.ts";
 import { sharedService, type TestService } from "./support/service.ts";
 
 const service = sharedService();
@@ -84,3 +86,72 @@ Deno.test("two admins demoting each other at once: one succeeds, the other answe
       where id in (${a.account.id}, ${b.account.id})`;
   }
 });
+
+Deno.test({
+  ...postgresOnly(
+    "a logout and a reset of the same user, their session locks lined up: both succeed",
+  ),
+  async fn() {
+    const svc = await service();
+    const admin = await loggedInAdmin(svc);
+    const user = await loggedInAdmin(svc);
+    // A third party holds the user's session row, so the logout waits for
+    // it first and the reset (role and password) queues behind the logout.
+    // Were the reset's audit chain taken before its session delete, the
+    // released logout would hold the session and wait for the chain while
+    // the reset held the chain and waited for the session: a deadlock, one
+    // side answering 500.
+    const row = await rowLock(
+      svc.sql,
+      (tx) =>
+        tx`select 1 from sessions where user_id = ${user.account.id} for update`,
+    );
+    const logout = user.client.POST("/api/auth/logout");
+    await lockWaiters(svc.sql, 1);
+    const reset = admin.client.PATCH("/api/users/{id}", {
+      params: { path: { id: user.account.id } },
+      body: { role: "viewer", password: `${PASSWORD}-new` },
+    });
+    await lockWaiters(svc.sql, 2);
+    await row.release();
+    const [r, l] = await Promise.all([reset, logout]);
+    assertEquals(l.response.status, 200, "the logout");
+    assertEquals(r.response.status, 200, "the reset");
+    const [{ n }] = await svc.sql<{ n: number }[]>`
+      select count(*)::int as n from sessions where user_id = ${user.account.id}`;
+    assertEquals(n, 0);
+  },
+});
+
+/** A transaction that holds the rows `lock` locks until released. */
+async function rowLock(
+  sql: Sql,
+  lock: (tx: TransactionSql) => Promise<unknown>,
+) {
+  const { promise: released, resolve: release } = Promise.withResolvers<void>();
+  const { promise: locked, resolve: isLocked } = Promise.withResolvers<void>();
+  const holding = sql.begin(async (tx) => {
+    await lock(tx);
+    isLocked();
+    await released;
+  });
+  await Promise.race([locked, holding]);
+  return {
+    async release() {
+      release();
+      await holding;
+    },
+  };
+}
+
+/** Waits until `n` of this database's backends wait for a lock. */
+async function lockWaiters(sql: Sql, n: number) {
+  for (let i = 0; i < 500; i++) {
+    const [{ waiting }] = await sql<{ waiting: number }[]>`
+      select count(*)::int as waiting from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'`;
+    if (waiting >= n) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`fewer than ${n} requests ever waited for a lock`);
+}

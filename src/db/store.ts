@@ -268,6 +268,19 @@ export function createStore(sql: Sql) {
           returning ${account}, password_version as "passwordVersion", old.before`;
         if (!row) return await missing(tx, id, ifVersions);
         const { passwordVersion, before, ...updated } = row;
+        if (hash !== null) {
+          const keep = write.caller.session;
+          await tx`
+            delete from sessions where user_id = ${id} and token_hash <> ${keep}`;
+          await tx`
+            update sessions set password_version = ${passwordVersion}
+            where user_id = ${id} and token_hash = ${keep}`;
+          await clearLoginFailures(tx, id);
+        }
+        // The records last, as in every write: the chain's row is locked
+        // from the first append to the commit, so no other row lock is
+        // taken while it is held (a logout holding a session and waiting
+        // for the chain would deadlock with a reset deleting that session).
         if (role !== null && role !== before) {
           await recordAudit(
             tx,
@@ -281,13 +294,6 @@ export function createStore(sql: Sql) {
           );
         }
         if (hash !== null) {
-          const keep = write.caller.session;
-          await tx`
-            delete from sessions where user_id = ${id} and token_hash <> ${keep}`;
-          await tx`
-            update sessions set password_version = ${passwordVersion}
-            where user_id = ${id} and token_hash = ${keep}`;
-          await clearLoginFailures(tx, id);
           await recordAudit(
             tx,
             auditEvents.passwordReset(actor, updated, write.context),
