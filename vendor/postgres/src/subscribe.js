@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer'
 const noop = () => { /* noop */ }
 
 export default function Subscribe(postgres, options) {

@@ -732,4 +732,11 @@ declare namespace postgres {
   }
 }
 
-export = postgres;
+// PATCHED (see PATCHED.md): an ES module's exports instead of `export =`,
+// which Deno reads as having no default export outside an npm package.
+export default postgres;
+export import Sql = postgres.Sql;
+export import TransactionSql = postgres.TransactionSql;
+export import PendingQuery = postgres.PendingQuery;
+export import Row = postgres.Row;
+export import PostgresError = postgres.PostgresError;
