@@ -79,23 +79,58 @@ const isTransaction = (q: Sql | TransactionSql): q is TransactionSql =>
  * the record commits or rolls back with the change it records. Given the
  * pool instead, it opens a transaction of its own.
  *
- * One statement, one round trip (audit_append, migration 006): it locks the
- * chain's row until the caller commits, so appends on every instance take
- * turns and each follows the head its predecessor committed (in READ
- * COMMITTED, the default; a REPEATABLE READ transaction fails with a
- * serialisation error instead of forking the chain). It sends the record as
- * its canonical text without id and time; the database assigns those, hashes
- * the whole as verification recomputes it (src/audit/chain.ts) and stores
- * the columns from that same text.
+ * One statement (audit_append, migration 006): it locks the chain's row
+ * until the caller commits, so appends on every instance take turns and each
+ * follows the head its predecessor committed (in READ COMMITTED, the
+ * default; a REPEATABLE READ transaction fails with a serialisation error
+ * instead of forking the chain). It sends the record as its canonical text
+ * without id and time; the database assigns those, hashes the whole as
+ * verification recomputes it (src/audit/chain.ts) and stores the columns
+ * from that same text.
+ *
+ * In a transaction that `audited` opened, the append is sent without waiting
+ * for its answer, so it travels with what follows (the COMMIT, as writes
+ * record last): the chain's row, and the rows the change locked, are held
+ * one round trip less. Its answer is awaited after the COMMIT; a failed
+ * append aborted the transaction, which PostgreSQL then ends with a
+ * rollback, and `audited` throws its error: still no change without its
+ * record.
  */
 export async function recordAudit(
   q: Sql | TransactionSql,
   event: AuditEvent,
-): Promise<number> {
-  if (!isTransaction(q)) return await q.begin((tx) => recordAudit(tx, event));
-  const [{ id }] = await q<{ id: string }[]>`
-    select audit_append(${canonicalTail(event)})::text as id`;
-  return Number(id);
+): Promise<void> {
+  if (!isTransaction(q)) {
+    return await audited(q, (tx) => recordAudit(tx, event));
+  }
+  const append = q`select audit_append(${canonicalTail(event)})`;
+  const sentAhead = appendsSentAhead.get(q);
+  if (!sentAhead) {
+    await append;
+    return;
+  }
+  sentAhead.push(append.execute());
+  // Answered (and thrown) by `audited`, after the COMMIT.
+  append.catch(() => {});
+}
+
+const appendsSentAhead = new WeakMap<TransactionSql, Promise<unknown>[]>();
+
+/**
+ * A transaction whose audit appends are sent ahead (see recordAudit):
+ * resolves once it committed and every append in it succeeded.
+ */
+export async function audited<T>(
+  sql: Sql,
+  body: (tx: TransactionSql) => Promise<T>,
+): Promise<T> {
+  const sentAhead: Promise<unknown>[] = [];
+  const result = await sql.begin((tx) => {
+    appendsSentAhead.set(tx, sentAhead);
+    return body(tx);
+  });
+  await Promise.all(sentAhead);
+  return result as T;
 }
 
 /** Reading, verifying and sweeping the trail: all its SQL but the append. */

@@ -8,7 +8,7 @@ import {
 import type { Caller } from "../auth/caller.ts";
 import { canonicalKey } from "../users/canonical.ts";
 import type { Account, Role, User } from "../users/user.ts";
-import { createAuditStore, recordAudit } from "./audit.ts";
+import { audited, createAuditStore, recordAudit } from "./audit.ts";
 import { createUserList } from "./user-list.ts";
 
 /**
@@ -141,7 +141,7 @@ export function createStore(sql: Sql) {
     body: (tx: TransactionSql) => Promise<T>,
   ): Promise<T> => {
     beforeWrite(writeBy);
-    return sql.begin(body) as Promise<T>;
+    return audited(sql, body);
   };
 
   // The one mapping from a users row to what the service shows.
