@@ -5,9 +5,13 @@
 import { hash } from "@node-rs/bcrypt";
 import type { Account, UserAdminClient } from "@user-admin/client";
 import { assert, assertEquals } from "./support/assert.ts";
-import type { Sql, TransactionSql } from "postgres";
+import type { Sql } from "postgres";
 import { postgresOnly } from "./support/conditions.ts";
-import { sharedService, type TestService } from "./support/service.ts";
+import {
+  holdLocks,
+  sharedService,
+  type TestService,
+} from "./support/service.ts";
 
 const service = sharedService();
 
@@ -101,7 +105,7 @@ Deno.test({
     // released logout would hold the session and wait for the chain while
     // the reset held the chain and waited for the session: a deadlock, one
     // side answering 500.
-    const row = await rowLock(
+    const row = await holdLocks(
       svc.sql,
       (tx) =>
         tx`select 1 from sessions where user_id = ${user.account.id} for update`,
@@ -122,27 +126,6 @@ Deno.test({
     assertEquals(n, 0);
   },
 });
-
-/** A transaction that holds the rows `lock` locks until released. */
-async function rowLock(
-  sql: Sql,
-  lock: (tx: TransactionSql) => Promise<unknown>,
-) {
-  const { promise: released, resolve: release } = Promise.withResolvers<void>();
-  const { promise: locked, resolve: isLocked } = Promise.withResolvers<void>();
-  const holding = sql.begin(async (tx) => {
-    await lock(tx);
-    isLocked();
-    await released;
-  });
-  await Promise.race([locked, holding]);
-  return {
-    async release() {
-      release();
-      await holding;
-    },
-  };
-}
 
 /** Waits until `n` of this database's backends wait for a lock. */
 async function lockWaiters(sql: Sql, n: number) {

@@ -4,7 +4,7 @@
  * by startService as main.ts starts it, on a free port, and typed clients.
  * Every response that passes through it is checked for secrets on close.
  */
-import postgres, { type Sql } from "postgres";
+import postgres, { type Sql, type TransactionSql } from "postgres";
 import {
   type Account,
   createUserAdminClient,
@@ -405,20 +405,28 @@ export async function userCount(svc: Pick<TestService, "sql">) {
  * (or of the test's own) until the returned release is called: every query
  * that reads them stalls meanwhile.
  */
-export async function holdLock(
+export const holdLock = (sql: Sql, tables: string[]) =>
+  holdLocks(
+    sql,
+    (tx) => tx`lock table ${tx(tables)} in access exclusive mode`,
+  );
+
+/**
+ * Holds whatever locks `lock` takes (rows `for update`, tables) in a
+ * transaction of its own until the returned release is called.
+ */
+export async function holdLocks(
   sql: Sql,
-  tables: string[],
+  lock: (tx: TransactionSql) => Promise<unknown>,
 ): Promise<{ release(): Promise<void> }> {
-  let release!: () => void;
-  const released = new Promise<void>((r) => release = r);
-  let locked!: () => void;
-  const isLocked = new Promise<void>((r) => locked = r);
+  const { promise: released, resolve: release } = Promise.withResolvers<void>();
+  const { promise: locked, resolve: isLocked } = Promise.withResolvers<void>();
   const holding = sql.begin(async (tx) => {
-    await tx`lock table ${tx(tables)} in access exclusive mode`;
-    locked();
+    await lock(tx);
+    isLocked();
     await released;
   });
-  await Promise.race([isLocked, holding]);
+  await Promise.race([locked, holding]);
   return {
     async release() {
       release();
