@@ -29,15 +29,10 @@ export function mount<R extends RouteConfig>(
   // of middleware less on every request.
   const [guard, ...more] = [middleware ?? []].flat();
   const chain: MiddlewareHandler<AppEnv>[] = [
-    guard
-      ? (c, next) => {
-        c.set("failure", failure);
-        return guard(c, next);
-      }
-      : async (c, next) => {
-        c.set("failure", failure);
-        await next();
-      },
+    (c, next) => {
+      c.set("failure", failure);
+      return guard ? guard(c, next) : next();
+    },
     ...more,
     ...(body ? [readJsonBody(body.schema, body.malformed, answer)] : []),
   ];
