@@ -7,6 +7,7 @@
 import ts from "typescript";
 import { assertEquals } from "./support/assert.ts";
 import { NODE, withTool } from "./support/conditions.ts";
+import { diagnosticMessages, NODE_PROJECT } from "./support/node_typescript.ts";
 import { ADMIN, startService } from "./support/service.ts";
 
 const CLIENTS = new URL("../clients/", import.meta.url).pathname;
@@ -47,12 +48,7 @@ async function nodeProject(dir: string) {
 /** tsc's check and emit (JavaScript beside each source); answers the diagnostics. */
 function compile(dir: string): string[] {
   const options: ts.CompilerOptions = {
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    target: ts.ScriptTarget.ES2022,
-    lib: ["lib.es2022.d.ts", "lib.dom.d.ts", "lib.dom.iterable.d.ts"],
-    types: [],
-    strict: true,
+    ...NODE_PROJECT,
     skipLibCheck: true,
     // Deno-style imports of ./x.ts become ./x.js in the output.
     allowImportingTsExtensions: true,
@@ -60,9 +56,10 @@ function compile(dir: string): string[] {
   };
   const program = ts.createProgram([`${dir}/examples/consumer.ts`], options);
   const emitted = program.emit();
-  return [...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics].map(
-    (d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"),
-  );
+  return diagnosticMessages([
+    ...ts.getPreEmitDiagnostics(program),
+    ...emitted.diagnostics,
+  ]);
 }
 
 Deno.test(withTool(

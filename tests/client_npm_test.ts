@@ -12,6 +12,7 @@
 import ts from "typescript";
 import { assert, assertEquals } from "./support/assert.ts";
 import { NODE_AND_NPM, postgresOnly, withTool } from "./support/conditions.ts";
+import { diagnosticMessages, NODE_PROJECT } from "./support/node_typescript.ts";
 import { ADMIN, startService } from "./support/service.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -34,18 +35,8 @@ async function run(
 
 /** tsc's verdict on a typed consumer, as a Node project would compile it. */
 function typeCheck(file: string): string[] {
-  const program = ts.createProgram([file], {
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    target: ts.ScriptTarget.ES2022,
-    lib: ["lib.es2022.d.ts", "lib.dom.d.ts", "lib.dom.iterable.d.ts"],
-    types: [],
-    strict: true,
-    noEmit: true,
-  });
-  return ts.getPreEmitDiagnostics(program).map((d) =>
-    ts.flattenDiagnosticMessageText(d.messageText, "\n")
-  );
+  const program = ts.createProgram([file], { ...NODE_PROJECT, noEmit: true });
+  return diagnosticMessages(ts.getPreEmitDiagnostics(program));
 }
 
 const TYPED_CONSUMER = `
