@@ -36,6 +36,7 @@ import {
   NO_DEADLINE,
 } from "../../src/db/store.ts";
 import { spawnService } from "../support/process.ts";
+import { runWrk } from "./wrk.ts";
 
 const flag = (name: string, fallback: string) => {
   const i = Deno.args.indexOf(`--${name}`);
@@ -49,7 +50,6 @@ const chunk = Number(flag("chunk", "100"));
 const server = new URL(
   flag("url", "postgres://postgres@127.0.0.1:5432/postgres"),
 );
-const HERE = new URL("./", import.meta.url);
 const ADMIN = { username: "measure-admin", password: "measure-password" };
 
 const loadAverage = async () =>
@@ -223,31 +223,14 @@ async function wrk(
   path: string,
   env: Record<string, string>,
 ): Promise<Slice> {
-  const out = await new Deno.Command("wrk", {
-    args: [
-      "-t",
-      String(Math.min(2, connections)),
-      "-c",
-      String(connections),
-      "-d",
-      `${duration}s`,
-      "--timeout",
-      "10s",
-      "-s",
-      new URL("wrk.lua", HERE).pathname,
-      "-H",
-      `Cookie: sid=${sid}`,
-      baseUrl + path,
-    ],
+  const r = await runWrk({
+    url: baseUrl + path,
+    sid,
+    connections,
+    durationSeconds: duration,
     env: { BENCH_METHOD: "PATCH", ...env },
-  }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  const line = text.split("\n").find((l) => l.startsWith("BENCH "));
-  if (!line) throw new Error(`wrk: ${text}`);
-  const r = JSON.parse(line.slice(6));
-  const errors = r.non2xx + r.connectErrors + r.readErrors + r.writeErrors +
-    r.timeouts;
-  if (errors) throw new Error(`wrk: ${errors} errors`);
+  });
+  if (r.errors) throw new Error(`wrk: ${r.errors} errors`);
   return { ops: r.requests, seconds: r.durationUs / 1e6 };
 }
 

@@ -19,6 +19,7 @@ import {
   spawnServer,
   spawnService,
 } from "../support/process.ts";
+import { runWrk } from "./wrk.ts";
 
 const HERE = new URL("./", import.meta.url);
 const ADMIN = { username: "bench-admin", password: "bench-admin-password" };
@@ -215,25 +216,15 @@ async function wrk(
   if (load.alternate) env.BENCH_ALTERNATE = load.alternate.join("\n");
   const connections = load.connections ?? opts.connections;
   await resetPeak(target.pid);
-  const result = await run(wrkPath, [
-    "-t",
-    String(Math.min(2, connections)),
-    "-c",
-    String(connections),
-    "-d",
-    `${load.duration ?? opts.duration}s`,
-    "--timeout",
-    "10s",
-    "-s",
-    new URL("wrk.lua", HERE).pathname,
-    "-H",
-    `Cookie: sid=${sid}`,
-    ...(load.headers ?? []).flatMap((h) => ["-H", h]),
-    target.baseUrl + load.path,
-  ], env);
-  const line = result.stdout.split("\n").find((l) => l.startsWith("BENCH "));
-  if (!line) throw new Error(`wrk: ${result.stdout}\n${result.stderr}`);
-  const r = JSON.parse(line.slice(6));
+  const r = await runWrk({
+    wrkPath,
+    url: target.baseUrl + load.path,
+    sid,
+    connections,
+    durationSeconds: load.duration ?? opts.duration,
+    headers: load.headers,
+    env,
+  });
   const { hwm } = await memory(target.pid);
   return {
     requests: r.requests,
@@ -241,8 +232,7 @@ async function wrk(
     p50Ms: r.p50Us / 1000,
     p99Ms: r.p99Us / 1000,
     peakMiB: mib(hwm),
-    errors: r.non2xx + r.connectErrors + r.readErrors + r.writeErrors +
-      r.timeouts,
+    errors: r.errors,
   };
 }
 
