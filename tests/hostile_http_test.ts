@@ -180,7 +180,6 @@ Deno.test("a chunked 10 MiB body without Content-Length answers 413 long before 
         controller.enqueue(chunk);
       },
     });
-    const rssBefore = Deno.memoryUsage().rss;
     const res = await fetch(svc.baseUrl + path, {
       method,
       body,
@@ -188,10 +187,9 @@ Deno.test("a chunked 10 MiB body without Content-Length answers 413 long before 
     });
     await assertError(res, 413, "Request body too large");
     // The service stopped reading at the limit: the sender could not push it
-    // all (socket buffers took the rest), and memory did not grow by the body.
+    // all (socket buffers, about 4.5 MiB here, took the rest). Not the RSS:
+    // under --parallel other test files share this process and its memory.
     assert(pulled < 10 * MiB, `${pulled} bytes were pulled`);
-    const grown = Deno.memoryUsage().rss - rssBefore;
-    assert(grown < 8 * MiB, `rss grew by ${grown} bytes`);
   }
   assertEquals(await userCount(svc), 1);
 });
