@@ -33,7 +33,7 @@ export function createAuthHandlers(
     // Counted per username under the canonical key that finds the user (so
     // `admİn`, `ＡＤＭＩＮ` and `admin` are one), known or not, so 429 tells
     // nothing; per client address, and over all addresses up to the ceiling.
-    const throttleKey = await sha256(canonicalKey(username));
+    const throttleKey = sha256(canonicalKey(username));
     // An address is at most 45 characters; a forwarded header may hold anything.
     const client = (clientIp(c, config.TRUST_PROXY) ?? "unknown").slice(0, 64);
     const writeBy = c.get("writeBy");

@@ -49,14 +49,14 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
   });
 
   /** The token hash of the request's cookie, if it carries a well-formed one. */
-  const presentedHash = async (c: Context) => {
+  const presentedHash = (c: Context) => {
     const token = getCookie(c, SESSION_COOKIE);
-    return token && isSessionToken(token) ? await sha256(token) : undefined;
+    return token && isSessionToken(token) ? sha256(token) : undefined;
   };
 
   return {
     async caller(c) {
-      const session = await presentedHash(c);
+      const session = presentedHash(c);
       const account = session && await store.sessions.resolve(session);
       return session && account ? { account, session } : undefined;
     },
@@ -71,7 +71,7 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
     async start(c, user) {
       const token = newSessionToken();
       const started = await store.sessions.create(
-        await sha256(token),
+        sha256(token),
         user,
         config.SESSION_TTL_SECONDS,
         auditContext(c, config.TRUST_PROXY),

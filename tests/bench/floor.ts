@@ -1,8 +1,9 @@
 /**
  * The raw floor the bench compares the service with: plain Deno.serve and
  * postgres.js answering `GET /api/users` and `GET /api/auth/me` with the
- * service's SQL, the same session check (cookie -> SHA-256 -> one query
- * joining the unexpired session to its user) and byte-identical JSON bodies.
+ * service's SQL, the same session check (cookie -> SHA-256 with node:crypto
+ * -> one query joining the unexpired session to its user) and
+ * byte-identical JSON bodies.
  * The list carries the same ETag from the same version row (one more
  * query) and answers If-None-Match with 304, as the service does. Every
  * answer carries the service's headers too: a request id (made the way
@@ -17,6 +18,7 @@
  * default and the fastest measured; `agg`: PostgreSQL builds the whole
  * array; `objects`: rows as objects through JSON.stringify).
  */
+import { createHash } from "node:crypto";
 import postgres from "postgres";
 
 const url = Deno.env.get("DATABASE_URL");
@@ -30,7 +32,6 @@ const mode = Deno.env.get("FLOOR_LIST") ?? "rows";
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 const SID = /(?:^|;\s*)sid=([^;]*)/;
-const encoder = new TextEncoder();
 
 // As the service makes them: a per-process prefix and a counter.
 const instance = crypto.randomUUID().slice(0, 8);
@@ -64,9 +65,7 @@ interface Caller {
 async function caller(req: Request): Promise<Caller | undefined> {
   const token = SID.exec(req.headers.get("cookie") ?? "")?.[1];
   if (!token || !TOKEN.test(token)) return undefined;
-  const hash = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", encoder.encode(token)),
-  );
+  const hash = createHash("sha256").update(token).digest();
   const [row] = await sql<Caller[]>`
     select u.id, u.username, u.name, u.email, u.role
     from sessions s join users u on u.id = s.user_id
