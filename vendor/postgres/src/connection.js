@@ -456,9 +456,9 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     clearImmediate(nextWriteTimer)
     socket.removeListener('data', data)
     socket.removeListener('connect', connected)
-    idleTimer.cancel()
-    lifeTimer.cancel()
-    connectTimer.cancel()
+    idleTimer.clear()
+    lifeTimer.clear()
+    connectTimer.clear()
 
     socket.removeAllListeners()
     socket = null
@@ -565,7 +565,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
     query = results = errorResponse = null
     result = new Result()
-    connectTimer.cancel()
+    connectTimer.clear()
 
     if (initial) {
       if (target_session_attrs) {
@@ -1058,21 +1058,39 @@ function xor(a, b) {
 function timer(fn, seconds) {
   seconds = typeof seconds === 'function' ? seconds() : seconds
   if (!seconds)
-    return { cancel: noop, start: noop }
+    return { cancel: noop, start: noop, clear: noop }
 
-  let timer
+  // PATCHED (see PATCHED.md): the pool starts and cancels a connection's
+  // idle timer around every query. Instead of a clearTimeout and a
+  // setTimeout each time, start() and cancel() only move `due`; the one
+  // pending timeout, when it fires, re-arms itself for what is left or
+  // calls fn if still due. clear() really clears it (a closed connection).
+  let timer = null
+    , due = 0
+    , args
   return {
     cancel() {
-      timer && (clearTimeout(timer), timer = null)
+      due = 0
     },
     start() {
-      timer && clearTimeout(timer)
-      timer = setTimeout(done, seconds * 1000, arguments)
+      args = arguments
+      due = performance.now() + seconds * 1000
+      timer || (timer = setTimeout(fire, seconds * 1000))
+    },
+    clear() {
+      due = 0
+      timer && (clearTimeout(timer), timer = null)
     }
   }
 
-  function done(args) {
-    fn.apply(null, args)
+  function fire() {
     timer = null
+    if (!due)
+      return
+    const left = due - performance.now()
+    if (left > 1)
+      return timer = setTimeout(fire, left)
+    due = 0
+    fn.apply(null, args)
   }
 }
