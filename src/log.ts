@@ -15,6 +15,8 @@ export interface Logger {
   info(msg: string, fields?: LogFields): void;
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
+  /** Whether lines of this level are written: skip building them if not. */
+  enabled(level: Exclude<LogLevel, "silent">): boolean;
 }
 
 /**
@@ -41,6 +43,7 @@ export function createLogger(
     info: at("info"),
     warn: at("warn"),
     error: at("error"),
+    enabled: (lvl) => RANK[lvl] >= RANK[level],
   };
 }
 

@@ -81,6 +81,8 @@ export function deadline(
     }
     const next = pending.values().next().value;
     timer = next && setTimeout(sweep, Math.max(1, next.at - now));
+    // The timer alone must not keep a stopping process alive.
+    if (timer !== undefined) Deno.unrefTimer(timer);
   };
   return async (c, next) => {
     const { promise, resolve, reject } = Promise.withResolvers<void>();
@@ -93,18 +95,20 @@ export function deadline(
     };
     c.set("writeBy", entry.at - statementMs);
     pending.add(entry);
-    timer ??= setTimeout(sweep, ms);
+    if (timer === undefined) {
+      timer = setTimeout(sweep, ms);
+      Deno.unrefTimer(timer);
+    }
     try {
       // Whichever settles first, as Promise.race, without its array and
       // extra promise on every request.
       next().then(resolve, reject);
       await promise;
     } finally {
+      // The timer stays: it finds nothing due and stops by itself, which
+      // costs less than clearing and setting one whenever the service idles
+      // between two requests.
       pending.delete(entry);
-      if (pending.size === 0) {
-        clearTimeout(timer);
-        timer = undefined;
-      }
     }
   };
 }

@@ -39,6 +39,7 @@ export function requestScope(
     c.set("log", log);
     c.set("sessions", sessions);
     c.set("failure", MSG.internal);
+    if (!log.enabled("info")) return await headers(c, next);
     const started = performance.now();
     await headers(c, next);
     log.info("request", {
