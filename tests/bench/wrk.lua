@@ -3,6 +3,11 @@
 --   BENCH_BODY    a fixed JSON body
 --   BENCH_CREATE  a prefix: each request creates a new user named from it
 --   BENCH_ALTERNATE  two JSON bodies on two lines: requests alternate them
+--   BENCH_TARGETS  comma-separated ids appended to the URL's path: each
+--                  thread cycles through its own share of them, and with
+--                  BENCH_ALTERNATE each pass over its share sends the next
+--                  body (so every request changes its target)
+--   BENCH_THREADS  wrk's thread count (set by wrk.ts)
 -- On exit it prints one line, "BENCH {json}", that bench.ts reads.
 
 local method = os.getenv("BENCH_METHOD") or "GET"
@@ -12,6 +17,12 @@ local alternate = {}
 for line in (os.getenv("BENCH_ALTERNATE") or ""):gmatch("[^\n]+") do
   alternate[#alternate + 1] = line
 end
+
+local targets = {}
+for id in (os.getenv("BENCH_TARGETS") or ""):gmatch("[^,]+") do
+  targets[#targets + 1] = id
+end
+local threads = tonumber(os.getenv("BENCH_THREADS") or "1")
 
 local next_thread = 1
 function setup(thread)
@@ -24,9 +35,19 @@ function init(args)
   wrk.method = method
   wrk.headers["Content-Type"] = "application/json"
   if body then wrk.body = body end
+  -- This thread's share of the targets: no two threads touch one target.
+  mine = {}
+  for i = thread_id, #targets, threads do mine[#mine + 1] = targets[i] end
 end
 
 function request()
+  if #mine > 0 then
+    counter = counter + 1
+    local pass = math.floor((counter - 1) / #mine)
+    local target = mine[(counter - 1) % #mine + 1]
+    local b = #alternate == 2 and alternate[pass % 2 + 1] or body
+    return wrk.format(nil, wrk.path .. target, nil, b)
+  end
   if #alternate == 2 then
     counter = counter + 1
     return wrk.format(nil, nil, nil, alternate[counter % 2 + 1])

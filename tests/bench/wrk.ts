@@ -22,10 +22,11 @@ export async function runWrk(options: {
   wrkPath?: string;
 }): Promise<WrkRun> {
   const { connections } = options;
+  const threads = Math.min(2, connections);
   const out = await new Deno.Command(options.wrkPath ?? "wrk", {
     args: [
       "-t",
-      String(Math.min(2, connections)),
+      String(threads),
       "-c",
       String(connections),
       "-d",
@@ -39,7 +40,7 @@ export async function runWrk(options: {
       ...(options.headers ?? []).flatMap((h) => ["-H", h]),
       options.url,
     ],
-    env: options.env,
+    env: { ...options.env, BENCH_THREADS: String(threads) },
   }).output();
   const stdout = new TextDecoder().decode(out.stdout);
   const line = stdout.split("\n").find((l) => l.startsWith("BENCH "));
