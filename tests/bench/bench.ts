@@ -626,7 +626,7 @@ async function main() {
         auditRatio.toFixed(2)
       }, median of ${opts.rounds} rounds (${
         patch.as.map((x, i) => (x.rps / patch.bs[i].rps).toFixed(2)).join(", ")
-      }; target >= 0.85)`,
+      }; the target is 0.85)`,
     );
     await measure("POST /api/auth/login (bcrypt)", {
       path: "/api/auth/login",
