@@ -191,7 +191,7 @@ export function createAuditStore(sql: Sql) {
               anchor_id: string;
               anchor_hash: Uint8Array;
             }[]
-          >`select head_id::text, head_hash, anchor_id::text, anchor_hash from audit_chain`;
+          >`select head_id::text, head_hash, anchor_id::text, anchor_hash from audit_chain where singleton`;
           const cursor = tx<
             (Row & { prev_hash: Uint8Array; hash: Uint8Array })[]
           >`
@@ -237,7 +237,7 @@ export function createAuditStore(sql: Sql) {
                where time < now() - make_interval(secs => ${
           retentionDays * 86_400
         })),
-              (select anchor_id from audit_chain) + ${batchSize}
+              (select anchor_id from audit_chain where singleton) + ${batchSize}
             ) as id
           ), gone as (
             delete from audit_events where id <= (select id from cutoff)
@@ -246,7 +246,7 @@ export function createAuditStore(sql: Sql) {
             select id, hash from gone order by id desc limit 1
           ), moved as (
             update audit_chain c set anchor_id = last.id, anchor_hash = last.hash
-            from last where last.id > c.anchor_id
+            from last where c.singleton and last.id > c.anchor_id
           )
           select count(*)::int as n from gone`;
         removed += n;

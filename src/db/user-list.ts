@@ -149,7 +149,7 @@ export function createUserList(sql: Sql, user: PendingQuery<Row[]>) {
      */
     async listVersion(): Promise<string> {
       const [{ version }] = await sql<{ version: string }[]>`
-        select version::text from users_version`;
+        select version::text from users_version where singleton`;
       return version;
     },
 

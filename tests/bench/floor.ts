@@ -125,7 +125,7 @@ const server = Deno.serve({
       if (!who) return fail(401, "Unauthorised");
       if (who.role !== "admin") return fail(403, "Forbidden");
       const [{ version }] = await sql<{ version: string }[]>`
-        select version::text from users_version`;
+        select version::text from users_version where singleton`;
       const etag = `"l${version}"`;
       if (req.headers.get("if-none-match") === etag) {
         return new Response(null, { status: 304, headers: headers({ etag }) });
