@@ -18,8 +18,9 @@
  * the verify walk.
  *
  * wrk: the service as a process, driven by wrk with the bench's script
- * (tests/bench/wrk.lua, `--connections`): PATCH /api/users/:id role
- * alternating (a record each) beside role unchanged (none), `--duration`
+ * (tests/bench/wrk.lua, `--connections`) on 200 users split between its
+ * threads: PATCH /api/users/:id role alternating (a record each) beside role
+ * unchanged (none), `--duration`
  * seconds a slice, as bench.ts runs them.
  *
  * Each mode creates and drops a database of its own on that server.
@@ -247,19 +248,19 @@ async function wrkFigures(databaseUrl: string) {
   });
   await login.body?.cancel();
   const sid = /sid=([^;]+)/.exec(login.headers.get("set-cookie") ?? "")![1];
-  const created = await fetch(`${service.baseUrl}/api/users`, {
-    method: "POST",
-    headers: { "content-type": "application/json", cookie: `sid=${sid}` },
-    body: JSON.stringify({
-      username: "someone",
-      name: "Someone",
-      email: "someone@example.com",
-      password: "someone-password",
-      role: "viewer",
-    }),
-  });
-  const { id } = await created.json();
-  const path = `/api/users/${id}`;
+  // 200 viewers, split between wrk's threads (wrk.lua's BENCH_TARGETS): no
+  // two requests race on one user, so every alternating request changes a
+  // role and writes one record, as in `deno task bench`.
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  const passwordHash = await hash("measure-password", 10);
+  const targets = (await sql<{ id: number }[]>`
+    insert into users (username, username_key, name, name_key, email,
+      email_key, role, password_hash)
+    select 'm' || g, 'm' || g, 'M ' || g, 'm ' || g, 'm' || g || '@example.com',
+      'm' || g || '@example.com', 'viewer', ${passwordHash}
+    from generate_series(1, 200) g
+    returning id`).map((r) => r.id);
+  const path = "/api/users/";
   console.log(`wrk, ${connections} connections [load ${await loadAverage()}]`);
   await using probe = databaseProbe(databaseUrl);
   const cpu = {
@@ -269,12 +270,16 @@ async function wrkFigures(databaseUrl: string) {
   let records = 0;
   const run =
     (load: keyof typeof cpu, env: Record<string, string>) => async () => {
+      await sql`update users set role = 'viewer' where id in ${sql(targets)}`;
       const before = {
         records: await probe.records(),
         deno: await cpuSeconds([service.pid]),
         postgres: await cpuSeconds(await probe.backends()),
       };
-      const s = await wrk(service.baseUrl, sid, path, env);
+      const s = await wrk(service.baseUrl, sid, path, {
+        ...env,
+        BENCH_TARGETS: targets.join(","),
+      });
       if (load === "alternating") {
         records += await probe.records() - before.records;
       }
@@ -312,6 +317,7 @@ async function wrkFigures(databaseUrl: string) {
       ms("unchanged", "deno")
     } / ${ms("unchanged", "postgres")} (warm-up included)`,
   );
+  await sql.end();
 }
 
 /** User and system CPU seconds the processes used so far (gone ones count 0). */
