@@ -27,10 +27,12 @@ export function createLogger(
   level: LogLevel = "info",
   write: (line: string) => void = (line) => console.log(line),
 ): Logger {
+  const enabled = (lvl: Exclude<LogLevel, "silent">) =>
+    RANK[lvl] >= RANK[level];
   const at =
     (lvl: Exclude<LogLevel, "silent">) =>
     (msg: string, fields: LogFields = {}) => {
-      if (RANK[lvl] < RANK[level]) return;
+      if (!enabled(lvl)) return;
       write(JSON.stringify({
         time: new Date().toISOString(),
         level: lvl,
@@ -43,7 +45,7 @@ export function createLogger(
     info: at("info"),
     warn: at("warn"),
     error: at("error"),
-    enabled: (lvl) => RANK[lvl] >= RANK[level],
+    enabled,
   };
 }
 

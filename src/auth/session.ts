@@ -86,7 +86,7 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
     },
 
     async end(c) {
-      const hash = await presentedHash(c);
+      const hash = presentedHash(c);
       if (hash) {
         await store.sessions.revoke(
           hash,
