@@ -71,13 +71,9 @@ const toRecord = (r: Row): AuditRecord => ({
   clientAddress: r.client_address,
 });
 
-const isTransaction = (q: Sql | TransactionSql): q is TransactionSql =>
-  "savepoint" in q;
-
 /**
  * Appends one record to the audit trail inside the caller's transaction, so
- * the record commits or rolls back with the change it records. Given the
- * pool instead, it opens a transaction of its own.
+ * the record commits or rolls back with the change it records.
  *
  * One statement (audit_append, migration 006): it locks the chain's row
  * until the caller commits, so appends on every instance take turns and each
@@ -97,14 +93,11 @@ const isTransaction = (q: Sql | TransactionSql): q is TransactionSql =>
  * record.
  */
 export async function recordAudit(
-  q: Sql | TransactionSql,
+  tx: TransactionSql,
   event: AuditEvent,
 ): Promise<void> {
-  if (!isTransaction(q)) {
-    return await audited(q, (tx) => recordAudit(tx, event));
-  }
-  const append = q`select audit_append(${canonicalTail(event)})`;
-  const sentAhead = appendsSentAhead.get(q);
+  const append = tx`select audit_append(${canonicalTail(event)})`;
+  const sentAhead = appendsSentAhead.get(tx);
   if (!sentAhead) {
     await append;
     return;
@@ -143,8 +136,6 @@ export function createAuditStore(sql: Sql) {
     details, request_id, client_address`;
 
   return {
-    record: (event: AuditEvent) => recordAudit(sql, event),
-
     /** Newest first, at most `limit`, after the filters. */
     async list(q: AuditQuery): Promise<AuditRecord[]> {
       const rows = await sql<Row[]>`

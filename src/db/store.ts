@@ -517,14 +517,12 @@ export function createStore(sql: Sql) {
     },
   };
 
-  const audit = createAuditStore(sql);
-
   return {
     users,
     sessions,
     loginThrottle,
     audit: {
-      ...audit,
+      ...createAuditStore(sql),
       /** One record in a transaction of its own (see recordAudit). */
       record: (event: AuditEvent, writeBy: WriteBy) =>
         transaction(writeBy, (tx) => recordAudit(tx, event)),
