@@ -37,6 +37,7 @@ import {
   NO_DEADLINE,
 } from "../../src/db/store.ts";
 import { spawnService } from "../support/process.ts";
+import { inTurns } from "./turns.ts";
 import { runWrk } from "./wrk.ts";
 
 const flag = (name: string, fallback: string) => {
@@ -62,27 +63,17 @@ interface Slice {
   seconds: number;
 }
 
-/**
- * Runs each load's slice `rounds` times, taking turns, and returns each
- * load's total rate per second.
- */
+/** Each load's total rate per second over its slices, taken in turns (turns.ts). */
 async function sideBySide(
   loads: Record<string, () => Promise<Slice>>,
 ): Promise<Record<string, number>> {
-  const names = Object.keys(loads);
-  const totals = Object.fromEntries(
-    names.map((n) => [n, { ops: 0, seconds: 0 }]),
-  );
-  for (const n of names) await loads[n](); // warm-up
-  for (let round = 0; round < rounds; round++) {
-    for (const n of round % 2 ? [...names].reverse() : names) {
-      const s = await loads[n]();
-      totals[n].ops += s.ops;
-      totals[n].seconds += s.seconds;
-    }
-  }
+  const slices = await inTurns(loads, rounds);
   return Object.fromEntries(
-    names.map((n) => [n, totals[n].ops / totals[n].seconds]),
+    Object.entries(slices).map(([n, s]) => [
+      n,
+      s.reduce((ops, x) => ops + x.ops, 0) /
+      s.reduce((seconds, x) => seconds + x.seconds, 0),
+    ]),
   );
 }
 

@@ -28,6 +28,7 @@ import {
   spawnServer,
   spawnService,
 } from "../support/process.ts";
+import { inTurns } from "./turns.ts";
 import { runWrk } from "./wrk.ts";
 
 const HERE = new URL("./", import.meta.url);
@@ -364,8 +365,8 @@ interface Row {
   scenario: string;
   service: Measured;
   floor?: Measured;
-  /** Median of the rounds' service/floor ratios, and their lowest and highest. */
-  ratio?: { median: number; low: number; high: number };
+  /** Median of the rounds' service/floor ratios, their lowest and highest, and each. */
+  ratio?: { median: number; low: number; high: number; rounds: number[] };
   note?: string;
 }
 
@@ -384,42 +385,35 @@ function medianRun(runs: Measured[]): Measured {
   };
 }
 
-/**
- * Two loads measured in turns, `opts.rounds` times (after a warm-up of
- * each): what a ratio between them is read from. Each round runs both,
- * the first going second in the next round, so a drift of the machine
- * weighs on both sides alike.
- */
+/** Two loads measured in turns (turns.ts): the ratio a/b of each round, and their median. */
 async function paired(
   a: () => Promise<Measured>,
   b: () => Promise<Measured>,
   warmUp: () => Promise<unknown>,
 ) {
-  await warmUp();
-  const as: Measured[] = [];
-  const bs: Measured[] = [];
-  for (let round = 0; round < opts.rounds; round++) {
-    if (round % 2 === 0) {
-      as.push(await a());
-      bs.push(await b());
-    } else {
-      bs.push(await b());
-      as.push(await a());
-    }
-  }
-  const ratios = as.map((x, i) => x.rps / bs[i].rps);
+  const { a: as, b: bs } = await inTurns({ a, b }, opts.rounds, warmUp);
+  const rounds = as.map((x, i) => x.rps / bs[i].rps);
   return {
     a: medianRun(as),
     b: medianRun(bs),
     as,
     bs,
     ratio: {
-      median: median(ratios),
-      low: Math.min(...ratios),
-      high: Math.max(...ratios),
+      median: median(rounds),
+      low: Math.min(...rounds),
+      high: Math.max(...rounds),
+      rounds,
     },
   };
 }
+
+/** The rounds' ratios as the notes list them. */
+const roundList = (ratio: { rounds: number[] }) =>
+  ratio.rounds.map((r) => r.toFixed(2)).join(", ");
+
+/** The rounds' lowest and highest ratio, as the targets give them. */
+const roundRange = (ratio: { low: number; high: number }) =>
+  `rounds ${ratio.low.toFixed(2)}–${ratio.high.toFixed(2)}`;
 
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString("en-US", {
@@ -535,7 +529,7 @@ async function main() {
         row = { scenario, service: p.a, floor: p.b, ratio: p.ratio };
         notes.push(
           `${scenario}: service/floor in ${opts.rounds} rounds: ${
-            p.as.map((x, i) => (x.rps / p.bs[i].rps).toFixed(2)).join(", ")
+            roundList(p.ratio)
           } (median ${p.ratio.median.toFixed(2)})`,
         );
       } else {
@@ -629,7 +623,7 @@ async function main() {
       } records per request): ${
         auditRatio.toFixed(2)
       }, median of ${opts.rounds} rounds (${
-        patch.as.map((x, i) => (x.rps / patch.bs[i].rps).toFixed(2)).join(", ")
+        roundList(patch.ratio)
       }; the target is 0.85)`,
     );
     await measure("POST /api/auth/login (bcrypt)", {
@@ -764,12 +758,12 @@ async function main() {
     const healthRow = row("GET /health");
     const targets: [string, string, boolean][] = [];
     for (const r of [listRow, meRow]) {
-      const { median: ratio, low, high } = r.ratio!;
+      const ratio = r.ratio!.median;
       targets.push([
         `${r.scenario}: ≥ 0.85 × floor req/s`,
         `${ratio.toFixed(2)} × (${fmt(r.service.rps)} vs ${
           fmt(r.floor!.rps)
-        }; rounds ${low.toFixed(2)}–${high.toFixed(2)})`,
+        }; ${roundRange(r.ratio!)})`,
         ratio >= 0.85,
       ]);
       targets.push([
@@ -782,7 +776,7 @@ async function main() {
       "PATCH role with its audit record: ≥ 0.85 × the same PATCH recording nothing",
       `${auditRatio.toFixed(2)} × (${fmt(patch.a.rps)} vs ${
         fmt(patch.b.rps)
-      }; rounds ${patch.ratio.low.toFixed(2)}–${patch.ratio.high.toFixed(2)}; ${
+      }; ${roundRange(patch.ratio)}; ${
         perRequest(patch.as).toFixed(2)
       } records per request)`,
       auditRatio >= 0.85,
