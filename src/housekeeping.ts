@@ -23,6 +23,8 @@ export function startHousekeeping(
         config.LOGIN_WINDOW_SECONDS,
         NO_DEADLINE,
       );
+      // Records a failed seal left behind, before the retention sweep.
+      await store.audit.seal();
       const auditRecords = await store.audit.sweep(
         config.AUDIT_RETENTION_DAYS,
       );

@@ -106,7 +106,10 @@ export async function startService(
     throw e;
   }
   try {
-    let store = createStore(db.sql);
+    let store = createStore(db.sql, {
+      sealFailed: (cause) =>
+        log.error("audit records left to the next seal", { cause }),
+    });
     if (metrics) store = countInFlight(store, metrics.dbInFlight);
     const generated = await ensureFirstAdmin(store, passwords, config, log);
     const app = createApp({ store, config, log, passwords, metrics });
@@ -133,6 +136,7 @@ export async function startService(
       async close() {
         await stopServers();
         housekeeping.stop();
+        await store.stop();
         await openDb.close();
       },
     };

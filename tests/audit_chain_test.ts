@@ -40,6 +40,7 @@ Deno.test("the first record's hash is SHA-256 over 32 zero bytes and its canonic
     requestId: "req-1",
     clientAddress: "192.0.2.7",
   }, NO_DEADLINE);
+  await a.store.audit.seal();
   const [r] = await a.db.sql<{ time: string; prev: string; hash: string }[]>`
     select to_char(time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as time,
       encode(prev_hash, 'hex') as prev, encode(hash, 'hex') as hash
@@ -87,6 +88,7 @@ Deno.test(`the database hashes any record's text as verification recomputes it (
   const events = fc.sample(event, { numRuns: 60, seed: SEED });
   await using a = await auditDatabase();
   for (const e of events) await a.store.audit.record(e, NO_DEADLINE);
+  await a.store.audit.seal();
   const result = await a.store.audit.walk(async (ends, batches) => {
     for await (const batch of batches) {
       for (const r of batch) {

@@ -37,6 +37,7 @@ export async function auditDatabase(): Promise<AuditDatabase> {
       return current!.store;
     },
     async close() {
+      await current?.store.stop();
       await current?.db.close();
       current = undefined;
     },
@@ -44,6 +45,7 @@ export async function auditDatabase(): Promise<AuditDatabase> {
       current ??= await open();
     },
     async [Symbol.asyncDispose]() {
+      await current?.store.stop();
       await current?.db.close();
       await database[Symbol.asyncDispose]();
     },
@@ -56,8 +58,9 @@ const context = (n: number): AuditContext => ({
 });
 
 /**
- * `n` records of every kind the trail holds, each appended in a transaction
- * of its own through `recordAudit`, as the writers do.
+ * `n` records of every kind the trail holds, each added in a transaction of
+ * its own through `recordAudit`, as the writers do, then sealed into the
+ * chain.
  */
 export async function writeRecords(store: Store, n: number, from = 0) {
   for (let i = from; i < from + n; i++) {
@@ -77,6 +80,7 @@ export async function writeRecords(store: Store, n: number, from = 0) {
     ];
     await store.audit.record(events[i % events.length], NO_DEADLINE);
   }
+  await store.audit.seal();
 }
 
 /** Runs `deno task audit:verify` against the database of `env`. */
@@ -84,14 +88,34 @@ export function verifyTask(env: Record<string, string>) {
   return runScript("src/cli/audit-verify.ts", [], env);
 }
 
-/** Makes every insert into audit_events fail, as a database failing halfway would. */
-export const FAIL_AUDIT = `
-  create function audit_fail() returns trigger language plpgsql
-    as $$ begin raise exception 'injected audit failure'; end $$;
-  create trigger audit_fail before insert on audit_events
-    for each row execute function audit_fail();`;
-/** Undoes FAIL_AUDIT. */
-export const HEAL_AUDIT =
-  `drop trigger audit_fail on audit_events; drop function audit_fail();`;
+/** SQL that makes every insert into `table` fail, and SQL that undoes it. */
+function failingInserts(table: string, name: string) {
+  return {
+    fail: `
+      create function ${name}() returns trigger language plpgsql
+        as $$ begin raise exception 'injected ${name}'; end $$;
+      create trigger ${name} before insert on ${table}
+        for each row execute function ${name}();`,
+    heal: `drop trigger ${name} on ${table}; drop function ${name}();`,
+  };
+}
+
+/**
+ * Makes every write's insert of its record fail (into audit_pending, where a
+ * write adds it), as a database failing halfway would; HEAL_AUDIT undoes it.
+ */
+export const { fail: FAIL_AUDIT, heal: HEAL_AUDIT } = failingInserts(
+  "audit_pending",
+  "audit_failure",
+);
+
+/**
+ * Makes every seal fail (its insert into audit_events), after the writes
+ * whose records it would seal committed; HEAL_SEAL undoes it.
+ */
+export const { fail: FAIL_SEAL, heal: HEAL_SEAL } = failingInserts(
+  "audit_events",
+  "seal_failure",
+);
 
 export { recordAudit };

@@ -63,6 +63,8 @@ Deno.test("three writers on separate pools creating the same users at once leave
     );
     const created = outcomes.flat().filter((o) => o !== "duplicate");
     assertEquals(created.length, USERNAMES);
+    // Each writer seals what it wrote, as an instance does when it stops.
+    await Promise.all(stores.map((store) => store.stop()));
     const rows = await a.db.sql<{ id: string; target_id: number }[]>`
       select id::text as id, target_id from audit_events order by audit_events.id`;
     assertEquals(
@@ -87,39 +89,52 @@ Deno.test("three writers on separate pools creating the same users at once leave
 
 Deno.test({
   name:
-    "an append in a REPEATABLE READ transaction that missed a newer record fails to serialise instead of forking the chain",
+    "a record written in a REPEATABLE READ transaction is sealed after a newer one; a seal in one that missed a newer seal fails to serialise instead of forking the chain",
   // The embedded database has one connection: no two transactions interleave.
   ignore: ON_EMBEDDED,
   async fn() {
     await using a = await auditDatabase();
     await writeRecords(a.store, 3);
     const other = postgres(a.env.DATABASE_URL, { max: 1, onnotice: () => {} });
+    const late = (n: number) =>
+      auditEvents.logout({ id: 1, username: `late${n}` }, {
+        requestId: `late${n}`,
+        clientAddress: null,
+      });
     try {
+      // A writer never reads the chain: its snapshot does not matter.
+      await other.begin("isolation level repeatable read", async (tx) => {
+        await tx`select 1`; // the snapshot: three records
+        await writeRecords(a.store, 1, 3); // a fourth is sealed meanwhile
+        await recordAudit(tx, late(5));
+      });
+      await a.store.audit.seal();
+      // A seal reads the head: from an old snapshot it must not append.
       const failure = await other.begin(
         "isolation level repeatable read",
         async (tx) => {
-          await tx`select 1`; // the snapshot: three records
-          await writeRecords(a.store, 1, 3); // a fourth commits meanwhile
-          await recordAudit(
-            tx,
-            auditEvents.logout({ id: 1, username: "late" }, {
-              requestId: "late",
-              clientAddress: null,
-            }),
-          );
+          await tx`select 1`; // the snapshot: five records
+          await writeRecords(a.store, 1, 5); // a sixth is sealed meanwhile
+          await recordAudit(tx, late(7));
+          await tx`select audit_seal(1000)`;
         },
       ).then(() => undefined, (e) => e);
       assertEquals((failure as { code?: string })?.code, "40001");
     } finally {
       await other.end();
     }
+    const records = await a.store.audit.list({ limit: 10 });
+    assertEquals(
+      records.map((r) => [r.id, r.requestId]),
+      [[6, "test-5"], [5, "late5"], [4, "test-3"], [3, "test-2"], [
+        2,
+        "test-1",
+      ], [1, "test-0"]],
+    );
     await a.close();
     const run = await verifyTask(a.env);
     assertEquals(run.code, 0, run.stderr);
-    assertEquals(
-      run.stdout.split(",")[0],
-      "Audit trail intact: 4 records",
-    );
+    assertEquals(run.stdout.split(",")[0], "Audit trail intact: 6 records");
   },
 });
 

@@ -1,9 +1,9 @@
 /**
- * Every users write bumps the one row of users_version and every audit
- * record moves the one row of audit_chain. Under a sustained write rate those
+ * Every users write bumps the one row of users_version and every seal of
+ * audit records moves the one row of audit_chain. Under a sustained write rate those
  * one-row tables grow by pages of dead versions, and a scan would read them
  * all while writers take turns; migration 007 makes both functions find the
- * row by its primary key. Counted by PostgreSQL's own statistics: the writes
+ * row by its primary key, and 008's seal does the same. Counted by PostgreSQL's own statistics: the writes
  * add index scans of each table and not one sequential scan.
  */
 import { canonicalTail } from "../src/audit/chain.ts";
@@ -17,7 +17,7 @@ interface Scans {
   idx: number;
 }
 
-Deno.test("users writes and audit appends find their one-row tables by key, never by a scan", async () => {
+Deno.test("users writes and audit seals find their one-row tables by key, never by a scan", async () => {
   await using audit = await auditDatabase();
   const conn = await audit.db.sql.reserve();
   try {
@@ -40,13 +40,18 @@ Deno.test("users writes and audit appends find their one-row tables by key, neve
           email_key, role, password_hash)
         values (${`s${i}`}, ${`s${i}`}, 'S', 's', ${`s${i}@example.com`},
           ${`s${i}@example.com`}, 'viewer', 'not-a-hash')`;
-      // The append as the store sends it (recordAudit needs a transaction
-      // of the pool; this one backend is reserved).
+      // A record and its seal as the store sends them (recordAudit needs
+      // a transaction of the pool; this one backend is reserved).
       const event = auditEvents.logout({ id: 1, username: "someone" }, {
         requestId: `singleton-${i}`,
         clientAddress: "192.0.2.1",
       });
-      await conn`select audit_append(${canonicalTail(event)})`;
+      await conn`insert into audit_pending (tail) values (${
+        canonicalTail(event)
+      })`;
+      const [{ sealed }] = await conn<{ sealed: number }[]>`
+        select audit_seal(1000) as sealed`;
+      assertEquals(sealed, 1);
     }
     const after = await scans();
     for (const table of ["users_version", "audit_chain"]) {

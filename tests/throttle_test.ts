@@ -156,8 +156,10 @@ Deno.test("the throttle lives in the database, so every instance on it sees the 
   const { sql } = await service();
   const svc = await throttled({ LOGIN_MAX_FAILURES: "4" });
   // A second instance: its own app, nothing shared with the first but the database.
+  const otherStore = createStore(sql);
+  await using _sealed = { [Symbol.asyncDispose]: otherStore.stop };
   const other = createApp({
-    store: createStore(sql),
+    store: otherStore,
     config: svc.config,
     log: createLogger("silent"),
   });

@@ -45,9 +45,9 @@ export function canonicalJson(value: unknown): string {
 /**
  * The canonical serialisation of a record's content: a JSON array in a fixed
  * field order. Changing it breaks every existing chain, so it never changes.
- * Written as its id, its time and `canonicalTail`, because the append
- * (audit_append, migration 006) learns the id and time only in the database
- * and puts them in front of the tail the same way.
+ * Written as its id, its time and `canonicalTail`, because the seal
+ * (audit_seal, migration 008) learns the id only in the database and puts
+ * it and the time in front of the tail the same way.
  */
 export function canonicalContent(r: AuditContent): string {
   return `[${canonicalJson(r.id)},${canonicalJson(r.time)},${canonicalTail(r)}`;
@@ -55,7 +55,7 @@ export function canonicalContent(r: AuditContent): string {
 
 /**
  * The canonical content after the id and the time (the rest of the array,
- * closing bracket included): what a writer knows before the append.
+ * closing bracket included): what a writer knows and adds to the trail.
  */
 export function canonicalTail(r: Omit<AuditContent, "id" | "time">): string {
   return `${
@@ -74,7 +74,8 @@ export function canonicalTail(r: Omit<AuditContent, "id" | "time">): string {
 
 /**
  * SHA-256 over the previous record's hash and this record's canonical
- * content: the one function both appending and verifying use.
+ * content: what the seal computes in SQL and verification here, compared
+ * by tests/audit_chain_test.ts.
  */
 export function chainHash(prevHash: Uint8Array, content: AuditContent) {
   return new Uint8Array(

@@ -4,7 +4,14 @@ import { chainHash, hex, sameBytes } from "./chain.ts";
 export type Tampering = "altered" | "removed" | "inserted";
 
 export type Verification =
-  | { ok: true; count: number; headId: number; headHash: string }
+  | {
+    ok: true;
+    count: number;
+    headId: number;
+    headHash: string;
+    /** Records committed but not yet sealed: not in the chain, not checked. */
+    pending: number;
+  }
   | {
     ok: false;
     /** The first record found altered, removed or inserted. */
@@ -19,7 +26,7 @@ export type Verification =
  * Walks the chain oldest first. The oldest kept record must follow the
  * sweep's anchor (the last record removed by retention, or the genesis),
  * each record must follow the one before it by id and by hash and hash to
- * what it stores, and the newest must be the head the appends left. So a
+ * what it stores, and the newest must be the head the seals left. So a
  * record altered, removed (first, last or between) or inserted anywhere is
  * named; only records replaced together with every hash after them and the
  * head itself go unseen, which is why the head's hash is worth keeping
@@ -102,5 +109,11 @@ export async function verifyChain(
       `record #${prev.id} was altered: it is not the chain's head`,
     );
   }
-  return { ok: true, count, headId: ends.headId, headHash: hex(ends.headHash) };
+  return {
+    ok: true,
+    count,
+    headId: ends.headId,
+    headHash: hex(ends.headHash),
+    pending: ends.pending,
+  };
 }

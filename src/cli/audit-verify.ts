@@ -6,7 +6,8 @@
  *   deno task audit:verify
  *
  * Exit 0: intact, with the count and the head's hash (worth keeping
- * elsewhere: it pins everything before it). Exit 1: the first record
+ * elsewhere: it pins everything before it), and how many records wait to be
+ * sealed into the chain (a service stopped before its seal leaves some). Exit 1: the first record
  * altered, removed or inserted. Exit 2: it could not be checked at all.
  */
 import { ConfigError, loadConfig } from "../config.ts";
@@ -46,5 +47,9 @@ if (!result.ok) {
 }
 console.log(
   `Audit trail intact: ${result.count} records` +
-    (result.count ? `, head #${result.headId} sha256 ${result.headHash}` : ""),
+    (result.count ? `, head #${result.headId} sha256 ${result.headHash}` : "") +
+    // Sealed by the next write, read of the trail or housekeeping sweep.
+    (result.pending
+      ? `; ${result.pending} more committed, not yet sealed into the chain`
+      : ""),
 );

@@ -62,12 +62,14 @@ const db = await openDatabase(config).catch((e) =>
 );
 try {
   const { username, name, email } = checked.account;
-  const outcome = await createStore(db.sql).users.upsertAdmin({
+  const store = createStore(db.sql);
+  const outcome = await store.users.upsertAdmin({
     username,
     name,
     email,
     passwordHash: await createPasswordHasher(config.BCRYPT_COST).hash(password),
   }, NO_DEADLINE);
+  await store.stop();
   console.log(
     outcome === "created"
       ? `Created admin "${username}".`

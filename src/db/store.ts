@@ -8,7 +8,13 @@ import {
 import type { Caller } from "../auth/caller.ts";
 import { canonicalKey } from "../users/canonical.ts";
 import type { Account, Role, User } from "../users/user.ts";
-import { audited, createAuditStore, recordAudit } from "./audit.ts";
+import {
+  audited,
+  type AuditQuery,
+  createAuditStore,
+  createSealer,
+  recordAudit,
+} from "./audit.ts";
 import { createUserList } from "./user-list.ts";
 
 /**
@@ -129,7 +135,23 @@ async function clearLoginFailures(tx: TransactionSql, userId: number) {
  * typed outcome, never HTTP. Every write takes its `WriteBy`, checked before
  * it begins (and, for a caller's write, again once its rows are locked).
  */
-export function createStore(sql: Sql) {
+export function createStore(
+  sql: Sql,
+  {
+    sealFailed = (cause: unknown) => {
+      throw cause;
+    },
+  }: {
+    /**
+     * A seal that failed, after its writes committed: they stand, and their
+     * records wait for the next seal. The service logs it; by default it is
+     * thrown, uncaught when the seal ran on its own.
+     */
+    sealFailed?: (cause: unknown) => void;
+  } = {},
+) {
+  const sealer = createSealer(sql, sealFailed);
+  const auditStore = createAuditStore(sql);
   /**
    * A transaction that begins only while its deadline allows. (Checked
    * again before COMMIT, it would roll back more often after an outage, and
@@ -141,7 +163,7 @@ export function createStore(sql: Sql) {
     body: (tx: TransactionSql) => Promise<T>,
   ): Promise<T> => {
     beforeWrite(writeBy);
-    return audited(sql, body);
+    return audited(sql, sealer, body);
   };
 
   // The one mapping from a users row to what the service shows.
@@ -277,10 +299,8 @@ export function createStore(sql: Sql) {
             where user_id = ${id} and token_hash = ${keep}`;
           await clearLoginFailures(tx, id);
         }
-        // The records last, as in every write: the chain's row is locked
-        // from the first append to the commit, so no other row lock is
-        // taken while it is held (a logout holding a session and waiting
-        // for the chain would deadlock with a reset deleting that session).
+        // The records last, as in every write: sent with the COMMIT, they
+        // cost the rows this write holds no extra round trip (recordAudit).
         if (role !== null && role !== before) {
           await recordAudit(
             tx,
@@ -522,7 +542,19 @@ export function createStore(sql: Sql) {
     sessions,
     loginThrottle,
     audit: {
-      ...createAuditStore(sql),
+      ...auditStore,
+      /** As the trail's store lists, after sealing: every committed record is shown. */
+      async list(q: AuditQuery) {
+        await sealer.now();
+        return await auditStore.list(q);
+      },
+      /**
+       * Seals every record committed so far into the chain (by default a
+       * write's records are sealed within moments, without waiting): before
+       * the trail is read, and for records a failed seal or an ended
+       * process left.
+       */
+      seal: sealer.now,
       /** One record in a transaction of its own (see recordAudit). */
       record: (event: AuditEvent, writeBy: WriteBy) =>
         transaction(writeBy, (tx) => recordAudit(tx, event)),
@@ -530,6 +562,8 @@ export function createStore(sql: Sql) {
     async ping() {
       await sql`select 1`;
     },
+    /** Seals what this store's writes left; call it before closing the pool. */
+    stop: sealer.stop,
   };
 }
 

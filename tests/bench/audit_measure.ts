@@ -11,7 +11,8 @@
  * load, where two long runs one after the other do not.
  *
  * store: in this process, through the store, `--chunk` operations a slice,
- * 1 and 10 at once: appends alone beside one-insert transactions; the PATCH
+ * 1 and 10 at once: records alone (each in its transaction, sealed after)
+ * beside one-insert transactions; the PATCH
  * transaction on one user with a record (role alternates) beside without
  * (role unchanged); the same with each writer on a user of its own (users
  * writes all take the users_version row: they take turns either way); then
@@ -161,7 +162,7 @@ async function storeFigures(databaseUrl: string) {
       };
     for (const concurrency of [1, 10]) {
       const r = await sideBySide({
-        appends: slice(
+        records: slice(
           concurrency,
           () => store.audit.record(event, NO_DEADLINE),
         ),
@@ -180,8 +181,8 @@ async function storeFigures(databaseUrl: string) {
       });
       console.log(`${concurrency} at once [load ${await loadAverage()}]:`);
       console.log(
-        `  appends (own transaction) beside one-insert transactions: ${
-          ratio(r.appends, r.inserts)
+        `  records (own transaction) beside one-insert transactions: ${
+          ratio(r.records, r.inserts)
         }`,
       );
       console.log(
@@ -197,6 +198,7 @@ async function storeFigures(databaseUrl: string) {
         );
       }
     }
+    await store.stop();
     const started = performance.now();
     const result = await store.audit.walk(verifyChain);
     console.log(
@@ -331,9 +333,12 @@ function databaseProbe(url: string) {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   return {
     async records() {
+      // Sealed or still pending: written either way.
       const [{ n }] = await sql<{ n: number }[]>`
-        select count(*)::int as n from audit_events
-        where action = 'user.role_changed'`;
+        select (select count(*) from audit_events
+          where action = 'user.role_changed')::int +
+          (select count(*) from audit_pending
+          where tail like '"user.role_changed",%')::int as n`;
       return n;
     },
     async backends() {
