@@ -172,6 +172,11 @@ Deno.test("PATCH and DELETE with If-Match write only the version they name: 412 
       headers: { "if-match": ifMatch },
       body: JSON.stringify(body),
     });
+  const remove = (target: string, ifMatch: string) =>
+    svc.adminFetch(target, {
+      method: "DELETE",
+      headers: { "if-match": ifMatch },
+    });
   const answer = async (res: Response) => [res.status, await res.json()];
 
   const tag = await tagOf(svc, path);
@@ -200,6 +205,15 @@ Deno.test("PATCH and DELETE with If-Match write only the version they name: 412 
   assertEquals(await answer(await patch(`W/${current}`)), precondition);
   assertEquals(await answer(await patch("garbage")), precondition);
   assertEquals(await answer(await patch(`"u${id}.1"`)), precondition);
+  // Digits past what a version can be (a 64-bit integer) name none either.
+  assertEquals(
+    await answer(await patch(`"u${id}.9999999999999999999"`)),
+    precondition,
+  );
+  assertEquals(
+    await answer(await remove(path, `"u${id}.9223372036854775808"`)),
+    precondition,
+  );
   assertEquals(
     (await patch(`"nope", ${current}`, { role: "viewer" })).status,
     200,
@@ -217,11 +231,6 @@ Deno.test("PATCH and DELETE with If-Match write only the version they name: 412 
   assertEquals(await answer(missing), [404, { error: "User not found" }]);
 
   // DELETE alike; its own 400 (self) first.
-  const remove = (target: string, ifMatch: string) =>
-    svc.adminFetch(target, {
-      method: "DELETE",
-      headers: { "if-match": ifMatch },
-    });
   const self = `/api/users/${svc.adminAccount.id}`;
   assertEquals(await answer(await remove(self, '"stale"')), [400, {
     error: "You cannot delete your own account",

@@ -16,13 +16,21 @@ export interface ListPosition {
  */
 export const userTag = (id: number, version: string) => `"u${id}.${version}"`;
 
-/** The versions of this user that an If-Match's strong tags name. */
+/** The largest version a row can have: the column is a 64-bit integer. */
+const MAX_VERSION = 2n ** 63n - 1n;
+
+/**
+ * The versions of this user that an If-Match's strong tags name. Digits past
+ * a 64-bit integer name none (the database would refuse to compare them).
+ */
 export function versionsOf(id: number, tags: string[]): string[] {
   const prefix = `"u${id}.`;
   return tags.flatMap((t) => {
     if (!t.startsWith(prefix)) return [];
     const version = t.slice(prefix.length, -1);
-    return /^[0-9]{1,19}$/.test(version) ? [version] : [];
+    return /^[0-9]{1,19}$/.test(version) && BigInt(version) <= MAX_VERSION
+      ? [version]
+      : [];
   });
 }
 
