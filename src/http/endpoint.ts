@@ -83,6 +83,12 @@ export function deadline(
 ): MiddlewareHandler<AppEnv> {
   let first: InFlight | undefined;
   let last: InFlight | undefined;
+  const join = (entry: InFlight) => {
+    entry.prev = last;
+    if (last) last.next = entry;
+    else first = entry;
+    last = entry;
+  };
   const leave = (entry: InFlight) => {
     if (entry.prev) entry.prev.next = entry.next;
     else if (first === entry) first = entry.next;
@@ -111,12 +117,9 @@ export function deadline(
         c.set("expired", true);
         reject(new DeadlineExceeded(ms));
       },
-      prev: last,
     };
     c.set("writeBy", entry.at - statementMs);
-    if (last) last.next = entry;
-    else first = entry;
-    last = entry;
+    join(entry);
     if (timer === undefined) {
       timer = setTimeout(sweep, ms);
       Deno.unrefTimer(timer);
