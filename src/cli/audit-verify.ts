@@ -7,8 +7,9 @@
  *
  * Exit 0: intact, with the count and the head's hash (worth keeping
  * elsewhere: it pins everything before it), and how many records wait to be
- * sealed into the chain (a service stopped before its seal leaves some). Exit 1: the first record
- * altered, removed or inserted. Exit 2: it could not be checked at all.
+ * sealed into the chain (a service stopped before its seal leaves some).
+ * Exit 1: the first record altered, removed or inserted. Exit 2: it could not
+ * be checked at all.
  */
 import { ConfigError, loadConfig } from "../config.ts";
 import { createAuditStore } from "../db/audit.ts";
