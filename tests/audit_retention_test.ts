@@ -8,8 +8,8 @@ import { startHousekeeping } from "../src/housekeeping.ts";
 import { createLogger } from "../src/log.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { auditDatabase, verifyTask, writeRecords } from "./audit_support.ts";
+import { sleep } from "./support/process.ts";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A retention of one second, in days. */
 const ONE_SECOND = 1 / 86_400;
 

@@ -16,8 +16,7 @@ import {
   recordAudit,
   verifyTask,
 } from "./audit_support.ts";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from "./support/process.ts";
 
 Deno.test("a seal that fails keeps the change and its record: the write succeeds, the failure is logged, and the next seal puts the record in the chain", async () => {
   await using svc = await startService();

@@ -8,8 +8,7 @@
 import postgres from "postgres";
 import { assertEquals } from "./support/assert.ts";
 import { postgresOnly } from "./support/conditions.ts";
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from "./support/process.ts";
 
 Deno.test({
   ...postgresOnly(

@@ -11,9 +11,9 @@ import { deadline } from "../src/http/endpoint.ts";
 import type { AppEnv } from "../src/http/env.ts";
 import { onError } from "../src/http/errors.ts";
 import { assert, assertEquals } from "./support/assert.ts";
+import { sleep } from "./support/process.ts";
 
 const MS = 500;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function app() {
   const app = new Hono<AppEnv>();

@@ -31,7 +31,9 @@ export function freePort(): number {
   return port;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Resolves after `ms` milliseconds. */
+export const sleep = (ms: number) =>
+  new Promise<void>((r) => setTimeout(r, ms));
 
 /**
  * Spawns `deno <args>` with PORT set to a free port and waits until it
