@@ -12,8 +12,8 @@
  *
  * store: in this process, through the store, `--chunk` operations a slice,
  * 1 and 10 at once: records alone (each in its transaction, sealed after)
- * beside one-insert transactions; the PATCH
- * transaction on one user with a record (role alternates) beside without
+ * beside one-insert transactions; the PATCH transaction on one user with a
+ * record (role alternates) beside without
  * (role unchanged); the same with each writer on a user of its own (users
  * writes all take the users_version row: they take turns either way); then
  * the verify walk.
@@ -21,8 +21,7 @@
  * wrk: the service as a process, driven by wrk with the bench's script
  * (tests/bench/wrk.lua, `--connections`) on 200 users split between its
  * threads: PATCH /api/users/:id role alternating (a record each) beside role
- * unchanged (none), `--duration`
- * seconds a slice, as bench.ts runs them.
+ * unchanged (none), `--duration` seconds a slice, as bench.ts runs them.
  *
  * Each mode creates and drops a database of its own on that server.
  */
