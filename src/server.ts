@@ -60,24 +60,28 @@ export async function startService(
   let passwords = createPasswordHasher(config.BCRYPT_COST);
   if (metrics) passwords = metrics.countBcrypt(passwords);
 
-  // Requests that arrive while the database opens wait for the app.
+  // Requests that arrive while the database opens wait for the app (a
+  // failed start answers them 503, then exits); once it is ready they go
+  // straight to it, as awaiting `ready` costs every request an async call
+  // and two promises.
   let setReady!: (handler: Handler) => void;
   let failReady!: (e: unknown) => void;
   const ready = new Promise<Handler>((resolve, reject) => {
     setReady = resolve;
     failReady = reject;
   });
-  ready.catch(() => {}); // a failed start answers waiting requests 503, then exits
 
+  let handle: Handler = async (req, info) => {
+    const app = await ready.catch(() => undefined);
+    return app ? app(req, info) : new Response(null, { status: 503 });
+  };
+  ready.then((app) => handle = app, () => {});
   const server = listen(
     "HOST",
     "PORT",
     config.HOST,
     config.PORT,
-    async (req, info) => {
-      const app = await ready.catch(() => undefined);
-      return app ? app(req, info) : new Response(null, { status: 503 });
-    },
+    (req, info) => handle(req, info),
   );
   const servers = [server];
   const stopServers = () => Promise.all(servers.map((s) => s.shutdown()));
