@@ -64,8 +64,12 @@ export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ strict: true });
 
   if (deps.metrics) app.use(deps.metrics.middleware);
-  app.use(requestScope({ log, sessions, trustProxy: config.TRUST_PROXY }));
-  app.use(deadline(config.REQUEST_TIMEOUT_MS, statementTimeoutMs(config)));
+  app.use(requestScope({
+    log,
+    sessions,
+    trustProxy: config.TRUST_PROXY,
+    deadline: deadline(config.REQUEST_TIMEOUT_MS, statementTimeoutMs(config)),
+  }));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "cookieAuth", {
     type: "apiKey",

@@ -1,5 +1,5 @@
 import type { OpenAPIHono, RouteConfig, RouteHandler } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import { readJsonBody } from "./body.ts";
 import type { AppEnv } from "./env.ts";
 import { MSG } from "./messages.ts";
@@ -56,6 +56,9 @@ export class DeadlineExceeded extends Error {
   }
 }
 
+/** The deadline of requests, as middleware. */
+export type Deadline = (c: Context<AppEnv>, next: Next) => Promise<void>;
+
 /** A request in flight, in arrival order: a list each can leave at once. */
 interface InFlight {
   at: number;
@@ -77,10 +80,7 @@ interface InFlight {
  * (at most `statementMs`) before the deadline: the store begins no write
  * past it, so what the client was told failed is not applied later.
  */
-export function deadline(
-  ms: number,
-  statementMs: number,
-): MiddlewareHandler<AppEnv> {
+export function deadline(ms: number, statementMs: number): Deadline {
   let first: InFlight | undefined;
   let last: InFlight | undefined;
   const join = (entry: InFlight) => {

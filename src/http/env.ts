@@ -10,7 +10,11 @@ export type AppEnv = {
     log: Logger;
     /** The session service the app was built with, for the guards. */
     sessions: Sessions;
-    /** The endpoint's own 500 message, for any failure it did not foresee. */
+    /**
+     * The endpoint's own 500 message, for any failure it did not foresee;
+     * unset outside the declared endpoints (the error handler then answers
+     * the contract's generic one).
+     */
     failure: Message;
     /** The authenticated caller, fresh from the database on this request. */
     caller: Caller;

@@ -1,8 +1,8 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { Sessions } from "../auth/session.ts";
 import type { Logger } from "../log.ts";
 import type { AppEnv } from "./env.ts";
-import { MSG } from "./messages.ts";
+import type { Deadline } from "./endpoint.ts";
 import { clientIp } from "./origin.ts";
 import { securityHeaders } from "./security-headers.ts";
 
@@ -10,16 +10,18 @@ import { securityHeaders } from "./security-headers.ts";
 const FORWARDED_ID = /^[\w\-=]{1,255}$/;
 
 /**
- * What every request starts with, in one middleware (each layer of
- * middleware costs time on every request): its id, the services guards and
- * handlers reach through the context, the security headers of its answer,
- * and one access log line.
+ * What every request starts with, in one layer of middleware (each layer,
+ * and each async call in it, costs time on every request): its id, the
+ * services guards and handlers reach through the context, the security
+ * headers of its answer, its deadline (`deadline`, inside the headers so
+ * that its 500 carries them too) and one access log line.
  */
 export function requestScope(
-  { log, sessions, trustProxy }: {
+  { log, sessions, trustProxy, deadline }: {
     log: Logger;
     sessions: Sessions;
     trustProxy: boolean;
+    deadline: Deadline;
   },
 ): MiddlewareHandler<AppEnv> {
   const headers = securityHeaders({ trustProxy });
@@ -27,7 +29,22 @@ export function requestScope(
   // cheaper per request than a random UUID.
   const instance = crypto.randomUUID().slice(0, 8);
   let requests = 0;
-  return async (c, next) => {
+  const logged = async (
+    c: Context<AppEnv>,
+    started: number,
+    answered: Promise<unknown>,
+  ) => {
+    await answered;
+    log.info("request", {
+      requestId: c.get("requestId"),
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ip: clientIp(c, trustProxy),
+      ms: Math.round(performance.now() - started),
+    });
+  };
+  return (c, next) => {
     // A client's own X-Request-Id is believed only from a trusted proxy;
     // otherwise any client could forge the correlation of log lines.
     const forwarded = trustProxy ? c.req.header("x-request-id") : undefined;
@@ -38,17 +55,8 @@ export function requestScope(
     c.header("X-Request-Id", requestId);
     c.set("log", log);
     c.set("sessions", sessions);
-    c.set("failure", MSG.internal);
-    if (!log.enabled("info")) return await headers(c, next);
-    const started = performance.now();
-    await headers(c, next);
-    log.info("request", {
-      requestId,
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      ip: clientIp(c, trustProxy),
-      ms: Math.round(performance.now() - started),
-    });
+    const inner = () => deadline(c, next);
+    if (!log.enabled("info")) return headers(c, inner);
+    return logged(c, performance.now(), headers(c, inner));
   };
 }
