@@ -801,7 +801,8 @@ async function main() {
         `${fmt(streamed.firstByteMs)} ms`,
         streamed.firstByteMs < 200,
       ]);
-      const growth = streamed.peakMiB - streamed.idleMiB;
+      // An RSS that shrank during the request grew by 0, not by "-0".
+      const growth = Math.max(0, streamed.peakMiB - streamed.idleMiB);
       targets.push([
         `GET /api/users at ${
           fmt(opts.streamUsers)
@@ -822,7 +823,7 @@ async function main() {
       pollRatio >= 2,
     ]);
     if (million) {
-      const growth = million.peakMiB - million.idleMiB;
+      const growth = Math.max(0, million.peakMiB - million.idleMiB);
       targets.push([
         `GET /api/users at ${
           fmt(opts.millionUsers)
@@ -838,7 +839,7 @@ async function main() {
         growth <= 32,
       ]);
       if (streamed) {
-        const small = streamed.peakMiB - streamed.idleMiB;
+        const small = Math.max(0, streamed.peakMiB - streamed.idleMiB);
         targets.push([
           `GET /api/users: RSS growth at ${
             fmt(opts.millionUsers)
