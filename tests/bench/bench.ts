@@ -265,6 +265,9 @@ interface Stream {
   peakMiB: number;
 }
 
+/** The server's RSS growth during the read: one that shrank grew by 0 (not "-0"). */
+const growthMiB = (m: Stream) => Math.max(0, m.peakMiB - m.idleMiB);
+
 /** One GET /api/users read to the end: time to the first body byte, and the server's RSS growth. */
 async function streamOnce(target: Proc, sid: string): Promise<Stream> {
   await sleep(500);
@@ -678,7 +681,7 @@ async function main() {
         `| ${who} | ${fmt(count)} | ${fmt(m.bytes / 1024 / 1024, 1)} | ${
           fmt(m.firstByteMs)
         } | ${fmt(m.totalMs)} | ${fmt(m.idleMiB)} | ${fmt(m.peakMiB)} | ${
-          fmt(m.peakMiB - m.idleMiB)
+          fmt(growthMiB(m))
         } |`;
       streamRows = [
         "| server | users | body MiB | first byte ms | whole body ms | idle RSS MiB | peak RSS MiB | growth MiB |",
@@ -708,7 +711,7 @@ async function main() {
         fmt(m.bytes / 1024 / 1024, 1)
       } | ${fmt(m.firstByteMs)} | ${fmt(m.totalMs)} | ${fmt(m.idleMiB)} | ${
         fmt(m.peakMiB)
-      } | ${fmt(m.peakMiB - m.idleMiB)} |`;
+      } | ${fmt(growthMiB(m))} |`;
       millionRows = [
         "| server | users | body MiB | first byte ms | whole body ms | idle RSS MiB | peak RSS MiB | growth MiB |",
         "|---|--:|--:|--:|--:|--:|--:|--:|",
@@ -801,8 +804,7 @@ async function main() {
         `${fmt(streamed.firstByteMs)} ms`,
         streamed.firstByteMs < 200,
       ]);
-      // An RSS that shrank during the request grew by 0, not by "-0".
-      const growth = Math.max(0, streamed.peakMiB - streamed.idleMiB);
+      const growth = growthMiB(streamed);
       targets.push([
         `GET /api/users at ${
           fmt(opts.streamUsers)
@@ -823,7 +825,7 @@ async function main() {
       pollRatio >= 2,
     ]);
     if (million) {
-      const growth = Math.max(0, million.peakMiB - million.idleMiB);
+      const growth = growthMiB(million);
       targets.push([
         `GET /api/users at ${
           fmt(opts.millionUsers)
@@ -839,7 +841,7 @@ async function main() {
         growth <= 32,
       ]);
       if (streamed) {
-        const small = Math.max(0, streamed.peakMiB - streamed.idleMiB);
+        const small = growthMiB(streamed);
         targets.push([
           `GET /api/users: RSS growth at ${
             fmt(opts.millionUsers)
