@@ -28,8 +28,14 @@ export interface TestDatabase extends AsyncDisposable {
   env: Record<string, string>;
 }
 
-/** An empty database of its own for one test. */
-export async function testDatabase(): Promise<TestDatabase> {
+/**
+ * An empty database of its own for one test. With `migrated`, the schema
+ * is in place already, copied from a template made once (an embedded one
+ * always is: PGlite's initdb is the slow part there).
+ */
+export async function testDatabase(
+  { migrated = false } = {},
+): Promise<TestDatabase> {
   if (!SERVER_URL) {
     const dir = await Deno.makeTempDir({ prefix: "user-admin-test-" });
     await copyDir(await embeddedTemplate(), dir);
@@ -39,25 +45,91 @@ export async function testDatabase(): Promise<TestDatabase> {
     };
   }
   const name = `ua_test_${crypto.randomUUID().replaceAll("-", "")}`;
-  const admin = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
-  try {
-    await admin`create database ${admin(name)}`;
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
+  const from = migrated ? await serverTemplate(SERVER_URL) : "template1";
+  await onServer(
+    SERVER_URL,
+    (sql) => sql`create database ${sql(name)} template ${sql(from)}`,
+  );
   return {
-    env: { DATABASE_URL: url.href },
+    env: { DATABASE_URL: databaseUrl(SERVER_URL, name) },
     async [Symbol.asyncDispose]() {
-      const admin = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
-      try {
-        await admin`drop database if exists ${admin(name)} with (force)`;
-      } finally {
-        await admin.end();
-      }
+      await onServer(
+        SERVER_URL,
+        (sql) => sql`drop database if exists ${sql(name)} with (force)`,
+      );
     },
   };
+}
+
+/** Runs statements on the server's own database (create, rename, drop). */
+async function onServer<T>(
+  serverUrl: string,
+  statements: (sql: Sql) => Promise<T>,
+): Promise<T> {
+  const sql = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  try {
+    return await statements(sql);
+  } finally {
+    await sql.end();
+  }
+}
+
+function databaseUrl(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.href;
+}
+
+let serverTemplateName: Promise<string> | undefined;
+
+/**
+ * A migrated database on the server to copy, made once while the
+ * migrations stay the same (the key is the embedded template's); one left
+ * by older migrations is dropped when a new one is made.
+ */
+function serverTemplate(serverUrl: string): Promise<string> {
+  return serverTemplateName ??= (async () => {
+    const prefix = "ua_template_";
+    const name = `${prefix}${await templateKey()}`;
+    const existing = await onServer(
+      serverUrl,
+      (sql) =>
+        sql`select datname from pg_database where datname like ${prefix + "%"}`,
+    );
+    if (existing.some((row) => row.datname === name)) return name;
+    const building = `ua_building_${crypto.randomUUID().replaceAll("-", "")}`;
+    await onServer(serverUrl, (sql) => sql`create database ${sql(building)}`);
+    try {
+      const db = await openDatabase(
+        loadConfig({ DATABASE_URL: databaseUrl(serverUrl, building) }),
+      );
+      await db.close();
+      // Whole or not at all: the rename fails if another test file (or a
+      // run in parallel) made the same template first.
+      await onServer(
+        serverUrl,
+        (sql) => sql`alter database ${sql(building)} rename to ${sql(name)}`,
+      );
+    } catch (e) {
+      await onServer(
+        serverUrl,
+        (sql) => sql`drop database if exists ${sql(building)} with (force)`,
+      );
+      const made = await onServer(
+        serverUrl,
+        (sql) => sql`select 1 from pg_database where datname = ${name}`,
+      );
+      if (made.length === 0) throw e;
+      return name;
+    }
+    for (const { datname } of existing) {
+      await onServer(
+        serverUrl,
+        (sql) => sql`drop database if exists ${sql(datname)}`,
+      ).catch(() => {/* in use by a run of older code: left for later */});
+    }
+    return name;
+  })();
 }
 
 let template: Promise<string> | undefined;
@@ -142,7 +214,7 @@ export interface TestService extends AsyncDisposable {
    * port, or in-process through `app.fetch` (see ServiceOptions).
    */
   fetch(path: string, init?: RequestInit): Promise<Response>;
-  /** The same, with a session cookie of the first admin (its own session). */
+  /** The same, with the session cookie of `admin` (the first admin's). */
   adminFetch(path: string, init?: RequestInit): Promise<Response>;
   /** A new client with a cookie jar of its own, on the same transport. */
   client(): UserAdminClient;
@@ -232,7 +304,7 @@ export function sharedService(
 }
 
 async function start(env: Record<string, string>, options: ServiceOptions) {
-  const database = await testDatabase();
+  const database = await testDatabase({ migrated: true });
   const fullEnv = {
     HOST: "127.0.0.1",
     PORT: "0",
@@ -260,13 +332,23 @@ async function start(env: Record<string, string>, options: ServiceOptions) {
     const recordedFetch = (request: Request) => recorder.fetch(request);
     const client = () =>
       createUserAdminClient({ baseUrl, fetch: recordedFetch });
-    const admin = client();
+    // One login (a bcrypt check) for both: adminFetch sends the cookie the
+    // admin client's login set.
+    let adminCookie = "";
+    const admin = createUserAdminClient({
+      baseUrl,
+      fetch: async (request) => {
+        const res = await recordedFetch(request);
+        const token = sidOf(res);
+        if (token) adminCookie = `sid=${token}`;
+        return res;
+      },
+    });
     const login = await admin.login(ADMIN.username, ADMIN.password);
     if (!login.ok) throw new Error(`admin login failed: ${login.error}`);
 
     const raw = (path: string, init?: RequestInit) =>
       recorder.fetch(new Request(baseUrl + path, init));
-    const adminCookie = await loginCookie({ fetch: raw });
 
     // The state every test of a shared service starts from.
     const adminId = login.data.id;
