@@ -38,6 +38,8 @@ export interface Metrics {
   dbInFlight: InFlight;
   /** The hasher, with each hash or verify counted while it runs. */
   countBcrypt(hasher: PasswordHasher): PasswordHasher;
+  /** GET /metrics: the Prometheus text exposition, for a listener of its own. */
+  serve(req: Request): Promise<Response>;
 }
 
 export function createMetrics(options: { poolMax: number }): Metrics {
@@ -109,6 +111,7 @@ export function createMetrics(options: { poolMax: number }): Metrics {
 
   return {
     registry,
+    serve: (req) => exposition(registry, req),
     middleware,
     dbInFlight: db,
     countBcrypt(hasher) {
@@ -134,22 +137,20 @@ function routeTemplate(c: Parameters<MiddlewareHandler>[0]): string {
   return handler?.path ?? UNMATCHED_ROUTE;
 }
 
-/** GET /metrics: the Prometheus text exposition, for a listener of its own. */
-export function metricsHandler(
-  metrics: Metrics,
-): (req: Request) => Promise<Response> {
-  return async (req) => {
-    if (new URL(req.url).pathname !== "/metrics") {
-      return new Response("Not found\n", { status: 404 });
-    }
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      return new Response("Method not allowed\n", {
-        status: 405,
-        headers: { Allow: "GET, HEAD" },
-      });
-    }
-    return new Response(await metrics.registry.metrics(), {
-      headers: { "content-type": metrics.registry.contentType },
+async function exposition(
+  registry: client.Registry,
+  req: Request,
+): Promise<Response> {
+  if (new URL(req.url).pathname !== "/metrics") {
+    return new Response("Not found\n", { status: 404 });
+  }
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    return new Response("Method not allowed\n", {
+      status: 405,
+      headers: { Allow: "GET, HEAD" },
     });
-  };
+  }
+  return new Response(await registry.metrics(), {
+    headers: { "content-type": registry.contentType },
+  });
 }

@@ -19,7 +19,6 @@ import { countInFlight } from "./db/in-flight.ts";
 import { createStore, type Store } from "./db/store.ts";
 import { startHousekeeping } from "./housekeeping.ts";
 import type { Logger } from "./log.ts";
-import { createMetrics, metricsHandler } from "./metrics.ts";
 
 export interface StartOptions {
   log: Logger;
@@ -52,9 +51,11 @@ export async function startService(
   const started = performance.now();
   // The first admin's variables pass the account rules before anything opens.
   firstAdminFromEnv(config);
+  // prom-client is loaded only when metrics are on, as PGlite only for the
+  // embedded database: it is most of what a start would load for nothing.
   const metrics = config.METRICS_PORT === undefined
     ? undefined
-    : createMetrics({
+    : (await import("./metrics.ts")).createMetrics({
       poolMax: config.DATABASE_URL ? config.DATABASE_POOL_MAX : 1,
     });
   let passwords = createPasswordHasher(config.BCRYPT_COST);
@@ -92,7 +93,7 @@ export async function startService(
         "METRICS_PORT",
         config.METRICS_HOST,
         config.METRICS_PORT!,
-        metricsHandler(metrics),
+        metrics.serve,
       ));
     }
   } catch (e) {
