@@ -4,7 +4,7 @@
  * is all there when the service starts again on the same database.
  */
 import { assert, assertEquals } from "./support/assert.ts";
-import { spawnService } from "./support/process.ts";
+import { type Instance, sleep, spawnService } from "./support/process.ts";
 import {
   ADMIN,
   loginCookie,
@@ -12,18 +12,21 @@ import {
   testDatabase,
 } from "./support/service.ts";
 
-/** main.ts with slow hashing, so creations are still in flight when the signal comes. */
 const startMain = (env: Record<string, string>) =>
   spawnService({
     ...env,
     ADMIN_USERNAME: ADMIN.username,
     ADMIN_PASSWORD: ADMIN.password,
     LOG_LEVEL: "info",
-    BCRYPT_COST: "14",
-    // Four cost-14 hashes on a busy machine can take many seconds; the
-    // statement timeout is a third of this.
-    REQUEST_TIMEOUT_MS: "120000",
   });
+
+/** bcrypt jobs running or queued in an instance, from its /metrics. */
+async function bcryptJobs(instance: Instance): Promise<number> {
+  const listening = instance.lines.find((l) => l.msg === "listening");
+  const text = await (await fetch(String(listening?.metrics))).text();
+  const sample = /^useradmin_bcrypt_jobs_in_flight (\d+)$/m.exec(text);
+  return Number(sample?.[1]);
+}
 
 /** The first admin's session cookie on an instance. */
 const login = (baseUrl: string) =>
@@ -31,7 +34,13 @@ const login = (baseUrl: string) =>
 
 Deno.test("SIGTERM lets in-flight requests finish, closes the database, exits 0, and every row is there after a restart", async () => {
   await using db = await testDatabase();
-  const first = await startMain(db.env);
+  // Hashes slow enough to be seen in flight (a cost-12 hash is a fifth of
+  // a second on a fast core), and the metrics that show them.
+  const first = await startMain({
+    ...db.env,
+    BCRYPT_COST: "12",
+    METRICS_PORT: "0",
+  });
   let created: string[];
   try {
     const cookie = await login(first.baseUrl);
@@ -43,8 +52,12 @@ Deno.test("SIGTERM lets in-flight requests finish, closes the database, exits 0,
         body: JSON.stringify(newUser(name)),
       })
     );
-    // The requests are on the wire; each needs a slow bcrypt hash first.
-    await new Promise((r) => setTimeout(r, 400));
+    // The signal once all four are in the handler, hashing.
+    const asked = Date.now();
+    while (await bcryptJobs(first) < names.length) {
+      assert(Date.now() - asked < 30_000, "the creations never got to bcrypt");
+      await sleep(5);
+    }
     first.kill("SIGTERM");
     const answers = await Promise.all(requests);
     const bodies = await Promise.all(answers.map((r) => r.json()));
