@@ -29,23 +29,33 @@ export interface TestDatabase extends AsyncDisposable {
 }
 
 /**
- * An empty database of its own for one test. With `migrated`, the schema
- * is in place already, copied from a template made once (an embedded one
- * always is: PGlite's initdb is the slow part there).
+ * What a test's database holds at the start: `empty` (on the embedded
+ * database the same as `migrated`: PGlite's initdb is the slow part, so it
+ * is never done per test); `migrated`, the schema in place and no rows;
+ * `first-admin`, as a first start with ADMIN leaves it (migrated, ADMIN
+ * created by the service's own startup, its audit record).
  */
+export type Contents = "empty" | "migrated" | "first-admin";
+
+/** A database of its own for one test, holding `contents`. */
 export async function testDatabase(
-  { migrated = false } = {},
+  contents: Contents = "empty",
 ): Promise<TestDatabase> {
   if (!SERVER_URL) {
     const dir = await Deno.makeTempDir({ prefix: "user-admin-test-" });
-    await copyDir(await embeddedTemplate(), dir);
+    await copyDir(
+      await embeddedTemplate(contents === "empty" ? "migrated" : contents),
+      dir,
+    );
     return {
       env: { DATA_DIR: dir },
       [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
     };
   }
   const name = `ua_test_${crypto.randomUUID().replaceAll("-", "")}`;
-  const from = migrated ? await serverTemplate(SERVER_URL) : "template1";
+  const from = contents === "empty"
+    ? "template1"
+    : await serverTemplate(SERVER_URL, contents);
   await onServer(
     SERVER_URL,
     (sql) => sql`create database ${sql(name)} template ${sql(from)}`,
@@ -80,110 +90,167 @@ function databaseUrl(serverUrl: string, name: string): string {
   return url.href;
 }
 
-let serverTemplateName: Promise<string> | undefined;
-
-/**
- * A migrated database on the server to copy, made once while the
- * migrations stay the same (the key is the embedded template's); one left
- * by older migrations is dropped when a new one is made.
+/*
+ * Templates: each kind of contents made once and copied for every test
+ * that asks for it, shared by all test files (each runs in an isolate of
+ * its own) and runs while what they hold stays the same; a template is
+ * made whole or not at all (renamed into place, which fails if another
+ * file or run made it first), and a new one replaces the older ones of
+ * its kind. `migrated` depends on the migrations and PGlite;
+ * `first-admin` also on the service's code (bootstrap, store, audit
+ * chain), so it is made from `migrated` by starting the service once.
  */
-function serverTemplate(serverUrl: string): Promise<string> {
-  return serverTemplateName ??= (async () => {
-    const prefix = "ua_template_";
-    const name = `${prefix}${await templateKey()}`;
-    const existing = await onServer(
-      serverUrl,
-      (sql) =>
-        sql`select datname from pg_database where datname like ${prefix + "%"}`,
-    );
-    if (existing.some((row) => row.datname === name)) return name;
-    const building = `ua_building_${crypto.randomUUID().replaceAll("-", "")}`;
-    await onServer(serverUrl, (sql) => sql`create database ${sql(building)}`);
-    try {
-      const db = await openDatabase(
-        loadConfig({ DATABASE_URL: databaseUrl(serverUrl, building) }),
-      );
-      await db.close();
-      // Whole or not at all: the rename fails if another test file (or a
-      // run in parallel) made the same template first.
-      await onServer(
-        serverUrl,
-        (sql) => sql`alter database ${sql(building)} rename to ${sql(name)}`,
-      );
-    } catch (e) {
-      await onServer(
-        serverUrl,
-        (sql) => sql`drop database if exists ${sql(building)} with (force)`,
-      );
-      const made = await onServer(
-        serverUrl,
-        (sql) => sql`select 1 from pg_database where datname = ${name}`,
-      );
-      if (made.length === 0) throw e;
-      return name;
-    }
-    for (const { datname } of existing) {
-      await onServer(
-        serverUrl,
-        (sql) => sql`drop database if exists ${sql(datname)}`,
-      ).catch(() => {/* in use by a run of older code: left for later */});
-    }
-    return name;
-  })();
+type Template = Exclude<Contents, "empty">;
+
+/** The first start every harness service has made already: ADMIN exists. */
+const FIRST_ADMIN_ENV = {
+  ADMIN_USERNAME: ADMIN.username,
+  ADMIN_PASSWORD: ADMIN.password,
+  HOST: "127.0.0.1",
+  PORT: "0",
+  LOG_LEVEL: "silent",
+};
+
+/** Brings a database made from `migrated` to `first-admin`: a first start. */
+async function firstStart(env: Record<string, string>) {
+  const config = loadConfig({ ...FIRST_ADMIN_ENV, ...env });
+  const service = await startReal(config, {
+    log: createLogger(config.LOG_LEVEL, () => {}),
+  });
+  await service.close();
 }
 
-let template: Promise<string> | undefined;
+const serverTemplates = new Map<Template, Promise<string>>();
 
-/**
- * A PGlite data directory made and migrated once for all test files and
- * runs while the migrations and PGlite stay the same: PGlite's initdb is
- * by far the slowest part of starting an embedded service (half a minute
- * on a busy two-core machine), and every test file runs in an isolate of
- * its own, so a template per process would be one per file. Copying it is
- * fast. It is a cache in the temporary directory, keyed by the migration
- * files and the PGlite version; a new key makes a new one.
- */
-function embeddedTemplate(): Promise<string> {
-  return template ??= (async () => {
-    const dir = `${tmpDir()}/user-admin-template-${await templateKey()}`;
-    if (await exists(`${dir}/PG_VERSION`)) return dir;
-    const building = await Deno.makeTempDir({
-      prefix: "user-admin-template-building-",
-    });
-    try {
-      const db = await openDatabase(loadConfig({ DATA_DIR: building }));
-      await db.close();
-      // Whole or not at all: a rename, which fails if another test file
-      // (or a run in parallel) finished the same template first.
-      await Deno.rename(building, dir);
-    } catch (e) {
-      await Deno.remove(building, { recursive: true });
-      if (!await exists(`${dir}/PG_VERSION`)) throw e;
+function serverTemplate(serverUrl: string, kind: Template): Promise<string> {
+  let made = serverTemplates.get(kind);
+  if (!made) {
+    made = makeServerTemplate(serverUrl, kind);
+    serverTemplates.set(kind, made);
+  }
+  return made;
+}
+
+async function makeServerTemplate(
+  serverUrl: string,
+  kind: Template,
+): Promise<string> {
+  const prefix = `ua_template_${kind.replace("-", "_")}_`;
+  const name = `${prefix}${await templateKey(kind)}`;
+  const existing = await onServer(
+    serverUrl,
+    (sql) =>
+      sql<{ datname: string }[]>`
+        select datname from pg_database where datname like ${prefix + "%"}`,
+  );
+  if (existing.some((row) => row.datname === name)) return name;
+  const building = `ua_building_${crypto.randomUUID().replaceAll("-", "")}`;
+  const url = databaseUrl(serverUrl, building);
+  try {
+    if (kind === "migrated") {
+      await onServer(serverUrl, (sql) => sql`create database ${sql(building)}`);
+      await (await openDatabase(loadConfig({ DATABASE_URL: url }))).close();
+    } else {
+      const from = await serverTemplate(serverUrl, "migrated");
+      await onServer(
+        serverUrl,
+        (sql) => sql`create database ${sql(building)} template ${sql(from)}`,
+      );
+      await firstStart({ DATABASE_URL: url });
     }
+    await onServer(
+      serverUrl,
+      (sql) => sql`alter database ${sql(building)} rename to ${sql(name)}`,
+    );
+  } catch (e) {
+    await onServer(
+      serverUrl,
+      (sql) => sql`drop database if exists ${sql(building)} with (force)`,
+    );
+    const made = await onServer(
+      serverUrl,
+      (sql) => sql`select 1 from pg_database where datname = ${name}`,
+    );
+    if (made.length === 0) throw e;
+    return name;
+  }
+  for (const { datname } of existing) {
+    await onServer(
+      serverUrl,
+      (sql) => sql`drop database if exists ${sql(datname)}`,
+    ).catch(() => {/* being copied by a run of older code: left for later */});
+  }
+  return name;
+}
+
+const embeddedTemplates = new Map<Template, Promise<string>>();
+
+function embeddedTemplate(kind: Template): Promise<string> {
+  let made = embeddedTemplates.get(kind);
+  if (!made) {
+    made = makeEmbeddedTemplate(kind);
+    embeddedTemplates.set(kind, made);
+  }
+  return made;
+}
+
+async function makeEmbeddedTemplate(kind: Template): Promise<string> {
+  const prefix = `user-admin-template-${kind}-`;
+  const dir = `${tmpDir()}/${prefix}${await templateKey(kind)}`;
+  if (await exists(`${dir}/PG_VERSION`)) return dir;
+  const building = await Deno.makeTempDir({
+    prefix: "user-admin-template-building-",
+  });
+  try {
+    if (kind === "migrated") {
+      await (await openDatabase(loadConfig({ DATA_DIR: building }))).close();
+    } else {
+      await copyDir(await embeddedTemplate("migrated"), building);
+      await firstStart({ DATA_DIR: building });
+    }
+    await Deno.rename(building, dir);
+  } catch (e) {
+    await Deno.remove(building, { recursive: true });
+    if (!await exists(`${dir}/PG_VERSION`)) throw e;
     return dir;
-  })();
+  }
+  for await (const entry of Deno.readDir(tmpDir())) {
+    if (entry.name.startsWith(prefix) && `${tmpDir()}/${entry.name}` !== dir) {
+      await Deno.remove(`${tmpDir()}/${entry.name}`, { recursive: true })
+        .catch(() => {/* another run's, going away by itself */});
+    }
+  }
+  return dir;
 }
 
 const tmpDir = () => Deno.env.get("TMPDIR") || "/tmp";
 
 const exists = (path: string) => Deno.stat(path).then(() => true, () => false);
 
-/** What the template's contents depend on: the migrations and PGlite. */
-async function templateKey(): Promise<string> {
-  const root = new URL("../../", import.meta.url);
-  const migrations = new URL("src/db/migrations/", root);
-  const names: string[] = [];
-  for await (const entry of Deno.readDir(migrations)) {
-    if (entry.isFile) names.push(entry.name);
-  }
+const ROOT = new URL("../../", import.meta.url);
+
+/** What a template's contents depend on (see Template). */
+async function templateKey(kind: Template): Promise<string> {
   const parts: string[] = [];
-  for (const name of names.sort()) {
-    parts.push(name, await Deno.readTextFile(new URL(name, migrations)));
-  }
+  const addDir = async (dir: URL) => {
+    const entries = await Array.fromAsync(Deno.readDir(dir));
+    for (const entry of entries.sort((a, b) => a.name < b.name ? -1 : 1)) {
+      const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), dir);
+      if (entry.isDirectory) await addDir(url);
+      else {
+        const path = url.pathname.slice(ROOT.pathname.length);
+        parts.push(path, await Deno.readTextFile(url));
+      }
+    }
+  };
+  await addDir(
+    new URL(kind === "migrated" ? "src/db/migrations/" : "src/", ROOT),
+  );
   const config = JSON.parse(
-    await Deno.readTextFile(new URL("deno.json", root)),
+    await Deno.readTextFile(new URL("deno.json", ROOT)),
   );
   parts.push(config.imports["@electric-sql/pglite"]);
+  if (kind === "first-admin") parts.push(JSON.stringify(FIRST_ADMIN_ENV));
   const digest = await crypto.subtle.digest(
     "SHA-256",
     new TextEncoder().encode(parts.join("\0")),
@@ -304,7 +371,7 @@ export function sharedService(
 }
 
 async function start(env: Record<string, string>, options: ServiceOptions) {
-  const database = await testDatabase({ migrated: true });
+  const database = await testDatabase("first-admin");
   const fullEnv = {
     HOST: "127.0.0.1",
     PORT: "0",
