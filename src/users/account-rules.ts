@@ -33,7 +33,7 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cs}]/u;
  * V8 accepts them in `\p{Script_Extensions=...}`), but Common and Inherited,
  * which go with any script, and Unknown, which INVISIBLE already refuses.
  */
-const SCRIPTS = (
+const SCRIPT_CODES =
   "Adlm Aghb Ahom Arab Armi Armn Avst Bali Bamu Bass Batk Beng Bhks Bopo " +
   "Brah Brai Bugi Buhd Cakm Cans Cari Cham Cher Chrs Copt Cpmn Cprt Cyrl " +
   "Deva Diak Dogr Dsrt Dupl Egyp Elba Elym Ethi Gara Geor Glag Gong Gonm " +
@@ -46,15 +46,20 @@ const SCRIPTS = (
   "Saur Sgnw Shaw Shrd Sidd Sind Sinh Sogd Sogo Sora Soyo Sund Sunu Sylo " +
   "Syrc Tagb Takr Tale Talu Taml Tang Tavt Telu Tfng Tglg Thaa Thai Tibt " +
   "Tirh Tnsa Todr Toto Tutg Ugar Vaii Vith Wara Wcho Xpeo Xsux Yezi Yiii " +
-  "Zanb"
-).split(" ").flatMap((code) => {
-  // A script this engine does not know yet is simply not in the list.
-  try {
-    return [{ code, test: new RegExp(`^\\p{scx=${code}}$`, "u") }];
-  } catch {
-    return [];
-  }
-});
+  "Zanb";
+
+let scripts: { code: string; test: RegExp }[] | undefined;
+
+/** Compiled when first needed (about 170 expressions, 13 ms), not at every start. */
+const allScripts = () =>
+  scripts ??= SCRIPT_CODES.split(" ").flatMap((code) => {
+    // A script this engine does not know yet is simply not in the list.
+    try {
+      return [{ code, test: new RegExp(`^\\p{scx=${code}}$`, "u") }];
+    } catch {
+      return [];
+    }
+  });
 
 const LATIN: ReadonlySet<string> = new Set(["Latn"]);
 const ANY_SCRIPT = /^[\p{scx=Zyyy}\p{scx=Zinh}]$/u;
@@ -79,7 +84,7 @@ function scriptsOf(char: string): ReadonlySet<string> | undefined {
   let scripts: Set<string> | undefined;
   if (!ANY_SCRIPT.test(char)) {
     scripts = new Set<string>();
-    for (const { code, test } of SCRIPTS) {
+    for (const { code, test } of allScripts()) {
       if (!test.test(char)) continue;
       scripts.add(code);
       for (const extra of AUGMENT[code] ?? []) scripts.add(extra);
