@@ -5,7 +5,9 @@
  */
 import { createUserAdminClient } from "@user-admin/client";
 import { assert, assertEquals, assertNotEquals } from "./support/assert.ts";
-import { startService, type TestService } from "./support/service.ts";
+import { sharedService, type TestService } from "./support/service.ts";
+
+const service = sharedService();
 
 const STRONG_TAG = /^"[\x21\x23-\x7e]+"$/;
 
@@ -29,7 +31,7 @@ async function conditional(
 }
 
 Deno.test("the list's ETag answers 304 while nothing changed and changes with every create, update and delete", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const list = "/api/users";
   const first = await tagOf(svc, list);
   assertEquals(await tagOf(svc, list), first, "stable while nothing changes");
@@ -89,7 +91,7 @@ Deno.test("the list's ETag answers 304 while nothing changed and changes with ev
 });
 
 Deno.test("one user's ETag answers 304 while the user is unchanged, and changes with a role change or a password reset", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { account } = await svc.userClient("viewer");
   const path = `/api/users/${account.id}`;
   const tag = await tagOf(svc, path);
@@ -123,7 +125,7 @@ Deno.test("one user's ETag answers 304 while the user is unchanged, and changes 
 });
 
 Deno.test("If-None-Match comes after 401, 403 and 404", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const tag = await tagOf(svc, "/api/users");
   const userTag = await tagOf(svc, `/api/users/${svc.adminAccount.id}`);
   const anonymous = await svc.fetch("/api/users", {
@@ -162,7 +164,7 @@ Deno.test("If-None-Match comes after 401, 403 and 404", async () => {
 });
 
 Deno.test("PATCH and DELETE with If-Match write only the version they name: 412 Precondition failed otherwise, after 400 and 404", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { account } = await svc.userClient("viewer");
   const id = account.id;
   const path = `/api/users/${id}`;
@@ -252,7 +254,7 @@ Deno.test("PATCH and DELETE with If-Match write only the version they name: 412 
 });
 
 Deno.test("of two PATCHes sent at once with the same If-Match, one succeeds and the other answers 412", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const { account } = await svc.userClient("viewer");
   const path = `/api/users/${account.id}`;
   for (let round = 0; round < 10; round++) {
@@ -276,7 +278,7 @@ Deno.test("of two PATCHes sent at once with the same If-Match, one succeeds and 
 });
 
 Deno.test("the typed client's ETag cache sends If-None-Match and answers a 304 with the data it has", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const statuses: number[] = [];
   const api = createUserAdminClient({
     baseUrl: svc.baseUrl,

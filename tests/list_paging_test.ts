@@ -5,8 +5,10 @@
  */
 import type { User } from "@user-admin/client";
 import { assert, assertEquals } from "./support/assert.ts";
-import { startService, type TestService } from "./support/service.ts";
+import { sharedService, type TestService } from "./support/service.ts";
 import { seedUsers } from "./support/users.ts";
+
+const service = sharedService();
 
 const NEXT = /^<(\/api\/users\?[^>]*)>; rel="next"$/;
 
@@ -48,7 +50,7 @@ async function create(
 }
 
 Deno.test("a page walk by next links returns the full list, page by page, with no user twice", async () => {
-  await using svc = await startService();
+  const svc = await service();
   await seedUsers(svc.sql, 123);
   const full = (await svc.admin.GET("/api/users")).data!;
   assertEquals(full.length, 124);
@@ -65,7 +67,7 @@ Deno.test("a page walk by next links returns the full list, page by page, with n
 });
 
 Deno.test("a page walk while users are being created sees every user that existed before it, once each, in order", async () => {
-  await using svc = await startService();
+  const svc = await service();
   await seedUsers(svc.sql, 60);
   const before = ids((await svc.admin.GET("/api/users")).data!);
   let walking = true;
@@ -110,7 +112,7 @@ Deno.test("a page walk while users are being created sees every user that existe
 });
 
 Deno.test("role, q, username and email filter the list, combine, and keep the list's item shape", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const alice = await create(svc, "Alice", {
     name: "Alice Liddell",
     email: "Alice@Example.com",
@@ -168,7 +170,7 @@ Deno.test("role, q, username and email filter the list, combine, and keep the li
 });
 
 Deno.test("filters page like the full list, and the next link keeps them", async () => {
-  await using svc = await startService();
+  const svc = await service();
   await seedUsers(svc.sql, 30, "even");
   await seedUsers(svc.sql, 30, "odd");
   const pages = await walk(svc, "q=EVEN&limit=4");
@@ -186,7 +188,7 @@ Deno.test("filters page like the full list, and the next link keeps them", async
 });
 
 Deno.test("each bad query parameter answers 400 Invalid query parameter: <name>, after 401 and 403", async () => {
-  await using svc = await startService();
+  const svc = await service();
   const bad: [string, string][] = [
     ["limit=0", "limit"],
     ["limit=1001", "limit"],
@@ -238,7 +240,7 @@ Deno.test("each bad query parameter answers 400 Invalid query parameter: <name>,
 });
 
 Deno.test("the typed client iterates over every user by next links and finds one by username or e-mail", async () => {
-  await using svc = await startService();
+  const svc = await service();
   await seedUsers(svc.sql, 45);
   const full = (await svc.admin.GET("/api/users")).data!;
   const walked: User[] = [];
