@@ -14,6 +14,7 @@ import { startInstances } from "./support/process.ts";
 import { postgresOnly } from "./support/conditions.ts";
 import {
   ADMIN,
+  type Contents,
   loginCookie as loginOver,
   testDatabase,
 } from "./support/service.ts";
@@ -22,9 +23,15 @@ const ADMIN_ENV = {
   ADMIN_PASSWORD: ADMIN.password,
 };
 
-/** Three instances at once on one fresh, empty database. */
-async function cluster(env: Record<string, string> = {}) {
-  const db = await testDatabase();
+/**
+ * Three instances at once on one database of their own: by default one a
+ * first start with ADMIN has made (migrated, the admin there), or `empty`.
+ */
+async function cluster(
+  env: Record<string, string> = {},
+  contents: Contents = "first-admin",
+) {
+  const db = await testDatabase(contents);
   try {
     const settings = { ...ADMIN_ENV, ...db.env, ...env };
     const instances = await startInstances([settings, settings, settings]);
@@ -61,7 +68,7 @@ Deno.test({
     "three instances started at once on an empty database apply each migration once and all become healthy",
   ),
   async fn() {
-    await using c = await cluster();
+    await using c = await cluster({}, "empty");
     for (const instance of c.instances) {
       const res = await fetch(`${instance.baseUrl}/health`);
       assertEquals(res.status, 200);
