@@ -55,7 +55,7 @@ export async function testDatabase(
   const name = `ua_test_${crypto.randomUUID().replaceAll("-", "")}`;
   const from = contents === "empty"
     ? "template1"
-    : await serverTemplate(SERVER_URL, contents);
+    : await serverTemplate(contents);
   await onServer(
     SERVER_URL,
     (sql) => sql`create database ${sql(name)} template ${sql(from)}`,
@@ -102,39 +102,41 @@ function databaseUrl(serverUrl: string, name: string): string {
  */
 type Template = Exclude<Contents, "empty">;
 
-/** The first start every harness service has made already: ADMIN exists. */
-const FIRST_ADMIN_ENV = {
-  ADMIN_USERNAME: ADMIN.username,
-  ADMIN_PASSWORD: ADMIN.password,
+/**
+ * How the harness starts a service (its database and a test's settings
+ * added): the `first-admin` template is its first start.
+ */
+const HARNESS_ENV = {
   HOST: "127.0.0.1",
   PORT: "0",
-  LOG_LEVEL: "silent",
+  ADMIN_USERNAME: ADMIN.username,
+  ADMIN_PASSWORD: ADMIN.password,
 };
 
 /** Brings a database made from `migrated` to `first-admin`: a first start. */
 async function firstStart(env: Record<string, string>) {
-  const config = loadConfig({ ...FIRST_ADMIN_ENV, ...env });
+  const config = loadConfig({ ...HARNESS_ENV, LOG_LEVEL: "silent", ...env });
   const service = await startReal(config, {
     log: createLogger(config.LOG_LEVEL, () => {}),
   });
   await service.close();
 }
 
-const serverTemplates = new Map<Template, Promise<string>>();
-
-function serverTemplate(serverUrl: string, kind: Template): Promise<string> {
-  let made = serverTemplates.get(kind);
-  if (!made) {
-    made = makeServerTemplate(serverUrl, kind);
-    serverTemplates.set(kind, made);
-  }
-  return made;
+/** `make` called once per kind of template in this isolate; its promise kept. */
+function oncePerKind(
+  make: (kind: Template) => Promise<string>,
+): (kind: Template) => Promise<string> {
+  const made = new Map<Template, Promise<string>>();
+  return (kind) => {
+    let template = made.get(kind);
+    if (!template) made.set(kind, template = make(kind));
+    return template;
+  };
 }
 
-async function makeServerTemplate(
-  serverUrl: string,
-  kind: Template,
-): Promise<string> {
+/** The name of a template database on SERVER_URL's server. */
+const serverTemplate = oncePerKind(async (kind) => {
+  const serverUrl = SERVER_URL!;
   const prefix = `ua_template_${kind.replace("-", "_")}_`;
   const name = `${prefix}${await templateKey(kind)}`;
   const existing = await onServer(
@@ -151,7 +153,7 @@ async function makeServerTemplate(
       await onServer(serverUrl, (sql) => sql`create database ${sql(building)}`);
       await (await openDatabase(loadConfig({ DATABASE_URL: url }))).close();
     } else {
-      const from = await serverTemplate(serverUrl, "migrated");
+      const from = await serverTemplate("migrated");
       await onServer(
         serverUrl,
         (sql) => sql`create database ${sql(building)} template ${sql(from)}`,
@@ -181,20 +183,10 @@ async function makeServerTemplate(
     ).catch(() => {/* being copied by a run of older code: left for later */});
   }
   return name;
-}
+});
 
-const embeddedTemplates = new Map<Template, Promise<string>>();
-
-function embeddedTemplate(kind: Template): Promise<string> {
-  let made = embeddedTemplates.get(kind);
-  if (!made) {
-    made = makeEmbeddedTemplate(kind);
-    embeddedTemplates.set(kind, made);
-  }
-  return made;
-}
-
-async function makeEmbeddedTemplate(kind: Template): Promise<string> {
+/** The directory of a template PGlite data directory. */
+const embeddedTemplate = oncePerKind(async (kind) => {
   const prefix = `user-admin-template-${kind}-`;
   const dir = `${tmpDir()}/${prefix}${await templateKey(kind)}`;
   if (await exists(`${dir}/PG_VERSION`)) return dir;
@@ -221,7 +213,7 @@ async function makeEmbeddedTemplate(kind: Template): Promise<string> {
     }
   }
   return dir;
-}
+});
 
 const tmpDir = () => Deno.env.get("TMPDIR") || "/tmp";
 
@@ -250,7 +242,7 @@ async function templateKey(kind: Template): Promise<string> {
     await Deno.readTextFile(new URL("deno.json", ROOT)),
   );
   parts.push(config.imports["@electric-sql/pglite"]);
-  if (kind === "first-admin") parts.push(JSON.stringify(FIRST_ADMIN_ENV));
+  if (kind === "first-admin") parts.push(JSON.stringify(HARNESS_ENV));
   const digest = await crypto.subtle.digest(
     "SHA-256",
     new TextEncoder().encode(parts.join("\0")),
@@ -373,10 +365,7 @@ export function sharedService(
 async function start(env: Record<string, string>, options: ServiceOptions) {
   const database = await testDatabase("first-admin");
   const fullEnv = {
-    HOST: "127.0.0.1",
-    PORT: "0",
-    ADMIN_USERNAME: ADMIN.username,
-    ADMIN_PASSWORD: ADMIN.password,
+    ...HARNESS_ENV,
     LOG_LEVEL: "debug",
     ...database.env,
     ...env,
