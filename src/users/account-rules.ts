@@ -48,11 +48,11 @@ const SCRIPT_CODES =
   "Tirh Tnsa Todr Toto Tutg Ugar Vaii Vith Wara Wcho Xpeo Xsux Yezi Yiii " +
   "Zanb";
 
-let scripts: { code: string; test: RegExp }[] | undefined;
+let compiledScripts: { code: string; test: RegExp }[] | undefined;
 
 /** Compiled when first needed (about 170 expressions, 13 ms), not at every start. */
 const allScripts = () =>
-  scripts ??= SCRIPT_CODES.split(" ").flatMap((code) => {
+  compiledScripts ??= SCRIPT_CODES.split(" ").flatMap((code) => {
     // A script this engine does not know yet is simply not in the list.
     try {
       return [{ code, test: new RegExp(`^\\p{scx=${code}}$`, "u") }];
