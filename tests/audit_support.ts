@@ -22,7 +22,7 @@ export interface AuditDatabase extends AsyncDisposable {
 }
 
 export async function auditDatabase(): Promise<AuditDatabase> {
-  const database: TestDatabase = await testDatabase();
+  const database: TestDatabase = await testDatabase("migrated");
   const open = async () => {
     const db = await openDatabase(loadConfig(database.env));
     return { db, store: createStore(db.sql) };
