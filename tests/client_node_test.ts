@@ -6,8 +6,8 @@
  */
 import ts from "typescript";
 import { assertEquals } from "./support/assert.ts";
-import { NODE, withTool } from "./support/conditions.ts";
-import { diagnosticMessages, NODE_PROJECT } from "./support/node_typescript.ts";
+import { withTool } from "./support/conditions.ts";
+import { diagnosticMessages, NODE, NODE_PROJECT } from "./support/node.ts";
 import { ADMIN, startService } from "./support/service.ts";
 
 const CLIENTS = new URL("../clients/", import.meta.url).pathname;

@@ -11,8 +11,12 @@
  */
 import ts from "typescript";
 import { assert, assertEquals } from "./support/assert.ts";
-import { NODE_AND_NPM, postgresOnly, withTool } from "./support/conditions.ts";
-import { diagnosticMessages, NODE_PROJECT } from "./support/node_typescript.ts";
+import { postgresOnly, withTool } from "./support/conditions.ts";
+import {
+  diagnosticMessages,
+  NODE_AND_NPM,
+  NODE_PROJECT,
+} from "./support/node.ts";
 import { ADMIN, startService } from "./support/service.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;

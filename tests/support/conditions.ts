@@ -61,24 +61,3 @@ export function withTool(
     },
   };
 }
-
-const runs = (command: string) =>
-  new Deno.Command(command, {
-    args: ["--version"],
-    stdout: "null",
-    stderr: "null",
-  }).output().then((o) => o.success, () => false);
-
-/** Node on PATH: the client's Node tests need it. */
-export const NODE: Tool = {
-  what: "`node` on PATH",
-  present: await runs("node"),
-  install: ".ci/run needs Node for npm, so it is there in CI",
-};
-
-/** Node and npm on PATH: the npm package test installs the package with npm. */
-export const NODE_AND_NPM: Tool = {
-  what: "`node` and `npm` on PATH",
-  present: NODE.present && await runs("npm"),
-  install: "npm comes with Node; .ci/run uses npm, so both are there in CI",
-};
