@@ -7,6 +7,7 @@
  * Seeded: the seed is printed, and FUZZ_SEED=<seed> runs the same cases again.
  */
 import fc from "fast-check";
+import { binaryString } from "./support/arbitraries.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import {
   ADMIN,
@@ -51,7 +52,7 @@ const MSG = {
 // ---- generators ------------------------------------------------------------
 
 const unicode = fc.string({ unit: "grapheme", maxLength: 40 });
-const binaryish = fc.string({ unit: "binary", maxLength: 40 });
+const binaryish = binaryString({ maxLength: 40 });
 
 /** Values of the wrong kind for any field. */
 const junk: fc.Arbitrary<unknown> = fc.oneof(
