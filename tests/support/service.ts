@@ -94,11 +94,20 @@ function databaseUrl(serverUrl: string, name: string): string {
  * its own) and runs while what they hold stays the same; a template is
  * made whole or not at all (renamed into place, which fails if another
  * file or run made it first), and a new one replaces the older ones of
- * its kind. `migrated` depends on the migrations and PGlite;
+ * its kind but the newest TEMPLATES_KEPT. `migrated` depends on the
+ * migrations and PGlite;
  * `first-admin` also on the service's code (bootstrap, store, audit
  * chain), so it is made from `migrated` by starting the service once.
  */
 type Template = Exclude<Contents, "empty">;
+
+/**
+ * Templates of each kind kept, the newest: runs of different code at the
+ * same time (two checkouts, CI beside a developer) each keep their own,
+ * where dropping all but the newest made one run drop the template the
+ * other was copying from.
+ */
+const TEMPLATES_KEPT = 3;
 
 /**
  * How the harness starts a service (its database and a test's settings
@@ -136,12 +145,13 @@ function oncePerKind(
 const serverTemplate = oncePerKind(async (kind) => {
   const prefix = `ua_template_${kind.replace("-", "_")}_`;
   const name = `${prefix}${await templateKey(kind)}`;
-  const existing = await onServer(
-    (sql) =>
+  const ofKind = () =>
+    onServer((sql) =>
       sql<{ datname: string }[]>`
-        select datname from pg_database where datname like ${prefix + "%"}`,
-  );
-  if (existing.some((row) => row.datname === name)) return name;
+        select datname from pg_database where datname like ${prefix + "%"}
+        order by oid desc`
+    );
+  if ((await ofKind()).some((row) => row.datname === name)) return name;
   const building = `ua_building_${crypto.randomUUID().replaceAll("-", "")}`;
   const url = databaseUrl(SERVER_URL!, building);
   try {
@@ -168,7 +178,8 @@ const serverTemplate = oncePerKind(async (kind) => {
     if (made.length === 0) throw e;
     return name;
   }
-  for (const { datname } of existing) {
+  // OIDs grow with each database made: the newest come first.
+  for (const { datname } of (await ofKind()).slice(TEMPLATES_KEPT)) {
     await onServer(
       (sql) => sql`drop database if exists ${sql(datname)}`,
     ).catch(() => {/* being copied by a run of older code: left for later */});
@@ -197,11 +208,21 @@ const embeddedTemplate = oncePerKind(async (kind) => {
     if (!await exists(`${dir}/PG_VERSION`)) throw e;
     return dir;
   }
+  const ofKind = [];
   for await (const entry of Deno.readDir(tmpDir())) {
-    if (entry.name.startsWith(prefix) && `${tmpDir()}/${entry.name}` !== dir) {
-      await Deno.remove(`${tmpDir()}/${entry.name}`, { recursive: true })
-        .catch(() => {/* another run's, going away by itself */});
-    }
+    if (!entry.name.startsWith(prefix)) continue;
+    const path = `${tmpDir()}/${entry.name}`;
+    const made = await Deno.stat(path).then(
+      (s) => s.mtime?.getTime() ?? 0,
+      () => 0, // gone meanwhile
+    );
+    ofKind.push({ path, made });
+  }
+  ofKind.sort((a, b) => b.made - a.made);
+  for (const { path } of ofKind.slice(TEMPLATES_KEPT)) {
+    if (path === dir) continue;
+    await Deno.remove(path, { recursive: true })
+      .catch(() => {/* another run's, going away by itself */});
   }
   return dir;
 });
