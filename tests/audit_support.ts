@@ -4,11 +4,12 @@
  * verify task run as a separate process against that database.
  */
 import { type AuditContext, auditEvents } from "../src/audit/events.ts";
+import { auditVerify } from "../src/cli/audit-verify.ts";
 import { loadConfig } from "../src/config.ts";
 import { recordAudit } from "../src/db/audit.ts";
 import { type Database, openDatabase } from "../src/db/database.ts";
 import { createStore, NO_DEADLINE, type Store } from "../src/db/store.ts";
-import { runScript } from "./support/process.ts";
+import { runScript, runTask } from "./support/process.ts";
 import { type TestDatabase, testDatabase } from "./support/service.ts";
 
 export interface AuditDatabase extends AsyncDisposable {
@@ -83,9 +84,18 @@ export async function writeRecords(store: Store, n: number, from = 0) {
   await store.audit.seal();
 }
 
-/** Runs `deno task audit:verify` against the database of `env`. */
-export function verifyTask(env: Record<string, string>) {
-  return runScript("src/cli/audit-verify.ts", [], env);
+/**
+ * Runs `deno task audit:verify` against the database of `env`: its main in
+ * this isolate, or with `{ process: true }` as the separate process an
+ * operator starts.
+ */
+export function verifyTask(
+  env: Record<string, string>,
+  { process = false } = {},
+) {
+  return process
+    ? runScript("src/cli/audit-verify.ts", [], env)
+    : runTask(auditVerify, [], env);
 }
 
 /** SQL that makes every insert into `table` fail, and SQL that undoes it. */

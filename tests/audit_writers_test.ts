@@ -9,7 +9,8 @@ import { ensureFirstAdmin } from "../src/bootstrap.ts";
 import { createStore, NO_DEADLINE } from "../src/db/store.ts";
 import { createLogger } from "../src/log.ts";
 import { assert, assertEquals } from "./support/assert.ts";
-import { runScript } from "./support/process.ts";
+import { createAdmin } from "../src/cli/create-admin.ts";
+import { runTask } from "./support/process.ts";
 import {
   ADMIN,
   loginCookie,
@@ -305,4 +306,4 @@ Deno.test("the recovery task's change is recorded with it, or neither happens", 
 });
 
 const cli = (env: Record<string, string>, args: string[]) =>
-  runScript("src/cli/create-admin.ts", args, env);
+  runTask(createAdmin, args, env);

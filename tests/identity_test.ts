@@ -4,7 +4,8 @@
  * environment and for the recovery task.
  */
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
-import { runScript } from "./support/process.ts";
+import { createAdmin } from "../src/cli/create-admin.ts";
+import { runTask } from "./support/process.ts";
 import { sharedService, testDatabase } from "./support/service.ts";
 
 const service = sharedService();
@@ -177,7 +178,7 @@ Deno.test("first-admin variables that break an account rule stop the service wit
     assert(run.stderr.includes(rule), run.stderr);
   }
   // Nothing was created.
-  const check = await runScript("src/cli/create-admin.ts", [
+  const check = await runTask(createAdmin, [
     "--username",
     "root",
     "--password",
@@ -203,7 +204,7 @@ Deno.test("create-admin checks the account rules, the username's characters incl
     ],
   ] as const;
   for (const [args, rule] of refused) {
-    const run = await runScript("src/cli/create-admin.ts", [
+    const run = await runTask(createAdmin, [
       "--password",
       "rescue-password",
       ...args,

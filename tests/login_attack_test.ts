@@ -7,7 +7,8 @@ import { hash } from "@node-rs/bcrypt";
 import { createUserAdminClient } from "@user-admin/client";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { assert, assertEquals } from "./support/assert.ts";
-import { runScript, spawnService } from "./support/process.ts";
+import { createAdmin } from "../src/cli/create-admin.ts";
+import { runTask, spawnService } from "./support/process.ts";
 import {
   ADMIN,
   type ConfiguredApp,
@@ -189,7 +190,7 @@ Deno.test("deno task create-admin lifts the lockout of the name it resets", asyn
     }
     assertEquals(await statusOf(login(api, "ROOT", "root-password")), 429);
   }
-  const reset = await runScript("src/cli/create-admin.ts", [
+  const reset = await runTask(createAdmin, [
     "--username",
     "Root",
     "--password",

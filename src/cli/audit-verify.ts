@@ -15,42 +15,50 @@ import { ConfigError, loadConfig } from "../config.ts";
 import { createAuditStore } from "../db/audit.ts";
 import { openDatabase } from "../db/database.ts";
 import { verifyChain } from "../audit/verify.ts";
+import { runAsProcess, type TaskMain } from "./task.ts";
 
-function fail(message: string, code: number): never {
-  console.error(message);
-  Deno.exit(code);
-}
-
-let config;
-try {
-  config = loadConfig();
-} catch (e) {
-  if (e instanceof ConfigError) fail(e.message, 2);
-  throw e;
-}
-
-const db = await openDatabase(config).catch((e) =>
-  fail(`Cannot open the database: ${e.message}`, 2)
-);
-let result;
-try {
-  result = await createAuditStore(db.sql).walk(verifyChain);
-} catch (e) {
-  await db.close();
-  fail(`Cannot read the audit trail: ${(e as Error).message}`, 2);
-}
-await db.close();
-if (!result.ok) {
-  fail(
-    `Audit trail broken after ${result.count} good records: ${result.message}`,
-    1,
+export const auditVerify: TaskMain = async (_args, env, out) => {
+  let config;
+  try {
+    config = loadConfig(env);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    out.error(e.message);
+    return 2;
+  }
+  let db;
+  try {
+    db = await openDatabase(config);
+  } catch (e) {
+    out.error(`Cannot open the database: ${(e as Error).message}`);
+    return 2;
+  }
+  let result;
+  try {
+    result = await createAuditStore(db.sql).walk(verifyChain);
+  } catch (e) {
+    out.error(`Cannot read the audit trail: ${(e as Error).message}`);
+    return 2;
+  } finally {
+    await db.close();
+  }
+  if (!result.ok) {
+    out.error(
+      `Audit trail broken after ${result.count} good records: ${result.message}`,
+    );
+    return 1;
+  }
+  out.log(
+    `Audit trail intact: ${result.count} records` +
+      (result.count
+        ? `, head #${result.headId} sha256 ${result.headHash}`
+        : "") +
+      // Sealed by the next write, read of the trail or housekeeping sweep.
+      (result.pending
+        ? `; ${result.pending} more committed, not yet sealed into the chain`
+        : ""),
   );
-}
-console.log(
-  `Audit trail intact: ${result.count} records` +
-    (result.count ? `, head #${result.headId} sha256 ${result.headHash}` : "") +
-    // Sealed by the next write, read of the trail or housekeeping sweep.
-    (result.pending
-      ? `; ${result.pending} more committed, not yet sealed into the chain`
-      : ""),
-);
+  return 0;
+};
+
+if (import.meta.main) await runAsProcess(auditVerify);

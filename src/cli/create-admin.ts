@@ -18,66 +18,80 @@ import { ConfigError, loadConfig } from "../config.ts";
 import { openDatabase } from "../db/database.ts";
 import { createStore, NO_DEADLINE } from "../db/store.ts";
 import { checkNewAccount } from "../users/account-rules.ts";
+import { runAsProcess, type TaskMain } from "./task.ts";
 
-function fail(message: string): never {
-  console.error(message);
-  Deno.exit(1);
-}
+const USAGE =
+  "usage: deno task create-admin --username NAME [--password PW] [--email E] [--name N]";
 
-const { values } = parseArgs({
-  args: Deno.args,
-  options: {
-    username: { type: "string" },
-    password: { type: "string" },
-    email: { type: "string" },
-    name: { type: "string" },
-  },
-});
-if (!values.username) {
-  fail(
-    "usage: deno task create-admin --username NAME [--password PW] [--email E] [--name N]",
-  );
-}
+export const createAdmin: TaskMain = async (args, env, out) => {
+  const { values } = parseArgs({
+    args,
+    options: {
+      username: { type: "string" },
+      password: { type: "string" },
+      email: { type: "string" },
+      name: { type: "string" },
+    },
+  });
+  if (!values.username) {
+    out.error(USAGE);
+    return 1;
+  }
 
-let config;
-try {
-  config = loadConfig();
-} catch (e) {
-  if (e instanceof ConfigError) fail(e.message);
-  throw e;
-}
+  let config;
+  try {
+    config = loadConfig(env);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    out.error(e.message);
+    return 1;
+  }
 
-const password = values.password ?? randomPassword();
-// The same rules as the API's, so the CLI cannot make an account the API would refuse.
-const checked = checkNewAccount({
-  username: values.username,
-  name: values.name ?? "Administrator",
-  email: values.email ?? `${values.username}@localhost`,
-  password,
-});
-if (!checked.ok) fail(`--${checked.field}: ${checked.message}`);
+  const password = values.password ?? randomPassword();
+  // The same rules as the API's, so the CLI cannot make an account the API would refuse.
+  const checked = checkNewAccount({
+    username: values.username,
+    name: values.name ?? "Administrator",
+    email: values.email ?? `${values.username}@localhost`,
+    password,
+  });
+  if (!checked.ok) {
+    out.error(`--${checked.field}: ${checked.message}`);
+    return 1;
+  }
 
-const db = await openDatabase(config).catch((e) =>
-  fail(`Cannot open the database: ${e.message}`)
-);
-try {
-  const { username, name, email } = checked.account;
-  const store = createStore(db.sql);
-  const outcome = await store.users.upsertAdmin({
-    username,
-    name,
-    email,
-    passwordHash: await createPasswordHasher(config.BCRYPT_COST).hash(password),
-  }, NO_DEADLINE);
-  await store.stop();
-  console.log(
-    outcome === "created"
-      ? `Created admin "${username}".`
-      : `User "${username}" is now an admin with a new password.`,
-  );
-  if (!values.password) console.log(`Password: ${password}`);
-} catch (e) {
-  fail(`Failed: ${(e as Error).message}`);
-} finally {
-  await db.close();
-}
+  let db;
+  try {
+    db = await openDatabase(config);
+  } catch (e) {
+    out.error(`Cannot open the database: ${(e as Error).message}`);
+    return 1;
+  }
+  try {
+    const { username, name, email } = checked.account;
+    const store = createStore(db.sql);
+    const outcome = await store.users.upsertAdmin({
+      username,
+      name,
+      email,
+      passwordHash: await createPasswordHasher(config.BCRYPT_COST).hash(
+        password,
+      ),
+    }, NO_DEADLINE);
+    await store.stop();
+    out.log(
+      outcome === "created"
+        ? `Created admin "${username}".`
+        : `User "${username}" is now an admin with a new password.`,
+    );
+    if (!values.password) out.log(`Password: ${password}`);
+    return 0;
+  } catch (e) {
+    out.error(`Failed: ${(e as Error).message}`);
+    return 1;
+  } finally {
+    await db.close();
+  }
+};
+
+if (import.meta.main) await runAsProcess(createAdmin);
