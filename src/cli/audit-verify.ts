@@ -11,28 +11,19 @@
  * Exit 1: the first record altered, removed or inserted. Exit 2: it could not
  * be checked at all.
  */
-import { ConfigError, loadConfig } from "../config.ts";
 import { createAuditStore } from "../db/audit.ts";
-import { openDatabase } from "../db/database.ts";
 import { verifyChain } from "../audit/verify.ts";
-import { runAsProcess, type TaskMain } from "./task.ts";
+import {
+  openTaskDatabase,
+  runAsProcess,
+  taskConfig,
+  type TaskMain,
+} from "./task.ts";
 
 export const auditVerify: TaskMain = async (_args, env, out) => {
-  let config;
-  try {
-    config = loadConfig(env);
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    out.error(e.message);
-    return 2;
-  }
-  let db;
-  try {
-    db = await openDatabase(config);
-  } catch (e) {
-    out.error(`Cannot open the database: ${(e as Error).message}`);
-    return 2;
-  }
+  const config = taskConfig(env, out);
+  const db = config && await openTaskDatabase(config, out);
+  if (!db) return 2;
   let result;
   try {
     result = await createAuditStore(db.sql).walk(verifyChain);

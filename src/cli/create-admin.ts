@@ -14,11 +14,14 @@
 import { parseArgs } from "node:util";
 import { createPasswordHasher } from "../auth/passwords.ts";
 import { randomPassword } from "../bootstrap.ts";
-import { ConfigError, loadConfig } from "../config.ts";
-import { openDatabase } from "../db/database.ts";
 import { createStore, NO_DEADLINE } from "../db/store.ts";
 import { checkNewAccount } from "../users/account-rules.ts";
-import { runAsProcess, type TaskMain } from "./task.ts";
+import {
+  openTaskDatabase,
+  runAsProcess,
+  taskConfig,
+  type TaskMain,
+} from "./task.ts";
 
 const USAGE =
   "usage: deno task create-admin --username NAME [--password PW] [--email E] [--name N]";
@@ -38,14 +41,8 @@ export const createAdmin: TaskMain = async (args, env, out) => {
     return 1;
   }
 
-  let config;
-  try {
-    config = loadConfig(env);
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    out.error(e.message);
-    return 1;
-  }
+  const config = taskConfig(env, out);
+  if (!config) return 1;
 
   const password = values.password ?? randomPassword();
   // The same rules as the API's, so the CLI cannot make an account the API would refuse.
@@ -60,13 +57,8 @@ export const createAdmin: TaskMain = async (args, env, out) => {
     return 1;
   }
 
-  let db;
-  try {
-    db = await openDatabase(config);
-  } catch (e) {
-    out.error(`Cannot open the database: ${(e as Error).message}`);
-    return 1;
-  }
+  const db = await openTaskDatabase(config, out);
+  if (!db) return 1;
   try {
     const { username, name, email } = checked.account;
     const store = createStore(db.sql);

@@ -5,6 +5,9 @@
  * process.
  */
 
+import { type Config, ConfigError, loadConfig } from "../config.ts";
+import { type Database, openDatabase } from "../db/database.ts";
+
 /** Where a task writes: the console when it runs as a process. */
 export interface TaskOutput {
   log(line: string): void;
@@ -20,4 +23,29 @@ export type TaskMain = (
 /** Runs a task as this process: its output on the console, its code the exit code. */
 export async function runAsProcess(main: TaskMain): Promise<never> {
   Deno.exit(await main(Deno.args, Deno.env.toObject(), console));
+}
+
+/** The service's configuration from `env`, or undefined once `out` says what is wrong. */
+export function taskConfig(
+  env: Record<string, string | undefined>,
+  out: TaskOutput,
+): Config | undefined {
+  try {
+    return loadConfig(env);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    out.error(e.message);
+  }
+}
+
+/** The service's database, or undefined once `out` says why it cannot be opened. */
+export async function openTaskDatabase(
+  config: Config,
+  out: TaskOutput,
+): Promise<Database | undefined> {
+  try {
+    return await openDatabase(config);
+  } catch (e) {
+    out.error(`Cannot open the database: ${(e as Error).message}`);
+  }
 }
