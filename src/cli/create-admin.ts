@@ -59,9 +59,9 @@ export const createAdmin: TaskMain = async (args, env, out) => {
 
   const db = await openTaskDatabase(config, out);
   if (!db) return 1;
+  const store = createStore(db.sql);
   try {
     const { username, name, email } = checked.account;
-    const store = createStore(db.sql);
     const outcome = await store.users.upsertAdmin({
       username,
       name,
@@ -79,6 +79,9 @@ export const createAdmin: TaskMain = async (args, env, out) => {
     if (!values.password) out.log(`Password: ${password}`);
     return 0;
   } catch (e) {
+    // Run in a test's isolate, no seal may stay scheduled on the connection
+    // closed below; the failure reported is this one, not the seal's.
+    await store.stop().catch(() => {});
     out.error(`Failed: ${(e as Error).message}`);
     return 1;
   } finally {
