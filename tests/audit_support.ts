@@ -1,7 +1,8 @@
 /**
  * What the audit tests share: a database of their own opened the way the
  * service opens it, records written through the storage API, and the
- * verify task run as a separate process against that database.
+ * verify task run against that database (in the test's isolate, or as the
+ * separate process an operator starts).
  */
 import { type AuditContext, auditEvents } from "../src/audit/events.ts";
 import { auditVerify } from "../src/cli/audit-verify.ts";

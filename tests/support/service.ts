@@ -95,9 +95,9 @@ function databaseUrl(serverUrl: string, name: string): string {
  * made whole or not at all (renamed into place, which fails if another
  * file or run made it first), and a new one replaces the older ones of
  * its kind but the newest TEMPLATES_KEPT. `migrated` depends on the
- * migrations and PGlite;
- * `first-admin` also on the service's code (bootstrap, store, audit
- * chain), so it is made from `migrated` by starting the service once.
+ * migrations and PGlite; `first-admin` also on the service's code
+ * (bootstrap, store, audit chain), so it is made from `migrated` by
+ * starting the service once.
  */
 type Template = Exclude<Contents, "empty">;
 
