@@ -262,7 +262,10 @@ Deno.test("a client that stalls mid-body is answered at the request deadline, an
   answers.forEach((res, i) => {
     assertEquals(res.status, 500);
     assertEquals(JSON.parse(res.body), { error: expected[i] });
+    // The deadline's answer carries every answer's headers.
     assert(res.headers.get("x-request-id"));
+    assertEquals(res.headers.get("x-content-type-options"), "nosniff");
+    assertEquals(res.headers.get("cache-control"), "no-store");
   });
   assertEquals(await userCount(svc), 1);
   const me = await svc.admin.me();

@@ -4,7 +4,8 @@ import type { Logger } from "../log.ts";
 import type { AppEnv } from "./env.ts";
 import type { Deadline } from "./endpoint.ts";
 import { clientIp } from "./origin.ts";
-import { securityHeaders } from "./security-headers.ts";
+import { onError } from "./errors.ts";
+import { answerHeaders } from "./security-headers.ts";
 
 /** What a client's own X-Request-Id may hold to be believed (from a trusted proxy). */
 const FORWARDED_ID = /^[\w\-=]{1,255}$/;
@@ -12,9 +13,10 @@ const FORWARDED_ID = /^[\w\-=]{1,255}$/;
 /**
  * What every request starts with, in one layer of middleware (each layer,
  * and each async call in it, costs time on every request): its id, the
- * services guards and handlers reach through the context, the security
- * headers of its answer, its deadline (`deadline`, inside the headers so
- * that its 500 carries them too) and one access log line.
+ * services guards and handlers reach through the context, its deadline
+ * (`deadline`), the id and security headers of its answer (`answerHeaders`,
+ * around the deadline so that its 500 carries them too) and one access log
+ * line.
  */
 export function requestScope(
   { log, sessions, trustProxy, deadline }: {
@@ -24,7 +26,7 @@ export function requestScope(
     deadline: Deadline;
   },
 ): MiddlewareHandler<AppEnv> {
-  const headers = securityHeaders({ trustProxy });
+  const headers = answerHeaders({ trustProxy });
   // A per-process prefix and a counter: unique enough for logs, and far
   // cheaper per request than a random UUID.
   const instance = crypto.randomUUID().slice(0, 8);
@@ -52,11 +54,16 @@ export function requestScope(
       ? forwarded
       : `${instance}-${++requests}`;
     c.set("requestId", requestId);
-    c.header("X-Request-Id", requestId);
     c.set("log", log);
     c.set("sessions", sessions);
-    const inner = () => deadline(c, next);
-    if (!log.enabled("info")) return headers(c, inner);
-    return logged(c, performance.now(), headers(c, inner));
+    // The deadline's 500 is answered here, not where Hono would catch it
+    // (outside this layer), so that it gets the answer's headers.
+    const inner = () =>
+      deadline(c, next).catch(async (e) => {
+        if (!(e instanceof Error)) throw e;
+        c.res = await onError(e, c);
+      });
+    if (!log.enabled("info")) return headers(c, requestId, inner);
+    return logged(c, performance.now(), headers(c, requestId, inner));
   };
 }
