@@ -109,6 +109,17 @@ async function memory(pid: number): Promise<{ rss: number; hwm: number }> {
   return { rss: kib("VmRSS"), hwm: kib("VmHWM") };
 }
 
+/**
+ * CPU time a process has used (user + system, all its threads), in µs, from
+ * /proc (its clock ticks are USER_HZ, 100 a second on Linux).
+ */
+async function cpuUs(pid: number): Promise<number> {
+  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  // The fields after the command name, which is in parentheses.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
 /** Resets a process's peak RSS (VmHWM) to its current RSS. */
 async function resetPeak(pid: number) {
   await Deno.writeTextFile(`/proc/${pid}/clear_refs`, "5");
@@ -198,6 +209,8 @@ interface Measured {
   p99Ms: number;
   /** Peak RSS of the server process during the run, MiB. */
   peakMiB: number;
+  /** The server process's CPU time during the run over its requests, µs. */
+  cpuUs: number;
   errors: number;
   /** Audit records the service wrote during the run. */
   auditRecords?: number;
@@ -231,6 +244,7 @@ async function wrk(
   if (load.targets) env.BENCH_TARGETS = load.targets.join(",");
   const connections = load.connections ?? opts.connections;
   await resetPeak(target.pid);
+  const cpuBefore = await cpuUs(target.pid);
   const r = await runWrk({
     wrkPath,
     url: target.baseUrl + load.path,
@@ -241,8 +255,10 @@ async function wrk(
     env,
   });
   const { hwm } = await memory(target.pid);
+  const cpu = await cpuUs(target.pid) - cpuBefore;
   return {
     requests: r.requests,
+    cpuUs: cpu / Math.max(1, r.requests),
     rps: r.requests / (r.durationUs / 1e6),
     p50Ms: r.p50Us / 1000,
     p99Ms: r.p99Us / 1000,
@@ -410,6 +426,19 @@ async function paired(
   };
 }
 
+/**
+ * What each request cost the two sides in CPU, median of the rounds, and
+ * b/a: steadier than the req/s ratio, which moves with whatever else the
+ * machine runs during a round.
+ */
+const cpuNote = (as: Measured[], bs: Measured[], a: string, b: string) => {
+  const ca = median(as.map((m) => m.cpuUs));
+  const cb = median(bs.map((m) => m.cpuUs));
+  return `CPU per request (the process's user + system time over its requests, median of the rounds): ${a} ${
+    fmt(ca)
+  } µs, ${b} ${fmt(cb)} µs, ${b}/${a} ${(cb / ca).toFixed(2)}`;
+};
+
 /** The rounds' ratios as the notes list them. */
 const roundList = (ratio: { rounds: number[] }) =>
   ratio.rounds.map((r) => r.toFixed(2)).join(", ");
@@ -533,7 +562,9 @@ async function main() {
         notes.push(
           `${scenario}: service/floor in ${opts.rounds} rounds: ${
             roundList(p.ratio)
-          } (median ${p.ratio.median.toFixed(2)})`,
+          } (median ${p.ratio.median.toFixed(2)}); ${
+            cpuNote(p.as, p.bs, "service", "floor")
+          }`,
         );
       } else {
         await wrk(wrkPath, service, sid, { ...load, duration: 1 });
@@ -627,7 +658,9 @@ async function main() {
         auditRatio.toFixed(2)
       }, median of ${opts.rounds} rounds (${
         roundList(patch.ratio)
-      }; the target is 0.85)`,
+      }; the target is 0.85); ${
+        cpuNote(patch.as, patch.bs, "flipping", "unchanged")
+      }`,
     );
     await measure("POST /api/auth/login (bcrypt)", {
       path: "/api/auth/login",
