@@ -2,6 +2,7 @@ import type { OpenAPIHono, RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { readJsonBody } from "./body.ts";
 import type { AppEnv } from "./env.ts";
+import { DeadlineExceeded, onError } from "./errors.ts";
 import { MSG } from "./messages.ts";
 import { bodyOf, messagesOf } from "./openapi.ts";
 import { answerInvalid, validationHook } from "./validation.ts";
@@ -47,13 +48,6 @@ export function mount<R extends RouteConfig>(
     // Typed for any route: it only ever answers the route's declared 400.
     validationHook(answer) as never,
   );
-}
-
-/** A request still pending at its deadline: answered with its endpoint's 500. */
-export class DeadlineExceeded extends Error {
-  constructor(readonly ms: number) {
-    super(`no answer within ${ms} ms`);
-  }
 }
 
 /** The deadline of requests, as middleware. */
@@ -129,6 +123,11 @@ export function deadline(ms: number, statementMs: number): Deadline {
       // extra promise on every request.
       next().then(resolve, reject);
       await promise;
+    } catch (e) {
+      if (!(e instanceof DeadlineExceeded)) throw e;
+      // Answered here, not where Hono would catch it (outside the request
+      // scope), so that the 500 gets the answer's headers.
+      c.res = await onError(e, c);
     } finally {
       // The timer stays: it finds nothing due and stops by itself, which
       // costs less than clearing and setting one whenever the service idles

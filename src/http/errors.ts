@@ -1,9 +1,15 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { TrieRouter } from "hono/router/trie-router";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { DeadlineExceeded } from "./endpoint.ts";
 import type { AppEnv } from "./env.ts";
 import { type Message, MSG } from "./messages.ts";
+
+/** A request still pending at its deadline: answered with its endpoint's 500. */
+export class DeadlineExceeded extends Error {
+  constructor(readonly ms: number) {
+    super(`no answer within ${ms} ms`);
+  }
+}
 
 /** The one error body of the service. */
 export type ErrorBody = { error: string };

@@ -4,7 +4,6 @@ import type { Logger } from "../log.ts";
 import type { AppEnv } from "./env.ts";
 import type { Deadline } from "./endpoint.ts";
 import { clientIp } from "./origin.ts";
-import { onError } from "./errors.ts";
 import { answerHeaders } from "./security-headers.ts";
 
 /** What a client's own X-Request-Id may hold to be believed (from a trusted proxy). */
@@ -56,13 +55,7 @@ export function requestScope(
     c.set("requestId", requestId);
     c.set("log", log);
     c.set("sessions", sessions);
-    // The deadline's 500 is answered here, not where Hono would catch it
-    // (outside this layer), so that it gets the answer's headers.
-    const inner = () =>
-      deadline(c, next).catch(async (e) => {
-        if (!(e instanceof Error)) throw e;
-        c.res = await onError(e, c);
-      });
+    const inner = () => deadline(c, next);
     if (!log.enabled("info")) return headers(c, requestId, inner);
     return logged(c, performance.now(), headers(c, requestId, inner));
   };
