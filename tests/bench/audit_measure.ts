@@ -37,6 +37,7 @@ import {
   NO_DEADLINE,
 } from "../../src/db/store.ts";
 import { spawnService } from "../support/process.ts";
+import { cpuSeconds } from "./proc.ts";
 import { inTurns } from "./turns.ts";
 import { runWrk } from "./wrk.ts";
 
@@ -310,21 +311,6 @@ async function wrkFigures(databaseUrl: string) {
     } / ${ms("unchanged", "postgres")} (warm-up included)`,
   );
   await sql.end();
-}
-
-/** User and system CPU seconds the processes used so far (gone ones count 0). */
-async function cpuSeconds(pids: number[]): Promise<number> {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // Ended meanwhile.
-    }
-  }
-  return ticks / 100;
 }
 
 /** Role-change records so far, and the backends serving the service, in the database at `url`. */

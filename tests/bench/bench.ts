@@ -28,6 +28,7 @@ import {
   spawnServer,
   spawnService,
 } from "../support/process.ts";
+import { cpuSeconds } from "./proc.ts";
 import { inTurns } from "./turns.ts";
 import { runWrk } from "./wrk.ts";
 
@@ -107,17 +108,6 @@ async function memory(pid: number): Promise<{ rss: number; hwm: number }> {
   const kib = (key: string) =>
     Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? 0);
   return { rss: kib("VmRSS"), hwm: kib("VmHWM") };
-}
-
-/**
- * CPU time a process has used (user + system, all its threads), in µs, from
- * /proc (its clock ticks are USER_HZ, 100 a second on Linux).
- */
-async function cpuUs(pid: number): Promise<number> {
-  const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-  // The fields after the command name, which is in parentheses.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 /** Resets a process's peak RSS (VmHWM) to its current RSS. */
@@ -210,7 +200,7 @@ interface Measured {
   /** Peak RSS of the server process during the run, MiB. */
   peakMiB: number;
   /** The server process's CPU time during the run over its requests, µs. */
-  cpuUs: number;
+  cpuUsPerRequest: number;
   errors: number;
   /** Audit records the service wrote during the run. */
   auditRecords?: number;
@@ -244,7 +234,7 @@ async function wrk(
   if (load.targets) env.BENCH_TARGETS = load.targets.join(",");
   const connections = load.connections ?? opts.connections;
   await resetPeak(target.pid);
-  const cpuBefore = await cpuUs(target.pid);
+  const cpuBefore = await cpuSeconds([target.pid]);
   const r = await runWrk({
     wrkPath,
     url: target.baseUrl + load.path,
@@ -255,10 +245,10 @@ async function wrk(
     env,
   });
   const { hwm } = await memory(target.pid);
-  const cpu = await cpuUs(target.pid) - cpuBefore;
+  const cpu = await cpuSeconds([target.pid]) - cpuBefore;
   return {
     requests: r.requests,
-    cpuUs: cpu / Math.max(1, r.requests),
+    cpuUsPerRequest: cpu * 1e6 / Math.max(1, r.requests),
     rps: r.requests / (r.durationUs / 1e6),
     p50Ms: r.p50Us / 1000,
     p99Ms: r.p99Us / 1000,
@@ -432,8 +422,8 @@ async function paired(
  * machine runs during a round.
  */
 const cpuNote = (as: Measured[], bs: Measured[], a: string, b: string) => {
-  const ca = median(as.map((m) => m.cpuUs));
-  const cb = median(bs.map((m) => m.cpuUs));
+  const ca = median(as.map((m) => m.cpuUsPerRequest));
+  const cb = median(bs.map((m) => m.cpuUsPerRequest));
   return `CPU per request (the process's user + system time over its requests, median of the rounds): ${a} ${
     fmt(ca)
   } µs, ${b} ${fmt(cb)} µs, ${b}/${a} ${(cb / ca).toFixed(2)}`;
