@@ -107,7 +107,7 @@ type Template = Exclude<Contents, "empty">;
  * where dropping all but the newest made one run drop the template the
  * other was copying from.
  */
-const TEMPLATES_KEPT = 3;
+const TEMPLATES_KEPT = 8;
 
 /**
  * How the harness starts a service (its database and a test's settings
