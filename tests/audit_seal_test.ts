@@ -5,6 +5,7 @@
  * ended before its seal left, the next seal takes, in batches.
  */
 import postgres from "postgres";
+import { canonicalTail } from "../src/audit/chain.ts";
 import { auditEvents } from "../src/audit/events.ts";
 import { NO_DEADLINE } from "../src/db/store.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
@@ -185,4 +186,41 @@ Deno.test({
     assertEquals(run.code, 0, run.stderr);
     assertMatch(run.stdout, /^Audit trail intact: 300 records, /);
   },
+});
+
+Deno.test("audit_append, as a release before the seal calls it in its write's transaction: its record is in the chain when that commits, after the records pending before it; a rollback leaves both as they were", async () => {
+  await using a = await auditDatabase();
+  const event = (requestId: string) =>
+    auditEvents.logout({ id: 1, username: "older" }, {
+      requestId,
+      clientAddress: "192.0.2.11",
+    });
+  // A record a writer of this release committed and nothing sealed yet.
+  await a.db.sql.begin((tx) => recordAudit(tx, event("pending")));
+  const rolledBack = await a.db.sql.begin(async (tx) => {
+    await tx`select audit_append(${canonicalTail(event("rolled-back"))})`;
+    throw new Error("the write fails after its record");
+  }).catch((e) => e);
+  assertEquals(rolledBack.message, "the write fails after its record");
+  assertEquals((await a.db.sql`select 1 from audit_events`).length, 0);
+  assertEquals((await a.db.sql`select 1 from audit_pending`).length, 1);
+  const [{ id }] = await a.db.sql.begin((tx) =>
+    tx<{ id: string }[]>`
+      select audit_append(${canonicalTail(event("appended"))})::text as id`
+  );
+  assertEquals(id, "2", "the chain's head: the appended record");
+  const rows = await a.db.sql<{ id: string; request_id: string }[]>`
+    select id::text, request_id from audit_events order by audit_events.id`;
+  assertEquals(rows.map((r) => [r.id, r.request_id]), [
+    ["1", "pending"],
+    ["2", "appended"],
+  ]);
+  assertEquals((await a.db.sql`select 1 from audit_pending`).length, 0);
+  // Records of this release's writers follow it in the same chain.
+  await a.store.audit.record(event("after"), NO_DEADLINE);
+  await a.store.audit.seal();
+  await a.close();
+  const run = await verifyTask(a.env);
+  assertEquals(run.code, 0, run.stderr);
+  assertMatch(run.stdout, /^Audit trail intact: 3 records, head #3 /);
 });
