@@ -37,13 +37,15 @@ export const sleep = (ms: number) =>
   new Promise<void>((r) => setTimeout(r, ms));
 
 /**
- * Spawns `deno <args>` with PORT set to a free port and waits until it
- * answers HTTP on `/health`, any status. Disposing stops it with SIGTERM.
+ * Spawns `deno <args>` in `cwd` (this checkout by default; another release's
+ * files for the upgrade test) with PORT set to a free port and waits until
+ * it answers HTTP on `/health`, any status. Disposing stops it with SIGTERM.
  */
 export async function spawnServer(
   args: string[],
   env: Record<string, string>,
   timeoutMs = 60_000,
+  cwd: string | URL = ROOT,
 ): Promise<Instance> {
   const port = freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -51,7 +53,7 @@ export async function spawnServer(
   const child = new Deno.Command(Deno.execPath(), {
     args,
     env: { ...env, PORT: String(port) },
-    cwd: ROOT,
+    cwd,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
