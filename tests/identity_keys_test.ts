@@ -248,3 +248,26 @@ Deno.test("rows an older release inserts serve without the new keys, and houseke
   const login = await svc.client().login(CYRILLIC_SCOPE, "older-password");
   assert(login.ok);
 });
+
+Deno.test("a start keys the rows an older release inserted meanwhile", async () => {
+  await using db = await testDatabase("first-admin");
+  const older = await onDatabase(
+    db.env,
+    (sql) => insertOld(sql, "Stra\u00dfe", "Older@example.com"),
+  );
+  await using svc = await startService(db.env);
+  const [row] = await svc.sql<Record<string, string>[]>`
+    select username_fold, email_fold, username_skeleton, email_skeleton
+    from users where id = ${older}`;
+  assertEquals({ ...row }, {
+    username_fold: "strasse",
+    email_fold: "older@example.com",
+    username_skeleton: "strasse",
+    // confusables.txt: m looks like rn.
+    email_skeleton: "older@exarnple.corn",
+  });
+  const keyed = svc.logs.find((l) =>
+    l.msg === "keyed users an older release wrote"
+  );
+  assertEquals(keyed?.users, 1);
+});
