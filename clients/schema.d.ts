@@ -95,7 +95,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user
-         * @description Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's and email's limits; the password's length, then NUL in it; then uniqueness. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         * @description Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's length, then its characters; the email's limits; the password's length, then NUL in it; then uniqueness (the canonical form or the look-alike skeleton of the username or e-mail is another user's: 409). A value's checks stop at its first broken rule. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          */
         post: operations["createUser"];
         delete?: never;
@@ -254,12 +254,12 @@ export interface components {
         /** @description All five fields are required. Unknown fields are ignored; `null` counts as missing. */
         CreateUser: {
             /**
-             * @description Unique under its canonical form, like the username. At most 254 characters, one `@` with text on both sides, no whitespace, control or invisible characters. Trimmed.
+             * @description Unique under its canonical form and its confusable skeleton, like the username. At most 254 characters, one `@` with text on both sides, no whitespace, control or invisible characters. Trimmed.
              * @example alice@example.com
              */
             email: string;
             /**
-             * @description At most 200 characters, no NUL (U+0000). Trimmed.
+             * @description At most 200 characters; no control characters (U+0000 to U+001F, U+007F to U+009F: NUL, tab, CR, LF among them), line or paragraph separators (U+2028, U+2029). Trimmed.
              * @example Alice Example
              */
             name: string;
@@ -274,7 +274,7 @@ export interface components {
              */
             role: "admin" | "viewer";
             /**
-             * @description Unique under its canonical form (Unicode NFKC, then lower case: `Alice`, `ＡＬＩＣＥ` and `𝐚𝐥𝐢𝐜𝐞` are one name). At most 64 characters, no control characters; no invisible or formatting characters (Unicode Cc, Cf, Zl, Zp, Co, Cn) and no mix of confusable scripts (UTS #39 highly restrictive: Latin with Cyrillic or Greek is refused, Latin with Han, kana or Hangul is fine). Trimmed.
+             * @description Unique under its canonical form (Unicode NFKC_Casefold: NFKC with full case folding, so `Alice`, `ＡＬＩＣＥ` and `𝐚𝐥𝐢𝐜𝐞` are one name, and `STRASSE` and `straße`) and under its UTS #39 confusable skeleton, taken regardless of case (all-Cyrillic `ѕсоре` is `scope`, `alıce` is `alice`): 409 when another user's matches. At most 64 characters, no control characters; no invisible or formatting characters (Unicode Cc, Cf, Zl, Zp, Co, Cn) and no mix of confusable scripts (UTS #39 highly restrictive: Latin with Cyrillic or Greek is refused, Latin with Han, kana or Hangul is fine). Trimmed.
              * @example alice
              */
             username: string;
@@ -617,11 +617,11 @@ export interface operations {
                 email?: string;
                 /** @description At most this many users, in list order. When more match, the answer's `Link` header names the next page (`rel="next"`). Without it every match is returned. */
                 limit?: number;
-                /** @description 1..100 characters: users whose username, name or e-mail contains it, compared in the canonical form (Unicode NFKC, lower case), so case does not matter. */
+                /** @description 1..100 characters: users whose username, name or e-mail contains it, compared after Unicode NFKC and lower case, so case does not matter. */
                 q?: string;
                 /** @description Only users with this role. */
                 role?: "admin" | "viewer";
-                /** @description Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`): an array of zero or one user. */
+                /** @description Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`, `STRASSE` finds `straße`): an array of zero or one user. */
                 username?: string;
             };
             header?: {
@@ -737,7 +737,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "All fields are required" | "Role must be admin or viewer" | "Password must be at least 8 characters" | "Username must be at most 64 characters without control characters" | "Username contains characters that are not allowed" | "Name must be at most 200 characters" | "Email must be a valid address" | "Password must be at most 72 bytes" | "Password must not contain NUL characters" | "Invalid request body";
+                        error: "All fields are required" | "Role must be admin or viewer" | "Password must be at least 8 characters" | "Username must be at most 64 characters without control characters" | "Username contains characters that are not allowed" | "Name must be at most 200 characters" | "Name contains characters that are not allowed" | "Email must be a valid address" | "Password must be at most 72 bytes" | "Password must not contain NUL characters";
                     };
                 };
             };
@@ -765,7 +765,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The username or e-mail is taken (regardless of case) */
+            /** @description The username or e-mail is taken, regardless of case, or looks like one that is (same UTS #39 skeleton) */
             409: {
                 headers: {
                     [name: string]: unknown;

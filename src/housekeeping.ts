@@ -3,12 +3,32 @@ import { NO_DEADLINE, type Store } from "./db/store.ts";
 import type { Logger } from "./log.ts";
 
 /**
+ * Gives the rows an older release inserted while a release rolled out the
+ * keys it does not know (canonical and look-alike): at startup and in every
+ * sweep. A row that looks like another user's is logged with both ids, for
+ * an operator to rename or delete; it keeps working by its lower-case key.
+ */
+export async function rekeyUsers(store: Store, log: Logger): Promise<void> {
+  const rows = await store.users.rekey(NO_DEADLINE);
+  const keyed = rows.filter((r) => r.outcome === "keyed").length;
+  if (keyed) log.info("keyed users an older release wrote", { users: keyed });
+  for (const row of rows) {
+    if (row.outcome === "collision") {
+      log.warn("user looks like another user: rename or delete one", {
+        id: row.id,
+        lookAlikeOf: row.with,
+      });
+    }
+  }
+}
+
+/**
  * Deletes expired sessions and ended login-failure windows now and then:
  * neither grants anything any more, but an attacker guessing random
  * usernames would otherwise grow login_failures without bound. Removes
  * audit records past AUDIT_RETENTION_DAYS too (the chain stays verifiable
  * from the oldest kept). Every instance may run it; the deletes are
- * idempotent.
+ * idempotent. Keys rows an older release wrote (`rekeyUsers`).
  */
 export function startHousekeeping(
   store: Store,
@@ -28,6 +48,7 @@ export function startHousekeeping(
       const auditRecords = await store.audit.sweep(
         config.AUDIT_RETENTION_DAYS,
       );
+      await rekeyUsers(store, log);
       if (sessions || counters || auditRecords) {
         log.info("housekeeping", {
           expiredSessions: sessions,

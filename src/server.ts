@@ -17,7 +17,7 @@ import { type Config, StartupError } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { countInFlight } from "./db/in-flight.ts";
 import { createStore, type Store } from "./db/store.ts";
-import { startHousekeeping } from "./housekeeping.ts";
+import { rekeyUsers, startHousekeeping } from "./housekeeping.ts";
 import type { Logger } from "./log.ts";
 
 export interface StartOptions {
@@ -116,6 +116,10 @@ export async function startService(
         log.error("audit records left to the next seal", { cause }),
     });
     if (metrics) store = countInFlight(store, metrics.dbInFlight);
+    // Rows an older release wrote meanwhile; not a reason to stay down.
+    await rekeyUsers(store, log).catch((cause) =>
+      log.warn("keying users an older release wrote failed", { cause })
+    );
     const generated = await ensureFirstAdmin(store, passwords, config, log);
     const app = createApp({ store, config, log, passwords, metrics });
     setReady(app.fetch);

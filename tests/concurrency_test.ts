@@ -52,6 +52,38 @@ Deno.test("parallel creations of one username in any case give one 201 and 409s 
   assertEquals(n, 2);
 });
 
+Deno.test("parallel creations of look-alikes (UTS #39 skeleton, full case folding) give one 201 and 409s", async () => {
+  const svc = await service();
+  const variants = [
+    "scope",
+    "\u0455\u0441\u043e\u0440\u0435", // all-Cyrillic ѕсоре
+    "SCOPE",
+    "\u0405\u0421\u041e\u0420\u0415", // all-Cyrillic capitals ЅСОРЕ
+  ];
+  const answers = await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      svc.admin.POST("/api/users", {
+        body: body(variants[i % variants.length], `scope${i}@example.com`),
+      })),
+  );
+  assertEquals(tally(statusesOf(answers)), { 201: 1, 409: 7 });
+  const byEmail = await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      svc.admin.POST("/api/users", {
+        body: body(
+          `street${i}`,
+          i % 2 ? "STRASSE@example.com" : "stra\u00dfe@example.com",
+        ),
+      })),
+  );
+  assertEquals(tally(statusesOf(byEmail)), { 201: 1, 409: 7 });
+  for (const a of [...answers, ...byEmail]) {
+    if (a.error) {
+      assertEquals(a.error, { error: "Username or email already exists" });
+    }
+  }
+});
+
 Deno.test("parallel creations of distinct users all succeed, with distinct ids", async () => {
   const svc = await service();
   const answers = await Promise.all(

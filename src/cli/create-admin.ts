@@ -71,6 +71,12 @@ export const createAdmin: TaskMain = async (args, env, out) => {
       ),
     }, NO_DEADLINE);
     await store.stop();
+    if (outcome === "duplicate") {
+      out.error(
+        `Failed: another user has the e-mail, or a username that looks like "${username}".`,
+      );
+      return 1;
+    }
     out.log(
       outcome === "created"
         ? `Created admin "${username}".`

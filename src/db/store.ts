@@ -6,7 +6,11 @@ import {
   auditEvents,
 } from "../audit/events.ts";
 import type { Caller } from "../auth/caller.ts";
-import { canonicalKey } from "../users/canonical.ts";
+import {
+  canonicalKey,
+  lookalikeKey,
+  lowerCaseKey,
+} from "../users/canonical.ts";
 import type { Account, Role, User } from "../users/user.ts";
 import {
   audited,
@@ -15,7 +19,7 @@ import {
   createSealer,
   recordAudit,
 } from "./audit.ts";
-import { createUserList } from "./user-list.ts";
+import { createUserList, sameIdentity } from "./user-list.ts";
 
 /**
  * The `performance.now()` after which no write may begin: a request's
@@ -122,13 +126,32 @@ const isRefusal = (
 /**
  * Ends the failed-login windows of a user's name from every address. Their
  * key is the SHA-256 of the canonical username as UTF-8, as the login
- * computes it (auth.handlers.ts) from the same canonicalKey.
+ * computes it (auth.handlers.ts) from the same canonicalKey; also the
+ * lower-case key's, which an older release counts under while a release
+ * rolls out.
  */
 async function clearLoginFailures(tx: TransactionSql, userId: number) {
   await tx`
-    delete from login_failures where username_hash =
-      (select sha256(convert_to(username_key, 'UTF8')) from users where id = ${userId})`;
+    delete from login_failures f using users u
+    where u.id = ${userId} and f.username_hash in (
+      sha256(convert_to(u.username_fold, 'UTF8')),
+      sha256(convert_to(u.username_key, 'UTF8')))`;
 }
+
+/** A user's keys as the users table holds them (src/users/canonical.ts). */
+export const identityKeys = (u: { username: string; email: string }) => ({
+  username_key: lowerCaseKey(u.username),
+  email_key: lowerCaseKey(u.email),
+  username_fold: canonicalKey(u.username),
+  email_fold: canonicalKey(u.email),
+  username_skeleton: lookalikeKey(u.username),
+  email_skeleton: lookalikeKey(u.email),
+});
+
+/** A row whose new keys an older release left unset, and what happened when they were computed. */
+export type Rekeyed =
+  | { id: number; outcome: "keyed" }
+  | { id: number; outcome: "collision"; with: number[] };
 
 /**
  * All SQL of the service. Functions take plain values and return rows or a
@@ -171,13 +194,20 @@ export function createStore(
   const user = sql`${account},
     to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt"`;
 
+  /** A new users row, every key included. */
+  const newRow = (u: NewUser) =>
+    sql({
+      username: u.username,
+      name: u.name,
+      name_key: lowerCaseKey(u.name),
+      email: u.email,
+      role: u.role,
+      password_hash: u.passwordHash,
+      ...identityKeys(u),
+    });
+
   const insertUser = (q: Sql | TransactionSql, u: NewUser) =>
-    q<User[]>`
-      insert into users (username, username_key, name, name_key, email, email_key, role, password_hash)
-      values (${u.username}, ${canonicalKey(u.username)},
-        ${u.name}, ${canonicalKey(u.name)},
-        ${u.email}, ${canonicalKey(u.email)}, ${u.role}, ${u.passwordHash})
-      returning ${user}`;
+    q<User[]>`insert into users ${newRow(u)} returning ${user}`;
 
   const list = createUserList(sql, user);
 
@@ -353,8 +383,58 @@ export function createStore(
       const [row] = await sql<LoginUser[]>`
         select ${account}, password_hash as "passwordHash",
           password_version as "passwordVersion"
-        from users where username_key = ${canonicalKey(username)}`;
+        from users where ${sameIdentity(sql, "username", username)}
+        order by username_fold is null limit 1`;
       return row;
+    },
+
+    /**
+     * Computes the keys of rows an older release inserted without them
+     * (while a release rolls out), each row in its own statement. A row
+     * whose key another user already holds keeps none: reported with that
+     * user's ids, for an operator; it stays findable by its lower-case key.
+     */
+    async rekey(writeBy: WriteBy): Promise<Rekeyed[]> {
+      const done: Rekeyed[] = [];
+      let after = 0;
+      for (;;) {
+        beforeWrite(writeBy);
+        const rows = await sql<
+          { id: number; username: string; email: string }[]
+        >`
+          select id, username, email from users
+          where id > ${after} and (username_fold is null or email_fold is null
+            or username_skeleton is null or email_skeleton is null)
+          order by id limit 500`;
+        if (rows.length === 0) return done;
+        for (const row of rows) {
+          after = row.id;
+          const keys = identityKeys(row);
+          try {
+            await sql`
+              update users set username_fold = ${keys.username_fold},
+                email_fold = ${keys.email_fold},
+                username_skeleton = ${keys.username_skeleton},
+                email_skeleton = ${keys.email_skeleton}
+              where id = ${row.id}`;
+            done.push({ id: row.id, outcome: "keyed" });
+          } catch (e) {
+            if (!isUniqueViolation(e)) throw e;
+            const others = await sql<{ id: number }[]>`
+              select id from users where id <> ${row.id} and (
+                username_fold = ${keys.username_fold}
+                or email_fold = ${keys.email_fold}
+                or username_skeleton = ${keys.username_skeleton}
+                or email_skeleton = ${keys.email_skeleton})
+              order by id`;
+            done.push({
+              id: row.id,
+              outcome: "collision",
+              with: others.map((o) => o.id),
+            });
+          }
+        }
+      }
     },
 
     async count(): Promise<number> {
@@ -372,26 +452,41 @@ export function createStore(
     async upsertAdmin(
       u: Omit<NewUser, "role">,
       writeBy: WriteBy,
-    ): Promise<"created" | "reset"> {
-      return await transaction(writeBy, async (tx) => {
-        const [row] = await tx<
-          { id: number; username: string; created: boolean }[]
-        >`
-          insert into users (username, username_key, name, name_key, email, email_key, role, password_hash)
-          values (${u.username}, ${canonicalKey(u.username)},
-            ${u.name}, ${canonicalKey(u.name)},
-            ${u.email}, ${canonicalKey(u.email)}, 'admin', ${u.passwordHash})
-          on conflict (username_key) do update
-            set role = 'admin', password_hash = excluded.password_hash,
-              password_version = users.password_version + 1
-          returning id, username, (xmax = 0) as created`;
-        await tx`delete from sessions where user_id = ${row.id}`;
-        await clearLoginFailures(tx, row.id);
-        const outcome = row.created ? "created" : "reset";
-        await recordAudit(tx, auditEvents.adminRecovered(row, outcome));
-        return outcome;
-      });
+    ): Promise<"created" | "reset" | "duplicate"> {
+      try {
+        return await transaction(writeBy, (tx) => upsertAdmin(tx, u));
+      } catch (e) {
+        // Another user has the e-mail, or a name that looks like this one.
+        if (isUniqueViolation(e)) return "duplicate";
+        throw e;
+      }
     },
+  };
+
+  /** The user of that name (under the canonical key) made admin, or created as one. */
+  const upsertAdmin = async (
+    tx: TransactionSql,
+    u: Omit<NewUser, "role">,
+  ): Promise<"created" | "reset"> => {
+    type Upserted = { id: number; username: string; created: boolean };
+    const reset = sql`role = 'admin', password_hash = ${u.passwordHash},
+      password_version = users.password_version + 1`;
+    // A row an older release wrote has no canonical key yet: found by its lower-case one.
+    const [existing] = await tx<Upserted[]>`
+      update users set ${reset}
+      where id = (select id from users
+        where ${sameIdentity(sql, "username", u.username)}
+        order by username_fold is null limit 1)
+      returning id, username, false as created`;
+    const [row] = existing ? [existing] : await tx<Upserted[]>`
+      insert into users ${newRow({ ...u, role: "admin" })}
+      on conflict (username_fold) do update set ${reset}
+      returning id, username, (xmax = 0) as created`;
+    await tx`delete from sessions where user_id = ${row.id}`;
+    await clearLoginFailures(tx, row.id);
+    const outcome = row.created ? "created" : "reset";
+    await recordAudit(tx, auditEvents.adminRecovered(row, outcome));
+    return outcome;
   };
 
   const sessions = {

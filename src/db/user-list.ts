@@ -1,12 +1,12 @@
 import type { PendingQuery, Row, Sql } from "postgres";
-import { canonicalKey } from "../users/canonical.ts";
+import { canonicalKey, lowerCaseKey } from "../users/canonical.ts";
 import type { ListPosition } from "../users/listing.ts";
 import type { Role } from "../users/user.ts";
 
 /** Which users a list holds; every field given must hold (AND). */
 export interface UserFilter {
   role?: Role;
-  /** Contained in the canonical form of username, name or e-mail. */
+  /** Contained in the lower-case form of username, name or e-mail. */
   q?: string;
   /** Exact, under the canonical key. */
   username?: string;
@@ -22,6 +22,22 @@ export interface ListPage {
 }
 
 const decoder = new TextDecoder();
+
+/**
+ * The condition "the user's username (or e-mail) is this value under the
+ * canonical key": `*_fold`, or, in a row an older release wrote whose new
+ * keys are not computed yet, the lower-case key it did write.
+ */
+export function sameIdentity(
+  sql: Sql,
+  field: "username" | "email",
+  value: string,
+) {
+  const fold = sql(`${field}_fold`);
+  const lower = sql(`${field}_key`);
+  return sql`(users.${fold} = ${canonicalKey(value)}
+    or (users.${fold} is null and users.${lower} = ${lowerCaseKey(value)}))`;
+}
 
 /** Rows per statement of the streamed list: its memory bound. */
 export const LIST_BATCH = 2000;
@@ -50,16 +66,14 @@ export function createUserList(sql: Sql, user: PendingQuery<Row[]>) {
     const conditions = [];
     if (filter.role) conditions.push(sql`users.role = ${filter.role}`);
     if (filter.username !== undefined) {
-      conditions.push(
-        sql`users.username_key = ${canonicalKey(filter.username)}`,
-      );
+      conditions.push(sameIdentity(sql, "username", filter.username));
     }
     if (filter.email !== undefined) {
-      conditions.push(sql`users.email_key = ${canonicalKey(filter.email)}`);
+      conditions.push(sameIdentity(sql, "email", filter.email));
     }
     if (filter.q !== undefined) {
       // Answered by the trigram index users_search (migration 004).
-      const pattern = `%${canonicalKey(filter.q).replace(/[\\%_]/g, "\\$&")}%`;
+      const pattern = `%${lowerCaseKey(filter.q).replace(/[\\%_]/g, "\\$&")}%`;
       conditions.push(sql`(users.username_key like ${pattern}
         or users.name_key like ${pattern} or users.email_key like ${pattern})`);
     }

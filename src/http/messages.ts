@@ -21,6 +21,7 @@ export const MSG = {
     "Username must be at most 64 characters without control characters",
   usernameCharacters: "Username contains characters that are not allowed",
   nameTooLong: "Name must be at most 200 characters",
+  nameCharacters: "Name contains characters that are not allowed",
   emailInvalid: "Email must be a valid address",
   invalidBody: "Invalid request body",
   duplicateUser: "Username or email already exists",

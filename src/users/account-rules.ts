@@ -131,32 +131,42 @@ export const usernameCharactersAllowed = (s: string) =>
 export const emailIsValid = (s: string) =>
   codePoints(s) <= 254 && /^[^\s@]+@[^\s@]+$/u.test(s) && !INVISIBLE.test(s);
 
+/** Control characters (U+0000 among them), line and paragraph separators. */
+const NAME_DISALLOWED = /[\p{Cc}\p{Zl}\p{Zp}]/u;
+
+export const nameCharactersAllowed = (s: string) => !NAME_DISALLOWED.test(s);
+
 // The rules as zod refinements on an already read (and, but for passwords,
-// trimmed) string. zod reports every broken rule; the contract's check order
-// (ACCOUNT_RULE_ORDER) picks the one answered.
+// trimmed) string. A value's rules stop at its first broken one (`rule`), so
+// no costly rule runs on a value another rule already refused (a username
+// of 20,000 characters is not looked at character by character). Each field
+// answers at most one broken rule; the contract's check order
+// (ACCOUNT_RULE_ORDER) picks the one answered among the fields.
+
+/** A rule that ends its value's checks when it fails. */
+const rule = (message: Message) => ({ message, abort: true });
 
 export const usernameRules = <T extends z.ZodString>(s: T) =>
-  s.refine(usernameFitsLength, MSG.usernameInvalid)
-    .refine(usernameCharactersAllowed, MSG.usernameCharacters);
+  s.refine(usernameFitsLength, rule(MSG.usernameInvalid))
+    .refine(usernameCharactersAllowed, rule(MSG.usernameCharacters));
 
 export const nameRules = <T extends z.ZodString>(s: T) =>
-  s.refine((n) => codePoints(n) <= 200, MSG.nameTooLong)
-    // PostgreSQL text cannot hold U+0000: refuse it here rather than fail in the database.
-    .refine((n) => !n.includes("\u0000"), MSG.invalidBody);
+  s.refine((n) => codePoints(n) <= 200, rule(MSG.nameTooLong))
+    .refine(nameCharactersAllowed, rule(MSG.nameCharacters));
 
 export const emailRules = <T extends z.ZodString>(s: T) =>
-  s.refine(emailIsValid, MSG.emailInvalid);
+  s.refine(emailIsValid, rule(MSG.emailInvalid));
 
 /** Every new password, on POST and PATCH alike (empty is the caller's own rule). */
 export const passwordRules = <T extends z.ZodString>(s: T) =>
-  s.refine((p) => p === "" || codePoints(p) >= 8, MSG.passwordTooShort)
-    .refine((p) => utf8Bytes(p) <= BCRYPT_MAX_BYTES, MSG.passwordTooLong)
-    .refine((p) => !p.includes("\u0000"), MSG.passwordNul);
+  s.refine((p) => p === "" || codePoints(p) >= 8, rule(MSG.passwordTooShort))
+    .refine((p) => utf8Bytes(p) <= BCRYPT_MAX_BYTES, rule(MSG.passwordTooLong))
+    .refine((p) => !p.includes("\u0000"), rule(MSG.passwordNul));
 
 /** Surrounding whitespace is dropped; whitespace alone counts as empty. */
 const requiredText = () =>
   z.string({ error: MSG.allFieldsRequired })
-    .trim().min(1, MSG.allFieldsRequired);
+    .trim().min(1, rule(MSG.allFieldsRequired));
 
 /** A new account's fields as POST /api/users takes them (role aside). */
 export const NewAccountSchema = z.object({
@@ -173,19 +183,20 @@ export type NewAccount = z.infer<typeof NewAccountSchema>;
 /**
  * The rules' messages in the contract's check order, once every field is
  * present (`All fields are required` comes first): the password's minimum,
- * the username's length then characters, the name, the e-mail, the
- * password's bytes then NUL, and NUL in the name. POST /api/users checks
- * the role between presence and these.
+ * the username's length then characters, the name's length then
+ * characters, the e-mail, the password's bytes then NUL. Within each field
+ * this is also the order of its rules. POST /api/users checks the role
+ * between presence and these.
  */
 export const ACCOUNT_RULE_ORDER = [
   MSG.passwordTooShort,
   MSG.usernameInvalid,
   MSG.usernameCharacters,
   MSG.nameTooLong,
+  MSG.nameCharacters,
   MSG.emailInvalid,
   MSG.passwordTooLong,
   MSG.passwordNul,
-  MSG.invalidBody,
 ] as const;
 
 const CHECK_ORDER: readonly Message[] = [

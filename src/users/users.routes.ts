@@ -62,18 +62,19 @@ const account = NewAccountSchema.shape;
 export const CreateUserSchema = z.object({
   username: account.username.openapi({
     description:
-      "Unique under its canonical form (Unicode NFKC, then lower case: `Alice`, `ＡＬＩＣＥ` and `𝐚𝐥𝐢𝐜𝐞` are one name). " +
+      "Unique under its canonical form (Unicode NFKC_Casefold: NFKC with full case folding, so `Alice`, `ＡＬＩＣＥ` and `𝐚𝐥𝐢𝐜𝐞` are one name, and `STRASSE` and `straße`) and under its UTS #39 confusable skeleton, taken regardless of case (all-Cyrillic `ѕсоре` is `scope`, `alıce` is `alice`): 409 when another user's matches. " +
       "At most 64 characters, no control characters; no invisible or formatting characters (Unicode Cc, Cf, Zl, Zp, Co, Cn) " +
       "and no mix of confusable scripts (UTS #39 highly restrictive: Latin with Cyrillic or Greek is refused, Latin with Han, kana or Hangul is fine). Trimmed.",
     example: "alice",
   }),
   name: account.name.openapi({
-    description: "At most 200 characters, no NUL (U+0000). Trimmed.",
+    description:
+      "At most 200 characters; no control characters (U+0000 to U+001F, U+007F to U+009F: NUL, tab, CR, LF among them), line or paragraph separators (U+2028, U+2029). Trimmed.",
     example: "Alice Example",
   }),
   email: account.email.openapi({
     description:
-      "Unique under its canonical form, like the username. At most 254 characters, one `@` with text on both sides, no whitespace, control or invisible characters. Trimmed.",
+      "Unique under its canonical form and its confusable skeleton, like the username. At most 254 characters, one `@` with text on both sides, no whitespace, control or invisible characters. Trimmed.",
     example: "alice@example.com",
   }),
   password: account.password.openapi({
@@ -152,11 +153,11 @@ export const ListQuerySchema = z.object({
     .openapi({ description: "Only users with this role." }),
   q: textParam(100).optional().openapi({
     description:
-      "1..100 characters: users whose username, name or e-mail contains it, compared in the canonical form (Unicode NFKC, lower case), so case does not matter.",
+      "1..100 characters: users whose username, name or e-mail contains it, compared after Unicode NFKC and lower case, so case does not matter.",
   }),
   username: textParam(254).optional().openapi({
     description:
-      "Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`): an array of zero or one user.",
+      "Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`, `STRASSE` finds `straße`): an array of zero or one user.",
   }),
   email: textParam(254).optional().openapi({
     description:
@@ -267,7 +268,7 @@ export const create = createRoute({
   tags,
   summary: "Create a user",
   description:
-    "Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's and email's limits; the password's length, then NUL in it; then uniqueness. " +
+    "Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's length, then its characters; the email's limits; the password's length, then NUL in it; then uniqueness (the canonical form or the look-alike skeleton of the username or e-mail is another user's: 409). A value's checks stop at its first broken rule. " +
     RECHECK,
   security: cookieAuth,
   middleware: admin,
@@ -290,7 +291,7 @@ export const create = createRoute({
     ),
     ...admin.responses,
     409: errors(
-      "The username or e-mail is taken (regardless of case)",
+      "The username or e-mail is taken, regardless of case, or looks like one that is (same UTS #39 skeleton)",
       MSG.duplicateUser,
     ),
     ...bodyTooLarge,

@@ -1,5 +1,5 @@
 import type { TransactionSql } from "postgres";
-import { canonicalKey } from "../../users/canonical.ts";
+import { lowerCaseKey as canonicalKey } from "./frozen/lower_case_key.ts";
 
 /**
  * Username and e-mail become unique under the service's canonical key

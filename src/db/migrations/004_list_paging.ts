@@ -1,5 +1,5 @@
 import type { TransactionSql } from "postgres";
-import { canonicalKey } from "../../users/canonical.ts";
+import { lowerCaseKey as canonicalKey } from "./frozen/lower_case_key.ts";
 
 /**
  * What finding users and conditional requests need:
