@@ -28,7 +28,9 @@ export function versionsOf(id: number, tags: string[]): string[] {
   return tags.flatMap((t) => {
     if (!t.startsWith(prefix)) return [];
     const version = t.slice(prefix.length, -1);
-    return /^[0-9]{1,19}$/.test(version) && BigInt(version) <= MAX_VERSION
+    // Written as the service writes it: `"u14.05"` is not `"u14.5"`.
+    return /^(?:0|[1-9][0-9]{0,18})$/.test(version) &&
+        BigInt(version) <= MAX_VERSION
       ? [version]
       : [];
   });
