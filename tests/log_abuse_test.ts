@@ -99,6 +99,8 @@ Deno.test("with TRUST_PROXY=true, X-Forwarded-For counts only when its first hop
     ["::FFFF:198.51.100.2", "198.51.100.2"],
     ["::ffff:c633:6402", "198.51.100.2"],
     ["::1", "::1"],
+    ["\u00a0203.0.113.7", peer], // no-break space is not HTTP whitespace
+    ["203.0.113.7\t, 10.0.0.1", "203.0.113.7"],
     ["unknown", peer],
     ["203.0.113.7:8080", peer],
     ["[2001:db8::1]", peer],

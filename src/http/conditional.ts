@@ -13,11 +13,13 @@ export interface EntityTag {
 }
 
 /**
- * One element of the list and what ends it: optional whitespace, a tag or
- * nothing (the grammar allows empty elements), optional whitespace, then a
- * comma or the end. `W/` is case-sensitive; etagc is %x21 / %x23-7E / obs-text.
+ * One element of the list and what ends it: optional whitespace, a tag and
+ * optional whitespace or nothing (the grammar allows empty elements), then a
+ * comma or the end. `W/` is case-sensitive; etagc is %x21 / %x23-7E /
+ * obs-text. One run of whitespace per place, so a long run of spaces
+ * costs one pass, not one per way of splitting it.
  */
-const ELEMENT = /[ \t]*(?:(W\/)?("[\x21\x23-\x7e\x80-\xff]*"))?[ \t]*(,|$)/y;
+const ELEMENT = /[ \t]*(?:(W\/)?("[\x21\x23-\x7e\x80-\xff]*")[ \t]*)?(,|$)/y;
 
 /**
  * `*`, or the tags listed; undefined when absent, "malformed" when the

@@ -30,7 +30,7 @@ export function clientIp(c: Context, trustProxy: boolean): string | undefined {
     if (header !== undefined) {
       const comma = header.indexOf(",");
       const hop = ipAddress(
-        (comma < 0 ? header : header.slice(0, comma)).trim(),
+        withoutOws(comma < 0 ? header : header.slice(0, comma)),
       );
       if (hop) return hop;
     }
@@ -40,6 +40,21 @@ export function clientIp(c: Context, trustProxy: boolean): string | undefined {
   // An IPv4 peer comes as dotted decimal already; an IPv6 one (or IPv4 on a
   // dual-stack socket) is written in the one form below.
   return peer?.includes(":") ? ipAddress(peer) ?? peer : peer;
+}
+
+/**
+ * A list element without the whitespace around it, which in HTTP is spaces
+ * and tabs only; in one pass (a regular expression anchored at the end
+ * would try every position of a long run of spaces).
+ */
+function withoutOws(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && (text[start] === " " || text[start] === "\t")) start++;
+  while (end > start && (text[end - 1] === " " || text[end - 1] === "\t")) {
+    end--;
+  }
+  return text.slice(start, end);
 }
 
 /** The longest text form of an IPv6 address (with an IPv4 tail). */
