@@ -54,7 +54,7 @@ export function createLogger(
  * The most characters a logged text value keeps: a path or header is the
  * client's to choose, and must not make a line as long as it likes.
  */
-export const LOGGED_TEXT_MAX = 256;
+const LOGGED_TEXT_MAX = 256;
 
 /**
  * The fields with every text value cut to LOGGED_TEXT_MAX characters, its
