@@ -346,7 +346,7 @@ export interface operations {
                 before?: number;
                 /** @description At most this many records. */
                 limit?: number;
-                /** @description Only records at or after this time: ISO 8601 with `Z` or an offset, or a date alone (midnight UTC). */
+                /** @description Only records at or after this time: ISO 8601 with `Z` or an offset, or a date alone (midnight UTC), in UTC within the years 0001..9999. */
                 since?: string;
                 /** @description Only records whose target has this user id. */
                 targetId?: number;

@@ -21,7 +21,8 @@ export interface Logger {
 
 /**
  * Structured JSON lines on stdout. Callers pass values, never secrets:
- * tokens, passwords and hashes are simply never handed to the logger.
+ * tokens, passwords and hashes are simply never handed to the logger. A
+ * field's text is cut to LOGGED_TEXT_MAX characters, with its length beside.
  */
 export function createLogger(
   level: LogLevel = "info",
@@ -37,7 +38,7 @@ export function createLogger(
         time: new Date().toISOString(),
         level: lvl,
         msg,
-        ...fields,
+        ...bounded(fields),
       }, errorReplacer));
     };
   return {
@@ -47,6 +48,29 @@ export function createLogger(
     error: at("error"),
     enabled,
   };
+}
+
+/**
+ * The most characters a logged text value keeps: a path or header is the
+ * client's to choose, and must not make a line as long as it likes.
+ */
+const LOGGED_TEXT_MAX = 256;
+
+/**
+ * The fields with every text value cut to LOGGED_TEXT_MAX characters, its
+ * full length beside it as `<name>Length`; the fields themselves when
+ * nothing is that long (the common case costs no copy).
+ */
+function bounded(fields: LogFields): LogFields {
+  let out = fields;
+  for (const name in fields) {
+    const value = fields[name];
+    if (typeof value !== "string" || value.length <= LOGGED_TEXT_MAX) continue;
+    if (out === fields) out = { ...fields };
+    out[name] = value.slice(0, LOGGED_TEXT_MAX);
+    out[`${name}Length`] = value.length;
+  }
+  return out;
 }
 
 function errorReplacer(_key: string, value: unknown) {

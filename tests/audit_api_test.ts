@@ -246,6 +246,34 @@ Deno.test("a bad value of each parameter answers 400 naming it; several name the
   });
 });
 
+Deno.test("since and until outside the years 0001..9999 (in UTC) answer 400 naming them, never 500", async () => {
+  await using svc = await startService();
+  const outside: [string, string][] = [
+    ["since", "0000-01-01"],
+    ["until", "0000-06-01"],
+    ["since", "9999-12-31T23:59:59-23:59"],
+    ["until", "9999-12-31T23:59:59.999-00:01"],
+    ["since", "0001-01-01T00:00:00%2B00:01"],
+  ];
+  for (const [name, value] of outside) {
+    const { res, body } = await getJson(svc, `/api/audit?${name}=${value}`);
+    assertEquals(
+      [res.status, body],
+      [400, { error: `Invalid query parameter: ${name}` }],
+      `${name}=${value}`,
+    );
+  }
+  // The first and last instants of those years are times like any other.
+  const edges = await getJson(
+    svc,
+    "/api/audit?since=0001-01-01T00:00:00Z&until=9999-12-31T23:59:59.999Z",
+  );
+  assertEquals(edges.res.status, 200);
+  assertEquals(edges.body.length, AT_START);
+  const none = await getJson(svc, "/api/audit?until=0001-01-01");
+  assertEquals([none.res.status, none.body], [200, []]);
+});
+
 Deno.test("a failing database answers 500 Failed to list audit events, and the cause goes to the log", async () => {
   await using svc = await seeded();
   await svc.sql`alter table audit_events rename to audit_events_away`;

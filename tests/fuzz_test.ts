@@ -7,6 +7,7 @@
  * Seeded: the seed is printed, and FUZZ_SEED=<seed> runs the same cases again.
  */
 import fc from "fast-check";
+import { isIP } from "node:net";
 import unhomoglyph from "unhomoglyph";
 import { caseFold } from "unicode-case-folding";
 import { canonicalKey } from "../src/users/canonical.ts";
@@ -721,4 +722,213 @@ Deno.test("Unicode usernames and e-mails: never a 5xx, and no two accounts share
       seen.set(key, row.id);
     }
   }
+});
+
+// ---- values the service parses: forwarded addresses, cursors, times -------
+
+/** A header value Headers accepts: Latin-1, no NUL, CR or LF. */
+const headerText = (maxLength: number) =>
+  fc.string({
+    unit: fc.oneof(
+      fc.integer({ min: 0x20, max: 0x7e }),
+      fc.integer({ min: 0x80, max: 0xff }),
+      fc.constant(0x09),
+    ).map((n) => String.fromCharCode(n)),
+    maxLength,
+  });
+
+const hex16 = fc.oneof(
+  { arbitrary: fc.constant(0), weight: 3 },
+  { arbitrary: fc.integer({ min: 0, max: 0xffff }), weight: 2 },
+);
+const octet = fc.integer({ min: 0, max: 255 });
+
+/** IPv4 in dotted decimal, sometimes with a leading zero (not an address). */
+const ipv4Text = fc.tuple(octet, octet, octet, octet, fc.boolean()).map((
+  [a, b, c, d, padded],
+) => [a, b, c, padded && d < 100 ? `0${d}` : d].join("."));
+
+/** IPv6 in its many spellings: case, leading zeros, a `::`, an IPv4 tail. */
+const ipv6Text = fc.tuple(
+  fc.array(hex16, { minLength: 8, maxLength: 8 }),
+  fc.boolean(),
+  fc.boolean(),
+  fc.nat(8),
+  fc.nat(8),
+  fc.constantFrom("none", "tail", "mapped"),
+  octet,
+  octet,
+).map(([groups, upper, pad, from, span, kind, x, y]) => {
+  if (kind === "mapped") groups = [0, 0, 0, 0, 0, 0xffff, ...groups.slice(6)];
+  const texts = groups.map((g) => {
+    const t = g.toString(16);
+    return (pad ? t.padStart(4, "0") : t)
+      [upper ? "toUpperCase" : "toLowerCase"]();
+  });
+  if (kind !== "none") texts.splice(6, 2, `${groups[6] >> 8}.${x}.${y}.1`);
+  const start = Math.min(from, texts.length);
+  const end = Math.min(start + span, texts.length);
+  if (end - start < 1) return texts.join(":");
+  return `${texts.slice(0, start).join(":")}::${texts.slice(end).join(":")}`;
+});
+
+const forwardedFor = fc.oneof(
+  ipv4Text,
+  ipv6Text,
+  fc.tuple(fc.oneof(ipv4Text, ipv6Text), headerText(40)).map(([ip, rest]) =>
+    `${ip}${rest}`
+  ),
+  fc.tuple(headerText(40), fc.oneof(ipv4Text, ipv6Text)).map(([junk, ip]) =>
+    `${junk},${ip}`
+  ),
+  headerText(60),
+  fc.constantFrom(
+    "9".repeat(64_000),
+    "unknown",
+    "[::1]",
+    "1.2.3.4:80",
+    "fe80::1%eth0",
+    "::ffff:1.2.3.4.5",
+    "1::2::3",
+  ),
+);
+
+/**
+ * The address a forwarded first hop names, written out independently of
+ * the service: node:net decides whether it is one, the WHATWG URL parser
+ * writes IPv6 in RFC 5952's form, IPv4-mapped becomes its IPv4 address.
+ */
+function expectedAddress(hop: string): string | undefined {
+  const kind = isIP(hop);
+  if (kind === 0 || hop.includes("%")) return undefined;
+  if (kind === 4) return hop;
+  const host = new URL(`http://[${hop}]/`).hostname.slice(1, -1);
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
+  if (!mapped) return host;
+  const [hi, lo] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
+  return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join(".");
+}
+
+Deno.test("any X-Forwarded-For from a trusted proxy: never a 5xx, and the log holds its first hop as an address or the peer's", async () => {
+  const svc = await service();
+  const proxied = svc.configured({ TRUST_PROXY: "true" });
+  await fc.assert(
+    fc.asyncProperty(forwardedFor, async (forwarded) => {
+      const res = await proxied.fetch("/api/auth/me", {
+        headers: { "x-forwarded-for": forwarded },
+      });
+      await res.body?.cancel();
+      assertEquals(res.status, 401);
+      const id = res.headers.get("x-request-id");
+      const line = svc.logs.find((l) =>
+        l.msg === "request" && l.requestId === id
+      );
+      // Headers drop the value's surrounding whitespace, as the wire does.
+      const sent = forwarded.replace(/^[ \t]+|[ \t]+$/g, "");
+      const hop = sent.split(",")[0].replace(/^[ \t]+|[ \t]+$/g, "");
+      assertEquals(
+        line?.ip,
+        expectedAddress(hop) ?? "127.0.0.1",
+        JSON.stringify(forwarded.slice(0, 80)),
+      );
+    }),
+    { numRuns: RUNS * 2, seed: SEED },
+  );
+});
+
+/** base64url, as the service writes its cursors. */
+const base64url = (text: string) =>
+  btoa(text).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+
+const cursorText = fc.oneof(
+  fc.tuple(
+    fc.bigInt({ min: -(10n ** 18n) + 1n, max: 10n ** 18n - 1n }),
+    fc.oneof(fc.integer({ min: 0, max: 2 ** 31 }), fc.nat()),
+  ).map(([at, id]) => `${at}.${id}`),
+  fc.tuple(
+    fc.bigInt({ min: -(10n ** 19n), max: 10n ** 19n }),
+    fc.bigInt({ min: -(10n ** 11n), max: 10n ** 11n }),
+  ).map(([at, id]) => `${at}.${id}`),
+  fc.string({ unit: "grapheme-ascii", maxLength: 30 }),
+);
+
+Deno.test("any after cursor: 200, or 400 Invalid query parameter: after, never a 5xx", async () => {
+  const svc = await service();
+  await svc.userClient("viewer");
+  await fc.assert(
+    fc.asyncProperty(
+      fc.oneof(
+        cursorText.map(base64url),
+        headerText(40).map(encodeURIComponent),
+      ),
+      fc.constantFrom("", "&limit=1", "&limit=1000"),
+      async (cursor, limit) => {
+        const res = await svc.adminFetch(`/api/users?after=${cursor}${limit}`);
+        const text = await res.text();
+        if (res.status === 200) return assert(Array.isArray(JSON.parse(text)));
+        assertEquals([res.status, JSON.parse(text)], [400, {
+          error: "Invalid query parameter: after",
+        }], `${cursor} ${text}`);
+      },
+    ),
+    { numRuns: RUNS, seed: SEED },
+  );
+});
+
+const pad = (n: number, width: number) => String(n).padStart(width, "0");
+
+/** ISO 8601 times of any year ISO writes with four digits, any offset, and near misses. */
+const isoText = fc.oneof(
+  fc.tuple(
+    fc.integer({ min: 0, max: 9999 }),
+    fc.integer({ min: 0, max: 13 }),
+    fc.integer({ min: 0, max: 32 }),
+    fc.integer({ min: 0, max: 24 }),
+    fc.integer({ min: 0, max: 60 }),
+    fc.option(fc.integer({ min: 0, max: 999_999 }), { nil: undefined }),
+    fc.oneof(
+      fc.constant("Z"),
+      fc.constant(""),
+      fc.tuple(
+        fc.constantFrom("+", "-"),
+        fc.integer({ min: 0, max: 24 }),
+        fc.integer({ min: 0, max: 60 }),
+      ).map(([sign, h, m]) => `${sign}${pad(h, 2)}:${pad(m, 2)}`),
+    ),
+    fc.boolean(),
+  ).map(([y, mo, d, h, mi, frac, zone, dateOnly]) => {
+    const date = `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)}`;
+    if (dateOnly) return date;
+    const fraction = frac === undefined ? "" : `.${frac}`;
+    return `${date}T${pad(h, 2)}:${pad(mi, 2)}:${pad(mi, 2)}${fraction}${zone}`;
+  }),
+  fc.constantFrom(
+    "0000-01-01",
+    "0001-01-01",
+    "9999-12-31T23:59:59-23:59",
+    "0001-01-01T00:00:00+23:59",
+    "9999-12-31T23:59:59.999999Z",
+  ),
+  headerText(30),
+);
+
+Deno.test("any since or until: 200, or 400 Invalid query parameter naming it, never a 5xx", async () => {
+  const svc = await service();
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom("since", "until"),
+      isoText,
+      async (name, value) => {
+        const res = await svc.adminFetch(
+          `/api/audit?${name}=${encodeURIComponent(value)}`,
+        );
+        const text = await res.text();
+        if (res.status === 200) return assert(Array.isArray(JSON.parse(text)));
+        assertEquals([res.status, JSON.parse(text)], [400, {
+          error: `Invalid query parameter: ${name}`,
+        }], `${name}=${value}`);
+      },
+    ),
+    { numRuns: RUNS * 2, seed: SEED },
+  );
 });

@@ -236,7 +236,7 @@ Deno.test("a client that trickles its body slowly is served", async () => {
   assertEquals(JSON.parse(res.body).username, "slow");
 });
 
-Deno.test("a client that stalls mid-body is answered at the request deadline, and others are served meanwhile", async () => {
+Deno.test("a client that stalls mid-body is answered at the request deadline, and others are served meanwhile (Deno.serve keeps its socket open afterwards, Connection: close or not: the README's reverse-proxy section covers that)", async () => {
   await using svc = await startService({ REQUEST_TIMEOUT_MS: "1500" });
   const cookie = await loginCookie(svc);
   const port = portOf(svc);

@@ -253,6 +253,87 @@ Deno.test("PATCH and DELETE with If-Match write only the version they name: 412 
   ]);
 });
 
+Deno.test("a malformed If-None-Match counts as absent: 200 with the body, never 304", async () => {
+  const svc = await service();
+  for (const path of ["/api/users", `/api/users/${svc.adminAccount.id}`]) {
+    const tag = await tagOf(svc, path);
+    assertEquals(
+      (await conditional(svc, path, { "if-none-match": tag }))
+        .status,
+      304,
+      "the well-formed tag matches",
+    );
+    for (
+      const header of [
+        `garbage${tag}`,
+        `${tag}garbage`,
+        `${tag} ${tag}`,
+        `w/${tag}`,
+        `W/ ${tag}`,
+        `"other", garbage${tag}`,
+        tag.slice(0, -1),
+        `*, ${tag}`,
+      ]
+    ) {
+      const answer = await conditional(svc, path, { "if-none-match": header });
+      assertEquals(answer.status, 200, `${path} If-None-Match: ${header}`);
+      assertEquals(answer.etag, tag);
+      assert(answer.body.length > 0);
+    }
+    // Lists as RFC 9110 writes them still match: spaces, empty elements.
+    for (const header of [` ${tag} `, `"x" ,, W/${tag},`, `,${tag}`]) {
+      assertEquals(
+        (await conditional(svc, path, { "if-none-match": header })).status,
+        304,
+        header,
+      );
+    }
+  }
+});
+
+Deno.test("If-Match compares versions exactly: a leading zero or a malformed header answers 412 and writes nothing", async () => {
+  const svc = await service();
+  const { account } = await svc.userClient("viewer");
+  const path = `/api/users/${account.id}`;
+  const tag = await tagOf(svc, path);
+  const [, version] = /^"u[0-9]+\.([0-9]+)"$/.exec(tag)!;
+  for (
+    const header of [
+      `"u${account.id}.0${version}"`,
+      `"u0${account.id}.${version}"`,
+      `"u${account.id}.${version}.0"`,
+      `garbage${tag}`,
+      `${tag} ${tag}`,
+      `*, ${tag}`,
+      `${tag}x`,
+    ]
+  ) {
+    for (const method of ["PATCH", "DELETE"]) {
+      const res = await svc.adminFetch(path, {
+        method,
+        headers: { "if-match": header },
+        body: method === "PATCH"
+          ? JSON.stringify({ role: "admin" })
+          : undefined,
+      });
+      assertEquals(
+        [res.status, await res.json()],
+        [412, { error: "Precondition failed" }],
+        `${method} If-Match: ${header}`,
+      );
+    }
+  }
+  assertEquals(await tagOf(svc, path), tag, "nothing was written");
+  assertEquals(
+    (await svc.adminFetch(path, {
+      method: "PATCH",
+      headers: { "if-match": `"x", ${tag}` },
+      body: JSON.stringify({ role: "admin" }),
+    })).status,
+    200,
+  );
+});
+
 Deno.test("of two PATCHes sent at once with the same If-Match, one succeeds and the other answers 412", async () => {
   const svc = await service();
   const { account } = await svc.userClient("viewer");

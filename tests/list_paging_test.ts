@@ -239,6 +239,48 @@ Deno.test("each bad query parameter answers 400 Invalid query parameter: <name>,
   assertEquals(forbidden.error, { error: "Forbidden" });
 });
 
+/** An `after` cursor as the service writes them: base64url of "<microseconds>.<id>". */
+const cursor = (text: string) =>
+  btoa(text).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+
+Deno.test("a forged cursor naming a time the database cannot hold answers 400 Invalid query parameter: after, never 500", async () => {
+  const svc = await service();
+  // Microseconds before 4714-11-24 BC, PostgreSQL's first timestamp.
+  for (
+    const text of [
+      "-999999999999999999.0",
+      "-999999999999999999.1",
+      "-210866803200000001.1",
+    ]
+  ) {
+    for (const limit of ["", "&limit=2"]) {
+      const query = `after=${cursor(text)}${limit}`;
+      const res = await svc.adminFetch(`/api/users?${query}`);
+      assertEquals(
+        [res.status, await res.json()],
+        [400, { error: "Invalid query parameter: after" }],
+        `${text} ${query}`,
+      );
+    }
+  }
+  // The first and a far later time the database holds are positions.
+  const all = ids(await (await svc.adminFetch("/api/users")).json());
+  for (
+    const [text, expected] of [
+      ["-210866803200000000.0", all],
+      ["999999999999999999.1", []],
+    ] as const
+  ) {
+    for (const limit of ["", "&limit=1000"]) {
+      const res = await svc.adminFetch(
+        `/api/users?after=${cursor(text)}${limit}`,
+      );
+      assertEquals(res.status, 200, text);
+      assertEquals(ids(await res.json()), expected, text);
+    }
+  }
+});
+
 Deno.test("the typed client iterates over every user by next links and finds one by username or e-mail", async () => {
   const svc = await service();
   await seedUsers(svc.sql, 45);

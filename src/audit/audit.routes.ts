@@ -29,9 +29,22 @@ const userIdParam = (name: string, party: "actor" | "target") =>
     maximum: USER_ID_MAX,
     description: `Only records whose ${party} has this user id.`,
   });
-/** ISO 8601: a date and time with `Z` or an offset (fractions allowed), or a date alone (midnight UTC). */
+/**
+ * ISO 8601: a date and time with `Z` or an offset (fractions allowed), or a
+ * date alone (midnight UTC). In UTC it must fall in the years 0001..9999,
+ * which ISO 8601 writes with four digits and PostgreSQL reads as written
+ * (`0000-01-01`, or `9999-12-31T23:59:59-23:59` once in UTC, it refuses).
+ */
 const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()])
-  .transform((s) => new Date(s).toISOString());
+  .transform((s, ctx) => {
+    const time = new Date(s);
+    const year = time.getUTCFullYear();
+    if (!(year >= 1 && year <= 9999)) {
+      ctx.addIssue({ code: "custom", message: "outside the years 0001..9999" });
+      return z.NEVER;
+    }
+    return time.toISOString();
+  });
 
 /**
  * The query parameters, in the order they are checked: when several are
@@ -64,7 +77,7 @@ export const AuditQuerySchema = z.object({
     type: "string",
     format: "date-time",
     description:
-      "Only records at or after this time: ISO 8601 with `Z` or an offset, or a date alone (midnight UTC).",
+      "Only records at or after this time: ISO 8601 with `Z` or an offset, or a date alone (midnight UTC), in UTC within the years 0001..9999.",
     example: "2026-11-25T00:00:00Z",
   }),
   until: instant.optional().openapi({

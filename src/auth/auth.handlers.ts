@@ -34,8 +34,8 @@ export function createAuthHandlers(
     // `admİn`, `ＡＤＭＩＮ` and `admin` are one), known or not, so 429 tells
     // nothing; per client address, and over all addresses up to the ceiling.
     const throttleKey = sha256(canonicalKey(username));
-    // An address is at most 45 characters; a forwarded header may hold anything.
-    const client = (clientIp(c, config.TRUST_PROXY) ?? "unknown").slice(0, 64);
+    // An address, normalised (clientIp): at most 39 characters.
+    const client = clientIp(c, config.TRUST_PROXY) ?? "unknown";
     const writeBy = c.get("writeBy");
     const attempt = await store.loginThrottle.attempt(throttleKey, client, {
       max: config.LOGIN_MAX_FAILURES,

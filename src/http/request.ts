@@ -7,7 +7,7 @@ import { clientIp } from "./origin.ts";
 import { answerHeaders } from "./security-headers.ts";
 
 /** What a client's own X-Request-Id may hold to be believed (from a trusted proxy). */
-const FORWARDED_ID = /^[\w\-=]{1,255}$/;
+const FORWARDED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * What every request starts with, in one layer of middleware (each layer,

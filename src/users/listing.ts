@@ -28,7 +28,9 @@ export function versionsOf(id: number, tags: string[]): string[] {
   return tags.flatMap((t) => {
     if (!t.startsWith(prefix)) return [];
     const version = t.slice(prefix.length, -1);
-    return /^[0-9]{1,19}$/.test(version) && BigInt(version) <= MAX_VERSION
+    // Written as the service writes it: `"u14.05"` is not `"u14.5"`.
+    return /^(?:0|[1-9][0-9]{0,18})$/.test(version) &&
+        BigInt(version) <= MAX_VERSION
       ? [version]
       : [];
   });
@@ -89,5 +91,11 @@ export function decodeCursor(cursor: string): ListPosition | undefined {
   const m = /^(-?[0-9]{1,18})\.([0-9]{1,10})$/.exec(text);
   if (!m) return undefined;
   const id = Number(m[2]);
+  // Eighteen digits stay below PostgreSQL's last timestamp (294276 AD), not
+  // always above its first.
+  if (BigInt(m[1]) < FIRST_TIMESTAMP_US) return undefined;
   return id <= 2_147_483_647 ? { at: m[1], id } : undefined;
 }
+
+/** PostgreSQL's first timestamp, 4714-11-24 00:00 UTC BC, in microseconds since 1970. */
+const FIRST_TIMESTAMP_US = -210_866_803_200_000_000n;
