@@ -80,8 +80,10 @@ export const logout = createRoute({
   path: "/api/auth/logout",
   tags,
   summary: "Log out: ends the session and clears the cookie",
-  description: "Answers 200 with or without a session.",
-  security: [],
+  description:
+    "Ends the session whose `sid` cookie is sent, and clears the cookie. Answers 200 with or without a session: the cookie is optional, but without it nothing is ended.",
+  // The cookie is optional (`{}`), and a client must send it when it has one.
+  security: [...cookieAuth, {}],
   middleware: sameOrigin,
   responses: {
     200: json(OkSchema, "Logged out"),

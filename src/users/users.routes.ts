@@ -31,6 +31,7 @@ export const AccountSchema = z.object({
 export const UserSchema = z.object({
   ...AccountSchema.shape,
   createdAt: z.string().openapi({
+    format: "date-time",
     description: "ISO 8601 in UTC with milliseconds",
     example: "2026-11-25T21:07:00.123Z",
   }),
@@ -56,6 +57,14 @@ const IdParam = z.object({
 const PASSWORD_DOC =
   "At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit; no NUL (U+0000), at which bcrypt would stop reading. Never trimmed.";
 
+/**
+ * The password's limits as the document states them: 8 code points at
+ * least, and (72 bytes holding at most 72 code points) 72 at most, a bound
+ * the byte rule tightens. Documentation only: the runtime rules, with the
+ * contract's messages and check order, are account-rules.ts's.
+ */
+const PASSWORD_LENGTHS = { minLength: 8, maxLength: 72 };
+
 /** The account rules (account-rules.ts) with their OpenAPI description. */
 const account = NewAccountSchema.shape;
 
@@ -63,21 +72,25 @@ export const CreateUserSchema = z.object({
   username: account.username.openapi({
     description:
       "Unique under its canonical form (Unicode NFKC, then lower case: `Alice`, `ＡＬＩＣＥ` and `𝐚𝐥𝐢𝐜𝐞` are one name). " +
-      "At most 64 characters, no control characters; no invisible or formatting characters (Unicode Cc, Cf, Zl, Zp, Co, Cn) " +
+      "At most 64 characters (Unicode code points), no control characters; no invisible or formatting characters (Unicode Cc, Cf, Zl, Zp, Co, Cn) " +
       "and no mix of confusable scripts (UTS #39 highly restrictive: Latin with Cyrillic or Greek is refused, Latin with Han, kana or Hangul is fine). Trimmed.",
+    maxLength: 64,
     example: "alice",
   }),
   name: account.name.openapi({
     description: "At most 200 characters, no NUL (U+0000). Trimmed.",
+    maxLength: 200,
     example: "Alice Example",
   }),
   email: account.email.openapi({
     description:
       "Unique under its canonical form, like the username. At most 254 characters, one `@` with text on both sides, no whitespace, control or invisible characters. Trimmed.",
+    maxLength: 254,
     example: "alice@example.com",
   }),
   password: account.password.openapi({
     description: PASSWORD_DOC,
+    ...PASSWORD_LENGTHS,
     example: "correct horse",
   }),
   role: z.enum(ROLES, {
@@ -151,14 +164,20 @@ export const ListQuerySchema = z.object({
   role: z.enum(ROLES).optional()
     .openapi({ description: "Only users with this role." }),
   q: textParam(100).optional().openapi({
+    minLength: 1,
+    maxLength: 100,
     description:
       "1..100 characters: users whose username, name or e-mail contains it, compared in the canonical form (Unicode NFKC, lower case), so case does not matter.",
   }),
   username: textParam(254).optional().openapi({
+    minLength: 1,
+    maxLength: 254,
     description:
       "Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`): an array of zero or one user.",
   }),
   email: textParam(254).optional().openapi({
+    minLength: 1,
+    maxLength: 254,
     description:
       "Exact lookup under the canonical key that makes e-mails unique: an array of zero or one user.",
   }),
