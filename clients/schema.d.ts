@@ -626,6 +626,8 @@ export interface operations {
             /** @description Logged out */
             200: {
                 headers: {
+                    /** @description `sid=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS): the client forgets the cookie */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -86,7 +86,16 @@ export const logout = createRoute({
   security: [...cookieAuth, {}],
   middleware: sameOrigin,
   responses: {
-    200: json(OkSchema, "Logged out"),
+    200: {
+      ...json(OkSchema, "Logged out"),
+      headers: {
+        "Set-Cookie": {
+          description:
+            "`sid=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS): the client forgets the cookie",
+          schema: { type: "string" },
+        },
+      },
+    },
     ...sameOrigin.responses,
     500: errors("Unexpected failure", MSG.internal),
   },

@@ -112,6 +112,8 @@ export const UpdateUserSchema = z.object({
     }),
   password: passwordRules(z.string({ error: MSG.invalidBody })).nullish()
     .openapi({
+      // Empty is allowed (unchanged), so no minLength; see PASSWORD_LENGTHS.
+      maxLength: PASSWORD_LENGTHS.maxLength,
       description:
         `New password; it ends the user's other sessions. ${PASSWORD_DOC} Absent, \`null\` or empty leaves it unchanged.`,
       example: "a new passphrase",
