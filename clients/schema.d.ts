@@ -16,7 +16,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * The audit trail, newest first: headers only (HEAD)
+         * @description As `GET /api/audit` with the same checks, status and headers, without a body.
+         */
+        head: operations["listAuditEventsHead"];
         patch?: never;
         trace?: never;
     };
@@ -51,7 +55,7 @@ export interface paths {
         put?: never;
         /**
          * Log out: ends the session and clears the cookie
-         * @description Answers 200 with or without a session.
+         * @description Ends the session whose `sid` cookie is sent, and clears the cookie. Answers 200 with or without a session: the cookie is optional, but without it nothing is ended.
          */
         post: operations["logout"];
         delete?: never;
@@ -76,7 +80,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * The caller's own account: headers only (HEAD)
+         * @description As `GET /api/auth/me` with the same checks, status and headers, without a body.
+         */
+        head: operations["meHead"];
         patch?: never;
         trace?: never;
     };
@@ -89,7 +97,7 @@ export interface paths {
         };
         /**
          * List users
-         * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see the README. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
+         * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
          */
         get: operations["listUsers"];
         put?: never;
@@ -100,7 +108,11 @@ export interface paths {
         post: operations["createUser"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List users: headers only (HEAD)
+         * @description As `GET /api/users` with the same checks, status and headers, without a body.
+         */
+        head: operations["listUsersHead"];
         patch?: never;
         trace?: never;
     };
@@ -124,7 +136,11 @@ export interface paths {
          */
         delete: operations["deleteUser"];
         options?: never;
-        head?: never;
+        /**
+         * Get one user: headers only (HEAD)
+         * @description As `GET /api/users/{id}` with the same checks, status and headers, without a body.
+         */
+        head: operations["getUserHead"];
         /**
          * Change a user's role and/or reset the password
          * @description Role is checked before password (length, then NUL); then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
@@ -148,7 +164,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Whether the service and its database answer: headers only (HEAD)
+         * @description As `GET /health` with the same checks, status and headers, without a body.
+         */
+        head: operations["healthHead"];
         patch?: never;
         trace?: never;
     };
@@ -168,7 +188,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Whether the process answers (liveness): headers only (HEAD)
+         * @description As `GET /health/live` with the same checks, status and headers, without a body.
+         */
+        head: operations["healthLiveHead"];
         patch?: never;
         trace?: never;
     };
@@ -188,7 +212,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Whether the service can serve requests (readiness): headers only (HEAD)
+         * @description As `GET /health/ready` with the same checks, status and headers, without a body.
+         */
+        head: operations["healthReadyHead"];
         patch?: never;
         trace?: never;
     };
@@ -208,7 +236,6 @@ export interface components {
             /** @example alice */
             username: string;
         };
-        /** @description Who did it; null for the service itself (the first admin at startup), the recovery task and failed or throttled logins */
         AuditParty: {
             /** @example 1 */
             id: number;
@@ -217,11 +244,12 @@ export interface components {
              * @example admin
              */
             username: string;
-        } | null;
+        };
         AuditRecord: {
             /** @enum {string} */
             action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered";
-            actor: components["schemas"]["AuditParty"];
+            /** @description Who did it; null for the service itself (the first admin at startup), the recovery task and failed or throttled logins */
+            actor: components["schemas"]["AuditParty"] | null;
             /**
              * @description The client's address as the login throttle sees it; null outside a request
              * @example 203.0.113.7
@@ -244,8 +272,10 @@ export interface components {
             id: number;
             /** @description The request's X-Request-Id; null outside a request */
             requestId: string | null;
-            target: components["schemas"]["AuditParty"] & unknown;
+            /** @description Whom it concerns; null for a login attempt with an unknown username, whose attempted name is not kept */
+            target: components["schemas"]["AuditParty"] | null;
             /**
+             * Format: date-time
              * @description ISO 8601 in UTC with milliseconds
              * @example 2026-11-25T21:07:00.123Z
              */
@@ -274,7 +304,7 @@ export interface components {
              */
             role: "admin" | "viewer";
             /**
-             * @description Unique under its canonical form (Unicode NFKC_Casefold: NFKC with full case folding, so `Alice`, `ＡＬＩＣＥ` and `𝐚𝐥𝐢𝐜𝐞` are one name, and `STRASSE` and `straße`) and under its UTS #39 confusable skeleton, taken regardless of case (all-Cyrillic `ѕсоре` is `scope`, `alıce` is `alice`): 409 when another user's matches. At most 64 characters, no control characters; no invisible or formatting characters (Unicode Cc, Cf, Zl, Zp, Co, Cn) and no mix of confusable scripts (UTS #39 highly restrictive: Latin with Cyrillic or Greek is refused, Latin with Han, kana or Hangul is fine). Trimmed.
+             * @description Unique under its canonical form (Unicode NFKC_Casefold: NFKC with full case folding, so `Alice`, `ＡＬＩＣＥ` and `𝐚𝐥𝐢𝐜𝐞` are one name, and `STRASSE` and `straße`) and under its UTS #39 confusable skeleton, taken regardless of case (all-Cyrillic `ѕсоре` is `scope`, `alıce` is `alice`): 409 when another user's matches. At most 64 characters (Unicode code points), no control characters; no invisible or formatting characters (Unicode Cc, Cf, Zl, Zp, Co, Cn) and no mix of confusable scripts (UTS #39 highly restrictive: Latin with Cyrillic or Greek is refused, Latin with Han, kana or Hangul is fine). Trimmed.
              * @example alice
              */
             username: string;
@@ -311,6 +341,7 @@ export interface components {
         };
         User: {
             /**
+             * Format: date-time
              * @description ISO 8601 in UTC with milliseconds
              * @example 2026-11-25T21:07:00.123Z
              */
@@ -346,11 +377,11 @@ export interface operations {
                 before?: number;
                 /** @description At most this many records. */
                 limit?: number;
-                /** @description Only records at or after this time: ISO 8601 with `Z` or an offset, or a date alone (midnight UTC), in UTC within the years 0001..9999. */
+                /** @description Only records at or after this time. An RFC 3339 date-time with `Z` or an offset (`2026-11-25T10:00:00Z`, `2026-11-25T12:00:00.5+02:00`; upper-case `T` and `Z`), or a date alone (`2026-11-25`, midnight UTC), within the years 0001..9999 once in UTC. Anything else answers 400. */
                 since?: string;
                 /** @description Only records whose target has this user id. */
                 targetId?: number;
-                /** @description Only records before this time (exclusive), written like `since`. */
+                /** @description Only records before this time (exclusive). An RFC 3339 date-time with `Z` or an offset (`2026-11-25T10:00:00Z`, `2026-11-25T12:00:00.5+02:00`; upper-case `T` and `Z`), or a date alone (`2026-11-25`, midnight UTC), within the years 0001..9999 once in UTC. Anything else answers 400. */
                 until?: string;
             };
             header?: never;
@@ -417,6 +448,69 @@ export interface operations {
                         error: "Failed to list audit events";
                     };
                 };
+            };
+        };
+    };
+    listAuditEventsHead: {
+        parameters: {
+            query?: {
+                /** @description Only records of this action. */
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered";
+                /** @description Only records whose actor has this user id. */
+                actorId?: number;
+                /** @description Only records with a smaller id: the cursor that the `next` link carries. */
+                before?: number;
+                /** @description At most this many records. */
+                limit?: number;
+                /** @description Only records at or after this time. An RFC 3339 date-time with `Z` or an offset (`2026-11-25T10:00:00Z`, `2026-11-25T12:00:00.5+02:00`; upper-case `T` and `Z`), or a date alone (`2026-11-25`, midnight UTC), within the years 0001..9999 once in UTC. Anything else answers 400. */
+                since?: string;
+                /** @description Only records whose target has this user id. */
+                targetId?: number;
+                /** @description Only records before this time (exclusive). An RFC 3339 date-time with `Z` or an offset (`2026-11-25T10:00:00Z`, `2026-11-25T12:00:00.5+02:00`; upper-case `T` and `Z`), or a date alone (`2026-11-25`, midnight UTC), within the years 0001..9999 once in UTC. Anything else answers 400. */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Records, newest first */
+            200: {
+                headers: {
+                    /** @description When older records follow: `</api/audit?...&before=ID>; rel="next"` */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query parameter has a bad value (the first, in the order listed, is named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -532,6 +626,8 @@ export interface operations {
             /** @description Logged out */
             200: {
                 headers: {
+                    /** @description `sid=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS): the client forgets the cookie */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -605,6 +701,38 @@ export interface operations {
                         error: "Internal server error";
                     };
                 };
+            };
+        };
+    };
+    meHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -803,6 +931,81 @@ export interface operations {
             };
         };
     };
+    listUsersHead: {
+        parameters: {
+            query?: {
+                /** @description The opaque cursor of a `next` link: continue after that user. Only ever take it from a link. */
+                after?: string;
+                /** @description Exact lookup under the canonical key that makes e-mails unique: an array of zero or one user. */
+                email?: string;
+                /** @description At most this many users, in list order. When more match, the answer's `Link` header names the next page (`rel="next"`). Without it every match is returned. */
+                limit?: number;
+                /** @description 1..100 characters: users whose username, name or e-mail contains it, compared after Unicode NFKC and lower case, so case does not matter. */
+                q?: string;
+                /** @description Only users with this role. */
+                role?: "admin" | "viewer";
+                /** @description Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`, `STRASSE` finds `straße`): an array of zero or one user. */
+                username?: string;
+            };
+            header?: {
+                /** @description An `ETag` from an earlier answer: 304 without a body while it is still current. */
+                "if-none-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The users asked for, oldest first */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description `</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: `If-None-Match` holds the current tag. No body; the `ETag` is repeated. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query parameter has a bad value */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getUser: {
         parameters: {
             query?: never;
@@ -984,6 +1187,68 @@ export interface operations {
             };
         };
     };
+    getUserHead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An `ETag` from an earlier answer: 304 without a body while it is still current. */
+                "if-none-match"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: `If-None-Match` holds the current tag. No body; the `ETag` is repeated. */
+            304: {
+                headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No user has this id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     updateUser: {
         parameters: {
             query?: never;
@@ -1126,6 +1391,31 @@ export interface operations {
             };
         };
     };
+    healthHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The database answers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The database does not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     healthLive: {
         parameters: {
             query?: never;
@@ -1143,6 +1433,24 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Health"];
                 };
+            };
+        };
+    };
+    healthLiveHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process answers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -1172,6 +1480,31 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Health"];
                 };
+            };
+        };
+    };
+    healthReadyHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The database answers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The database does not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

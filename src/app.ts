@@ -44,8 +44,13 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
     license: { name: "MIT", url: "https://spdx.org/licenses/MIT.html" },
     contact: { name: "The user administration service authors" },
   },
-  // Relative: the document describes whichever host serves it.
-  servers: [{ url: "/", description: "This service" }],
+  // Absolute, so that a generated client has a base URL; Swagger UI at
+  // /docs replaces it with the address that serves the page.
+  servers: [{
+    url: "http://127.0.0.1:8000",
+    description:
+      "`deno task start` with its defaults; a client of another instance passes that instance's base URL",
+  }],
   tags: [
     { name: "auth", description: "Log in and out; who am I" },
     { name: "users", description: "User accounts (admins only)" },

@@ -53,6 +53,13 @@ export function firstAdminFromEnv(
 }
 
 /**
+ * Said when ADMIN_USERNAME names a user that exists: the variables only ever
+ * create, and the way to a new password is the recovery task.
+ */
+const ignoredEnv =
+  "ADMIN_PASSWORD ignored: user ADMIN_USERNAME exists, and the environment never changes an existing user; to set a new password run `deno task create-admin --username NAME` (on the embedded database, with the service stopped)";
+
+/**
  * The first administrator: from ADMIN_USERNAME/ADMIN_PASSWORD when no user
  * has that name, else `admin` with a random password when there are no
  * users at all, which it returns for printFirstAdmin. An existing user is
@@ -67,7 +74,10 @@ export async function ensureFirstAdmin(
   const fromEnv = firstAdminFromEnv(config);
   if (fromEnv) {
     const { password, ...fields } = fromEnv;
-    if (await store.users.findForLogin(fields.username)) return;
+    if (await store.users.findForLogin(fields.username)) {
+      log.info(ignoredEnv, { username: fields.username });
+      return;
+    }
     const outcome = await store.users.createFirst(
       {
         ...fields,
@@ -78,11 +88,12 @@ export async function ensureFirstAdmin(
       NO_DEADLINE,
     );
     // "duplicate": another instance created it at the same moment.
-    if (outcome !== "duplicate") {
-      log.info("created the first admin from ADMIN_USERNAME", {
-        username: fields.username,
-      });
-    }
+    log.info(
+      outcome === "duplicate"
+        ? ignoredEnv
+        : "created the first admin from ADMIN_USERNAME",
+      { username: fields.username },
+    );
     return;
   }
   if (await store.users.count() > 0) return;

@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics (prom-client), served by a Deno.serve of their own on
  * METRICS_HOST:METRICS_PORT, never on the API's port. Every series and what
- * it means is listed in README.md, "Metrics".
+ * it means is listed in docs/operations.md, "Metrics".
  */
 import type { MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";

@@ -1,6 +1,6 @@
 /**
  * Three instances through a real PgBouncer in transaction pooling mode
- * (DATABASE_PREPARE=false), as README's "Behind PgBouncer" sets it up: a
+ * (DATABASE_PREPARE=false), as docs/operations.md's "Behind PgBouncer" sets it up: a
  * private pgbouncer process with its own config and port in a temp
  * directory, in front of a fresh database on the local PostgreSQL server.
  * Needs Debian's `pgbouncer` (.ci/install-extras installs it); in CI a

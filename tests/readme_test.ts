@@ -126,3 +126,63 @@ curl() { command curl -w '%{stderr}STATUS %{http_code}\\n' "$@"; }
     assertEquals(await service.stop(), 0);
   }
 });
+
+/** The documents a reader follows links through. */
+async function documents(): Promise<URL[]> {
+  const docs = await Array.fromAsync(Deno.readDir(new URL("docs/", ROOT)));
+  return [
+    "README.md",
+    "clients/README.md",
+    "tests/bench/RESULTS.md",
+    ...docs.filter((e) => e.name.endsWith(".md")).map((e) => `docs/${e.name}`),
+  ].map((path) => new URL(path, ROOT));
+}
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+const anchorOf = (heading: string) =>
+  heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "")
+    .replaceAll(" ", "-");
+
+const anchorsOf = (markdown: string) =>
+  new Set(
+    [...markdown.replace(/```[^]*?```/g, "").matchAll(/^#{1,6} (.+)$/gm)]
+      .map((m) => anchorOf(m[1])),
+  );
+
+Deno.test("every relative link of README.md and docs/*.md names a file (and heading) inside the repository", async () => {
+  const broken: string[] = [];
+  for (const file of await documents()) {
+    const text = await Deno.readTextFile(file);
+    const prose = text.replace(/```[^]*?```/g, "");
+    const from = file.pathname.slice(ROOT.pathname.length);
+    for (const [, target] of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/i.test(target)) continue; // http:, https:, mailto:
+      const [path, anchor] = target.split("#");
+      const url = new URL(path || file.pathname, file);
+      const inside = url.pathname.startsWith(ROOT.pathname);
+      const exists = inside &&
+        await Deno.stat(url).then(() => true, () => false);
+      if (!exists) {
+        broken.push(`${from}: ${target} (${inside ? "missing" : "outside"})`);
+        continue;
+      }
+      if (anchor && url.pathname.endsWith(".md")) {
+        const anchors = anchorsOf(await Deno.readTextFile(url));
+        if (!anchors.has(anchor)) {
+          broken.push(`${from}: ${target} (no heading)`);
+        }
+      }
+    }
+  }
+  assertEquals(broken, []);
+});
+
+Deno.test("README.md is a newcomer's guide: its first block starts and tests, and it stays under 15,000 characters", async () => {
+  const readme = await Deno.readTextFile(new URL("README.md", ROOT));
+  const first = /```sh\n([^]*?)```/.exec(readme)?.[1] ?? "";
+  assertEquals(
+    first.split("\n").filter(Boolean).map((l) => l.split("#")[0].trim()),
+    ["deno task start", "deno task test"],
+  );
+  assert(readme.length <= 15_000, `README.md is ${readme.length} characters`);
+});

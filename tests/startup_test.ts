@@ -138,7 +138,14 @@ Deno.test("ADMIN_USERNAME and ADMIN_PASSWORD create that admin once; an existing
   await using svc = await spawnService({
     ...env,
     ADMIN_PASSWORD: "second-password",
+    LOG_LEVEL: "info",
   });
+  // Ignored, and said so, with the way to a new password.
+  const said = svc.lines.find((l) => l.username === "root");
+  assertEquals(
+    said?.msg,
+    "ADMIN_PASSWORD ignored: user ADMIN_USERNAME exists, and the environment never changes an existing user; to set a new password run `deno task create-admin --username NAME` (on the embedded database, with the service stopped)",
+  );
   const api = createUserAdminClient({ baseUrl: svc.baseUrl });
   assertEquals((await api.login("root", "second-password")).status, 401);
   const login = await api.login("root", "first-password");

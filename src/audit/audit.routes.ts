@@ -47,6 +47,19 @@ const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()])
   });
 
 /**
+ * What `instant` takes, as the document says it: not `format: date-time`,
+ * which would leave out the date alone. The pattern is the syntax; a date
+ * that does not exist (`2026-02-30`) is refused as well.
+ */
+const INSTANT_DOC = {
+  type: "string" as const,
+  pattern:
+    "^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2}))?$",
+};
+const INSTANT_RULE =
+  "An RFC 3339 date-time with `Z` or an offset (`2026-11-25T10:00:00Z`, `2026-11-25T12:00:00.5+02:00`; upper-case `T` and `Z`), or a date alone (`2026-11-25`, midnight UTC), within the years 0001..9999 once in UTC. Anything else answers 400.";
+
+/**
  * The query parameters, in the order they are checked: when several are
  * bad, the first is named.
  */
@@ -74,19 +87,15 @@ export const AuditQuerySchema = z.object({
   targetId: userIdParam("targetId", "target"),
   since: instant.optional().openapi({
     ...query("since"),
-    type: "string",
-    format: "date-time",
-    description:
-      "Only records at or after this time: ISO 8601 with `Z` or an offset, or a date alone (midnight UTC), in UTC within the years 0001..9999.",
+    ...INSTANT_DOC,
+    description: `Only records at or after this time. ${INSTANT_RULE}`,
     example: "2026-11-25T00:00:00Z",
   }),
   until: instant.optional().openapi({
     ...query("until"),
-    type: "string",
-    format: "date-time",
-    description:
-      "Only records before this time (exclusive), written like `since`.",
-    example: "2026-11-26T00:00:00Z",
+    ...INSTANT_DOC,
+    description: `Only records before this time (exclusive). ${INSTANT_RULE}`,
+    example: "2026-11-26",
   }),
 });
 
@@ -98,21 +107,27 @@ const PartySchema = z.object({
   }),
 }).openapi("AuditParty");
 
+// A union, not `.nullable()`: the generator writes a nullable reference as
+// the bare `$ref` (null lost) and a described one as `allOf`, which SDK
+// generators type as `AuditParty & unknown`; this is `anyOf: [$ref, null]`.
+const nullableParty = z.union([PartySchema, z.null()]);
+
 export const AuditRecordSchema = z.object({
   id: z.number().int().openapi({
     description: "Increasing with every record, without gaps",
     example: 42,
   }),
   time: z.string().openapi({
+    format: "date-time",
     description: "ISO 8601 in UTC with milliseconds",
     example: "2026-11-25T21:07:00.123Z",
   }),
   action: z.enum(AUDIT_ACTIONS),
-  actor: PartySchema.nullable().openapi({
+  actor: nullableParty.openapi({
     description:
       "Who did it; null for the service itself (the first admin at startup), the recovery task and failed or throttled logins",
   }),
-  target: PartySchema.nullable().openapi({
+  target: nullableParty.openapi({
     description:
       "Whom it concerns; null for a login attempt with an unknown username, whose attempted name is not kept",
   }),

@@ -80,11 +80,22 @@ export const logout = createRoute({
   path: "/api/auth/logout",
   tags,
   summary: "Log out: ends the session and clears the cookie",
-  description: "Answers 200 with or without a session.",
-  security: [],
+  description:
+    "Ends the session whose `sid` cookie is sent, and clears the cookie. Answers 200 with or without a session: the cookie is optional, but without it nothing is ended.",
+  // The cookie is optional (`{}`), and a client must send it when it has one.
+  security: [...cookieAuth, {}],
   middleware: sameOrigin,
   responses: {
-    200: json(OkSchema, "Logged out"),
+    200: {
+      ...json(OkSchema, "Logged out"),
+      headers: {
+        "Set-Cookie": {
+          description:
+            "`sid=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS): the client forgets the cookie",
+          schema: { type: "string" },
+        },
+      },
+    },
     ...sameOrigin.responses,
     500: errors("Unexpected failure", MSG.internal),
   },

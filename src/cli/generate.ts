@@ -22,6 +22,9 @@ export function generateYaml(): string {
   return HEADER + stringify(openApiDocument(app), {
     lineWidth: 0,
     aliasDuplicateObjects: false,
+    // Written for YAML 1.1 readers too: a string such as `2026-11-25` or
+    // `yes`, which 1.1 would read as a timestamp or a boolean, is quoted.
+    version: "1.1",
   });
 }
 

@@ -168,7 +168,7 @@ function startupFailure(e: unknown, url: URL): StartupError | undefined {
   }
   if (/unsupported startup parameter/.test(message ?? "")) {
     return new StartupError(
-      `DATABASE_URL: ${where} refused the connection (${message}): behind PgBouncer, set ignore_startup_parameters = statement_timeout in pgbouncer.ini (README, "Behind PgBouncer").`,
+      `DATABASE_URL: ${where} refused the connection (${message}): behind PgBouncer, set ignore_startup_parameters = statement_timeout in pgbouncer.ini (docs/operations.md, "Behind PgBouncer").`,
     );
   }
   // Any other error PostgreSQL itself reports (permissions, a server

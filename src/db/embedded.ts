@@ -34,7 +34,7 @@ export async function startEmbeddedPostgres(
   if (!await guard.tryLock(true)) {
     guard.close();
     throw new StartupError(
-      `DATA_DIR: ${dataDir} is in use by another process (the embedded database has one owner at a time): stop that process or set another DATA_DIR.`,
+      `DATA_DIR: ${dataDir} is in use by another process (the embedded database has one owner at a time): stop that process (a running service, or a task) and run this again. Another DATA_DIR would be another database, without these users.`,
     );
   }
   // A plain path selects PGlite's Node filesystem backend: data is written

@@ -43,9 +43,13 @@ const docsPage = (specUrl: string) =>
       ].join("\n"),
   });
 
-/** Swagger UI's start-up, as a file so that the CSP can forbid inline script. */
+/**
+ * Swagger UI's start-up, as a file so that the CSP can forbid inline script.
+ * The document's `servers` name `deno task start`'s default address, for
+ * generated clients; this page calls the service that serves it instead.
+ */
 const initScript = (specUrl: string) =>
-  `window.ui = SwaggerUIBundle(${
+  `const config = ${
     JSON.stringify({
       url: specUrl,
       dom_id: "#swagger-ui",
@@ -54,7 +58,13 @@ const initScript = (specUrl: string) =>
       // The default validator is a remote service: the page stays offline.
       validatorUrl: null,
     })
-  });\n`;
+  };
+fetch(config.url).then((r) => r.json()).then((spec) => {
+  spec.servers = [{ url: window.location.origin, description: "This service" }];
+  delete config.url;
+  window.ui = SwaggerUIBundle({ ...config, spec });
+});
+`;
 
 const TYPES: Record<string, string> = {
   css: "text/css; charset=utf-8",

@@ -23,6 +23,9 @@ export function mount<R extends RouteConfig>(
 ) {
   const { middleware, hide: _, ...declared } = route;
   app.openAPIRegistry.registerPath(declared);
+  if (declared.method === "get") {
+    app.openAPIRegistry.registerPath(headOf(declared));
+  }
   const answer = answerInvalid(messagesOf(route.responses[400]));
   const failure = messagesOf(route.responses[500])[0] ?? MSG.internal;
   const body = bodyOf(route.request?.body);
@@ -48,6 +51,31 @@ export function mount<R extends RouteConfig>(
     // Typed for any route: it only ever answers the route's declared 400.
     validationHook(answer) as never,
   );
+}
+
+/**
+ * The HEAD twin of a GET route, for the document: Hono answers HEAD with
+ * the GET's status and headers (`ETag` included, so a 304 too) and no body.
+ */
+function headOf(get: Omit<RouteConfig, "middleware" | "hide">): RouteConfig {
+  const responses = Object.fromEntries(
+    Object.entries(get.responses).map(([status, r]) => {
+      const { description, headers } = r as {
+        description: string;
+        headers?: unknown;
+      };
+      return [status, headers ? { description, headers } : { description }];
+    }),
+  );
+  return {
+    ...get,
+    method: "head",
+    operationId: get.operationId && `${get.operationId}Head`,
+    summary: get.summary && `${get.summary}: headers only (HEAD)`,
+    description:
+      `As \`GET ${get.path}\` with the same checks, status and headers, without a body.`,
+    responses: responses as RouteConfig["responses"],
+  };
 }
 
 /** The deadline of requests, as middleware. */

@@ -31,6 +31,7 @@ export const AccountSchema = z.object({
 export const UserSchema = z.object({
   ...AccountSchema.shape,
   createdAt: z.string().openapi({
+    format: "date-time",
     description: "ISO 8601 in UTC with milliseconds",
     example: "2026-11-25T21:07:00.123Z",
   }),
@@ -56,6 +57,14 @@ const IdParam = z.object({
 const PASSWORD_DOC =
   "At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit; no NUL (U+0000), at which bcrypt would stop reading. Never trimmed.";
 
+/**
+ * The password's limits as the document states them: 8 code points at
+ * least, and (72 bytes holding at most 72 code points) 72 at most, a bound
+ * the byte rule tightens. Documentation only: the runtime rules, with the
+ * contract's messages and check order, are account-rules.ts's.
+ */
+const PASSWORD_LENGTHS = { minLength: 8, maxLength: 72 };
+
 /** The account rules (account-rules.ts) with their OpenAPI description. */
 const account = NewAccountSchema.shape;
 
@@ -63,22 +72,26 @@ export const CreateUserSchema = z.object({
   username: account.username.openapi({
     description:
       "Unique under its canonical form (Unicode NFKC_Casefold: NFKC with full case folding, so `Alice`, `ＡＬＩＣＥ` and `𝐚𝐥𝐢𝐜𝐞` are one name, and `STRASSE` and `straße`) and under its UTS #39 confusable skeleton, taken regardless of case (all-Cyrillic `ѕсоре` is `scope`, `alıce` is `alice`): 409 when another user's matches. " +
-      "At most 64 characters, no control characters; no invisible or formatting characters (Unicode Cc, Cf, Zl, Zp, Co, Cn) " +
+      "At most 64 characters (Unicode code points), no control characters; no invisible or formatting characters (Unicode Cc, Cf, Zl, Zp, Co, Cn) " +
       "and no mix of confusable scripts (UTS #39 highly restrictive: Latin with Cyrillic or Greek is refused, Latin with Han, kana or Hangul is fine). Trimmed.",
+    maxLength: 64,
     example: "alice",
   }),
   name: account.name.openapi({
     description:
       "At most 200 characters; no control characters (U+0000 to U+001F, U+007F to U+009F: NUL, tab, CR, LF among them), line or paragraph separators (U+2028, U+2029). Trimmed.",
+    maxLength: 200,
     example: "Alice Example",
   }),
   email: account.email.openapi({
     description:
       "Unique under its canonical form and its confusable skeleton, like the username. At most 254 characters, one `@` with text on both sides, no whitespace, control or invisible characters. Trimmed.",
+    maxLength: 254,
     example: "alice@example.com",
   }),
   password: account.password.openapi({
     description: PASSWORD_DOC,
+    ...PASSWORD_LENGTHS,
     example: "correct horse",
   }),
   role: z.enum(ROLES, {
@@ -100,6 +113,8 @@ export const UpdateUserSchema = z.object({
     }),
   password: passwordRules(z.string({ error: MSG.invalidBody })).nullish()
     .openapi({
+      // Empty is allowed (unchanged), so no minLength; see PASSWORD_LENGTHS.
+      maxLength: PASSWORD_LENGTHS.maxLength,
       description:
         `New password; it ends the user's other sessions. ${PASSWORD_DOC} Absent, \`null\` or empty leaves it unchanged.`,
       example: "a new passphrase",
@@ -152,14 +167,20 @@ export const ListQuerySchema = z.object({
   role: z.enum(ROLES).optional()
     .openapi({ description: "Only users with this role." }),
   q: textParam(100).optional().openapi({
+    minLength: 1,
+    maxLength: 100,
     description:
       "1..100 characters: users whose username, name or e-mail contains it, compared after Unicode NFKC and lower case, so case does not matter.",
   }),
   username: textParam(254).optional().openapi({
+    minLength: 1,
+    maxLength: 254,
     description:
       "Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`, `STRASSE` finds `straße`): an array of zero or one user.",
   }),
   email: textParam(254).optional().openapi({
+    minLength: 1,
+    maxLength: 254,
     description:
       "Exact lookup under the canonical key that makes e-mails unique: an array of zero or one user.",
   }),
@@ -214,7 +235,7 @@ export const list = createRoute({
   description:
     "Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). " +
     "Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. " +
-    "A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see the README. " +
+    "A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. " +
     "Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.",
   security: cookieAuth,
   middleware: admin,

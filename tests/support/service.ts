@@ -520,10 +520,10 @@ export async function loginCookie(
     method: "POST",
     body: JSON.stringify(credentials),
   });
-  await res.body?.cancel();
+  const body = await res.text();
   const token = sidOf(res);
   if (res.status !== 200 || !token) {
-    throw new Error(`login as ${credentials.username}: ${res.status}`);
+    throw new Error(`login as ${credentials.username}: ${res.status} ${body}`);
   }
   return `sid=${token}`;
 }

@@ -24,7 +24,7 @@ export default async function (tx: TransactionSql) {
     throw new MigrationConflict(
       `Existing users collide under the canonical username/email key: ${
         collisions.join("; ")
-      }. Rename or delete all but one of each group (README, "Look-alike usernames"), then start again.`,
+      }. Rename or delete all but one of each group (docs/operations.md, "Look-alike usernames"), then start again.`,
     );
   }
   if (keyed.length) {
