@@ -139,6 +139,7 @@ async function storeFigures(databaseUrl: string) {
       token,
       { ...admin, passwordVersion: 0 },
       3600,
+      { usernameHash: token, address: "127.0.0.1" },
       NO_REQUEST,
       NO_DEADLINE,
     );
