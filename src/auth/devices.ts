@@ -151,6 +151,3 @@ export function createDevices(
     },
   };
 }
-
-/** A new device key: 256 random bits. */
-export const newDeviceKey = () => crypto.getRandomValues(new Uint8Array(32));

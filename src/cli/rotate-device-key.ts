@@ -10,7 +10,7 @@
  * first when it runs on the embedded database: PGlite has one owner at a
  * time).
  */
-import { newDeviceKey } from "../auth/devices.ts";
+import { newDeviceKey } from "../auth/tokens.ts";
 import { createStore, NO_DEADLINE } from "../db/store.ts";
 import {
   openTaskDatabase,

@@ -1,5 +1,5 @@
 import type { TransactionSql } from "postgres";
-import { newDeviceKey } from "../../auth/devices.ts";
+import { newDeviceKey } from "../../auth/tokens.ts";
 
 /**
  * Known devices (decisions.md, "Protections that cannot be turned against
