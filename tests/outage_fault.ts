@@ -158,7 +158,7 @@ Deno.test("a stopped, then unresponsive, then restarted database: every request 
   await assertWholeRows(svc, created);
 });
 
-Deno.test("logouts answered 500 while the database is down are never applied once it is back", async () => {
+Deno.test("logouts and logins answered 500 while the database is down are never applied once it is back", async () => {
   await using cluster = await privateCluster();
   // One connection: each failed connect attempt fails one waiting query,
   // and the others wait on for the next attempt.
@@ -178,14 +178,19 @@ Deno.test("logouts answered 500 while the database is down are never applied onc
   try {
     const before = await sessions();
     await cluster.stop();
-    // Each waits for a connection the stopped database never gives.
+    // Each waits for a connection the stopped database never gives; so do
+    // wrong guesses for `ghost` between them.
     const answers = await Promise.all(
-      cookies.map((cookie) =>
+      cookies.flatMap((cookie) => [
         timed(svc, "logout", "/api/auth/logout", {
           method: "POST",
           headers: { cookie },
-        })
-      ),
+        }),
+        timed(svc, "login", "/api/auth/login", {
+          method: "POST",
+          body: JSON.stringify({ username: "ghost", password: "a-guess-1" }),
+        }),
+      ]),
     );
     for (const a of answers) {
       assertContractAnswer(a);
@@ -207,6 +212,10 @@ Deno.test("logouts answered 500 while the database is down are never applied onc
         await sessions() >= before,
         "a logout answered 500 was applied",
       );
+      const [{ guesses }] = await outside<{ guesses: number }[]>`
+        select count(*)::int as guesses from login_failures
+        where username_hash = sha256(convert_to('ghost', 'UTF8'))`;
+      assertEquals(guesses, 0, "a login answered 500 was counted");
       if (!later) {
         later = (await svc.admin.login(ADMIN.username, ADMIN.password)).ok;
       }
@@ -222,6 +231,10 @@ Deno.test("logouts answered 500 while the database is down are never applied onc
       params: { query: { action: "logout" } },
     });
     assertEquals(logouts.data, [], "a logout answered 500 was recorded");
+    const failed = await svc.admin.GET("/api/audit", {
+      params: { query: { action: "login.failed" } },
+    });
+    assertEquals(failed.data, [], "a login answered 500 was recorded");
   } finally {
     await outside.end();
   }
