@@ -534,7 +534,8 @@ export function createStore(
      * all addresses); Retry-After is the latest of their ends. A blocked
      * attempt counts nothing; the first of its window (per address or
      * device) writes `throttled(retryAfter)` in the same transaction, later
-     * ones nothing.
+     * ones nothing: they only read, so a flood of them takes no lock and
+     * writes no row (one statement each).
      */
     async attempt(
       counter: LoginCounter,
@@ -545,6 +546,33 @@ export function createStore(
       const { usernameHash } = counter;
       const clients = countedClients(counter);
       const window = sql`make_interval(secs => ${limits.windowSeconds})`;
+      const limitOf = (client: string) =>
+        client === ALL_CLIENTS ? limits.ceiling : limits.max;
+      // Counts only grow inside a window, so a refusal read without a lock
+      // stands (a success or reset clearing meanwhile at worst refuses this
+      // one attempt too).
+      const seen = await sql<
+        {
+          client: string;
+          failures: number;
+          retryAfter: number;
+          recorded: boolean;
+        }[]
+      >`
+        select client, failures, greatest(1, ceil(extract(epoch from
+            window_started_at + ${window} - now())))::int as "retryAfter",
+          throttled_window is not distinct from window_started_at as recorded
+        from login_failures
+        where username_hash = ${usernameHash} and client = any(${clients}::text[])
+          and window_started_at > now() - ${window}`;
+      const seenOver = seen.filter((r) => r.failures >= limitOf(r.client));
+      const seenOwn = seen.find((r) => r.client !== ALL_CLIENTS);
+      if (seenOver.length > 0 && seenOwn?.recorded) {
+        return {
+          blocked: true,
+          retryAfter: Math.max(...seenOver.map((r) => r.retryAfter)),
+        };
+      }
       return await transaction(writeBy, async (tx) => {
         // Locks the rows in one order (no deadlock between attempts) and
         // starts a new window where the last one has ended.
@@ -571,10 +599,7 @@ export function createStore(
             throttled_window is not distinct from window_started_at as recorded`;
         // The rows' locks may have been waited for.
         beforeWrite(writeBy);
-        const over = rows.filter((r) =>
-          r.failures >=
-            (r.client === ALL_CLIENTS ? limits.ceiling : limits.max)
-        );
+        const over = rows.filter((r) => r.failures >= limitOf(r.client));
         if (over.length === 0) {
           await tx`
             update login_failures set failures = failures + 1
