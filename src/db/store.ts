@@ -207,19 +207,21 @@ export function createStore(
   const sealer = createSealer(sql, sealFailed);
   const auditStore = createAuditStore(sql);
   /**
-   * A transaction that begins only while its deadline allows. (Checked
-   * again before COMMIT, it would roll back more often after an outage, and
-   * a ROLLBACK queued on a connection the server just closed makes
-   * postgres.js 3.4.9 throw outside any promise: tests/faults_test.ts.)
+   * A transaction that begins only while its deadline allows: checked
+   * before it is queued, and again once it has a connection and BEGIN is
+   * answered, so one that waited in the pool's queue (every connection
+   * busy, or the database down and back) past its time rolls back before
+   * its first statement. A write that may wait for a row checks once more
+   * after that statement (checkCaller, sessions, the throttle). Not before
+   * COMMIT: it would roll back more often after an outage, and a ROLLBACK
+   * queued on a connection the server just closed makes postgres.js 3.4.9
+   * throw outside any promise (tests/faults_test.ts).
    */
   const transaction = <T>(
     writeBy: WriteBy,
     body: (tx: TransactionSql) => Promise<T>,
   ): Promise<T> => {
     beforeWrite(writeBy);
-    // And again once a connection is had and BEGIN answered: a transaction
-    // that waited in the pool's queue (every connection busy, or the
-    // database down and back) past its time begins nothing.
     return audited(sql, sealer, (tx) => {
       beforeWrite(writeBy);
       return body(tx);
