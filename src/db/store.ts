@@ -138,9 +138,9 @@ const isRefusal = (
 
 /**
  * Ends the failed-login windows of a user's name from every address and
- * every known device. Their
- * key is the SHA-256 of the canonical username as UTF-8, as the login
- * computes it (auth.handlers.ts) from the same canonicalKey.
+ * every known device. Their key is the SHA-256 of the canonical username as
+ * UTF-8, as the login computes it (auth.handlers.ts) from the same
+ * canonicalKey.
  */
 async function clearLoginFailures(tx: TransactionSql, userId: number) {
   await tx`
