@@ -35,7 +35,7 @@ export interface paths {
         put?: never;
         /**
          * Log in: sets the session cookie `sid`
-         * @description Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (under its canonical key, known or not) from one client address inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it from that address answers 429 with Retry-After until the window ends; past 10 x `LOGIN_MAX_FAILURES` from all addresses together, from every address. The client address is the socket's peer, or the first `X-Forwarded-For` hop with `TRUST_PROXY=true`. A success clears its address's count; an admin's password reset of the user and the recovery task clear all of the username's counts. A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.
+         * @description Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (under its canonical key, known or not) from one client address inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it from that address answers 429 with Retry-After until the window ends; past 10 x `LOGIN_MAX_FAILURES` from all addresses together, from every address. Only failed password checks count: an attempt answered 429 counts nowhere. The client address is the socket's peer, or the first `X-Forwarded-For` hop with `TRUST_PROXY=true`. A success clears its address's count; an admin's password reset of the user and the recovery task clear all of the username's counts. A success also sets the known-device cookie `did` (signed, 180 days, sent to this path only). A login that presents a valid `did` for the username it tries is counted per device instead: not per address, not toward the ceiling, and `LOGIN_MAX_FAILURES` failures lock only that device; a success from it clears that device's count. A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.
          */
         post: operations["login"];
         delete?: never;
@@ -530,7 +530,7 @@ export interface operations {
             /** @description Logged in */
             200: {
                 headers: {
-                    /** @description `sid=<token>; Max-Age=<SESSION_TTL_SECONDS>; Path=/; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS) */
+                    /** @description `sid=<token>; Max-Age=<SESSION_TTL_SECONDS>; Path=/; HttpOnly; SameSite=Strict` and `did=<signed device id>; Max-Age=15552000; Path=/api/auth/login; HttpOnly; SameSite=Strict` (each + `Secure` over HTTPS) */
                     "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
@@ -586,7 +586,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many failed attempts */
+            /** @description Too many failed attempts (from this address, from all addresses, or from this device) */
             429: {
                 headers: {
                     /** @description Seconds until the window ends */

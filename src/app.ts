@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { mountAudit } from "./audit/audit.index.ts";
 import { mountAuth } from "./auth/auth.index.ts";
 import { createPasswordHasher, type PasswordHasher } from "./auth/passwords.ts";
+import { createDevices } from "./auth/devices.ts";
 import { createSessions } from "./auth/session.ts";
 import { type Config, statementTimeoutMs } from "./config.ts";
 import type { Store } from "./db/store.ts";
@@ -84,7 +85,8 @@ export function createApp(deps: AppDeps) {
       "Session cookie set by `POST /api/auth/login` (HttpOnly, SameSite=Strict). " +
       "In a browser (Swagger UI included) log in with that call: the browser then sends the cookie by itself, no Authorize step is needed.",
   });
-  mountAuth(app, { store, passwords, sessions, config });
+  const devices = createDevices(store, config);
+  mountAuth(app, { store, passwords, sessions, devices, config });
   mountUsers(app, { store, passwords, config });
   mountAudit(app, { store });
   mountHealth(app, store, statementTimeoutMs(config));

@@ -30,11 +30,17 @@ Deno.test("login answers the account and sets an HttpOnly SameSite=Strict sessio
   ]);
   assertEquals(body.username, "admin");
   assertEquals(body.role, "admin");
-  const cookie = res.headers.get("set-cookie")!;
+  const [sid, did, ...more] = res.headers.getSetCookie();
   assertMatch(
-    cookie,
+    sid,
     /^sid=[A-Za-z0-9_-]{43}; Max-Age=43200; Path=\/; HttpOnly; SameSite=Strict$/,
   );
+  // The known-device cookie: 180 days, sent back to the login alone.
+  assertMatch(
+    did,
+    /^did=[A-Za-z0-9_.-]+; Max-Age=15552000; Path=\/api\/auth\/login; HttpOnly; SameSite=Strict$/,
+  );
+  assertEquals(more, []);
 });
 
 Deno.test("the database keeps only the SHA-256 of the session token", async () => {
@@ -55,14 +61,19 @@ Deno.test("the cookie is Secure when COOKIE_SECURE=true, or behind a trusted pro
   {
     const secure = svc.configured({ COOKIE_SECURE: "true" });
     const res = await secure.fetch("/api/auth/login", json(ADMIN));
-    assertMatch(res.headers.get("set-cookie")!, /; Secure/);
+    // Both: the session's and the known device's.
+    const cookies = res.headers.getSetCookie();
+    assertEquals(cookies.length, 2);
+    for (const cookie of cookies) assertMatch(cookie, /; Secure/);
   }
   {
     const proxied = svc.configured({ TRUST_PROXY: "true" });
     const init = json(ADMIN);
     init.headers = { ...init.headers, "x-forwarded-proto": "https" };
     const res = await proxied.fetch("/api/auth/login", init);
-    assertMatch(res.headers.get("set-cookie")!, /; Secure/);
+    const cookies = res.headers.getSetCookie();
+    assertEquals(cookies.length, 2);
+    for (const cookie of cookies) assertMatch(cookie, /; Secure/);
     assertMatch(
       res.headers.get("strict-transport-security")!,
       /max-age=31536000/,

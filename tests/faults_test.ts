@@ -18,6 +18,7 @@ import {
 import {
   holdLock,
   loginCookie,
+  newUser,
   startService,
   testDatabase,
   type TestService,
@@ -203,6 +204,119 @@ Deno.test({
       },
     });
     assertEquals(again.response.status, 201);
+  },
+});
+
+Deno.test({
+  ...postgresOnly(
+    "logins and a logout whose writes waited in the pool's queue past their deadline answer 500 and are never applied: no session, no count, no record",
+  ),
+  async fn() {
+    // One connection: whatever queues behind a stalled query waits for it.
+    await using svc = await startService({
+      DATABASE_POOL_MAX: "1",
+      REQUEST_TIMEOUT_MS: "3000",
+      BCRYPT_COST: "12",
+    });
+    const cookie = await loginCookie(svc);
+    const people = ["bob", "carol", "dave", "erin"] as const;
+    const ids: Record<string, number> = {};
+    for (const name of people) {
+      const made = await svc.admin.POST("/api/users", { body: newUser(name) });
+      assertEquals(made.response.status, 201);
+      ids[name] = made.data!.id;
+    }
+    const daveCookie = await loginCookie(svc, {
+      username: "dave",
+      password: "dave-password",
+    });
+    const outside = outsider(svc);
+    await svc.store.audit.seal();
+    const [{ head }] = await outside<{ head: number }[]>`
+      select coalesce(max(id), 0)::int as head from audit_events`;
+    /** Records of bob, carol and dave since, read through the API (which seals first). */
+    const recordsOf = async () => {
+      const page = await svc.admin.GET("/api/audit", {
+        params: { query: { limit: 1000 } },
+      });
+      return page.data!.filter((r) =>
+        r.id > head && r.target && people.some((p) => ids[p] === r.target!.id)
+      ).map((r) => `${r.action} ${r.target!.username}`);
+    };
+    const login = (username: string, password: string) =>
+      timed(svc, "login", "/api/auth/login", {
+        method: "POST",
+        body: JSON.stringify({ username, password }),
+      });
+    try {
+      // Bob's login and erin's wrong guess are counted and in their
+      // password checks (bcrypt at cost 12)...
+      const bob = login("bob", "bob-password");
+      const erin = login("erin", "not-erins-password");
+      for (let i = 0; i < 200; i++) {
+        const [{ n }] = await outside<{ n: number }[]>`
+          select count(distinct username_hash)::int as n from login_failures
+          where failures > 0`;
+        if (n === 2) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      // ...when the sessions table is locked and reads queue up on the one
+      // connection, each stalled for the statement timeout (1 s): bob's
+      // session and erin's record wait behind them past their deadline, and
+      // so do carol's wrong guess and dave's logout.
+      const lock = await holdLock(outside, ["sessions"]);
+      const stalled = Array.from(
+        { length: 5 },
+        () => timed(svc, "me", "/api/auth/me", { headers: { cookie } }),
+      );
+      const carol = login("carol", "not-carols-password");
+      const dave = timed(svc, "logout", "/api/auth/logout", {
+        method: "POST",
+        headers: { cookie: daveCookie },
+      });
+      const answered = await Promise.all([bob, erin, carol, dave]);
+      for (const a of answered) {
+        assertContractAnswer(a);
+        assertEquals(a.status, 500, a.what);
+      }
+      await lock.release();
+      await Promise.all(stalled);
+      // What waited is let through now. A later write through the same
+      // pool proves the queue drained; the old code had applied its writes
+      // well within the second after (sessions about 370 ms after).
+      const drained = performance.now();
+      let later = false;
+      while (!later || performance.now() - drained < 2_000) {
+        const sessions = await outside<{ user_id: number }[]>`
+          select user_id from sessions where user_id = any(${[
+          ids.bob,
+          ids.dave,
+        ]}::int[])`;
+        assertEquals(
+          sessions.map((s) => s.user_id),
+          [ids.dave],
+          "bob has a session, or dave's logout was applied",
+        );
+        const counted = await outside`
+          select 1 from login_failures
+          where username_hash = sha256(convert_to('carol', 'UTF8'))`;
+        assertEquals(counted.length, 0, "a guess answered 500 was counted");
+        assertEquals(
+          await recordsOf(),
+          [],
+          "a request answered 500 left a record",
+        );
+        if (!later) {
+          later = (await timed(svc, "me", "/api/auth/me", {
+                headers: { cookie: daveCookie },
+              })).status === 200 &&
+            (await svc.admin.login("admin", "admin-pass-1234")).ok;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      await outside.end();
+    }
   },
 });
 

@@ -172,7 +172,7 @@ Deno.test("an admin's password reset lifts the user's lockout from every address
   );
 });
 
-Deno.test("deno task create-admin lifts the lockout of the name it resets", async () => {
+Deno.test("deno task create-admin lifts the lockout of the name it resets, from every address and device", async () => {
   await using db = await testDatabase();
   const env = {
     ...db.env,
@@ -180,15 +180,33 @@ Deno.test("deno task create-admin lifts the lockout of the name it resets", asyn
     ADMIN_PASSWORD: "root-password",
     LOGIN_MAX_FAILURES: "2",
   };
+  let did: string;
   {
     await using svc = await spawnService(env);
     const api = {
       fetch: (p: string, i?: RequestInit) => fetch(svc.baseUrl + p, i),
     };
+    // A known device of root's, locked by its own failures.
+    const known = await api.fetch("/api/auth/login", {
+      method: "POST",
+      body: JSON.stringify({ username: "root", password: "root-password" }),
+    });
+    await known.body?.cancel();
+    did = /^did=([^;]*)/.exec(
+      known.headers.getSetCookie().find((c) => c.startsWith("did=")) ?? "",
+    )![1];
+    const fromDevice = (password: string) =>
+      api.fetch("/api/auth/login", {
+        method: "POST",
+        body: JSON.stringify({ username: "root", password }),
+        headers: { cookie: `did=${did}` },
+      }).then(async (res) => (await res.body?.cancel(), res.status));
     for (let i = 0; i < 2; i++) {
       assertEquals(await statusOf(login(api, "root", "wrong-password")), 401);
+      assertEquals(await fromDevice("wrong-password"), 401);
     }
     assertEquals(await statusOf(login(api, "ROOT", "root-password")), 429);
+    assertEquals(await fromDevice("root-password"), 429);
   }
   const reset = await runTask(createAdmin, [
     "--username",
@@ -200,6 +218,14 @@ Deno.test("deno task create-admin lifts the lockout of the name it resets", asyn
   await using svc = await spawnService(env);
   const api = createUserAdminClient({ baseUrl: svc.baseUrl });
   assertEquals((await api.login("root", "rescued-password")).status, 200);
+  // The device's count is cleared too.
+  const device = await fetch(`${svc.baseUrl}/api/auth/login`, {
+    method: "POST",
+    body: JSON.stringify({ username: "root", password: "rescued-password" }),
+    headers: { cookie: `did=${did}` },
+  });
+  await device.body?.cancel();
+  assertEquals(device.status, 200);
 });
 
 Deno.test("a password longer than 72 bytes, or with NUL, never matches at login", async () => {

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Config } from "../config.ts";
-import type { Store } from "../db/store.ts";
+import type { LoginCounter, Store } from "../db/store.ts";
 import { auditContext } from "../audit/context.ts";
 import { auditEvents } from "../audit/events.ts";
 import type { AppEnv } from "../http/env.ts";
@@ -8,6 +8,7 @@ import { MSG } from "../http/messages.ts";
 import { clientIp } from "../http/origin.ts";
 import { canonicalKey } from "../users/canonical.ts";
 import type * as routes from "./auth.routes.ts";
+import type { Devices } from "./devices.ts";
 import type { PasswordHasher } from "./passwords.ts";
 import type { Sessions } from "./session.ts";
 import { sha256 } from "./tokens.ts";
@@ -16,6 +17,7 @@ export interface AuthDeps {
   store: Store;
   passwords: PasswordHasher;
   sessions: Sessions;
+  devices: Devices;
   config: Pick<
     Config,
     "LOGIN_MAX_FAILURES" | "LOGIN_WINDOW_SECONDS" | "TRUST_PROXY"
@@ -26,51 +28,56 @@ export interface AuthDeps {
 export const LOGIN_CEILING_FACTOR = 10;
 
 export function createAuthHandlers(
-  { store, passwords, sessions, config }: AuthDeps,
+  { store, passwords, sessions, devices, config }: AuthDeps,
 ) {
   const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
     const { username, password } = c.req.valid("json");
     // Counted per username under the canonical key that finds the user (so
     // `admİn`, `ＡＤＭＩＮ` and `admin` are one), known or not, so 429 tells
-    // nothing; per client address, and over all addresses up to the ceiling.
-    const throttleKey = sha256(canonicalKey(username));
-    // An address, normalised (clientIp): at most 39 characters.
-    const client = clientIp(c, config.TRUST_PROXY) ?? "unknown";
+    // nothing; per client address, and over all addresses up to the
+    // ceiling; or, from a known device of that user, per device alone.
+    const canonicalName = canonicalKey(username);
+    const usernameHash = sha256(canonicalName);
     const writeBy = c.get("writeBy");
-    const attempt = await store.loginThrottle.attempt(throttleKey, client, {
-      max: config.LOGIN_MAX_FAILURES,
-      ceiling: LOGIN_CEILING_FACTOR * config.LOGIN_MAX_FAILURES,
-      windowSeconds: config.LOGIN_WINDOW_SECONDS,
-    }, writeBy);
-    const context = auditContext(c, config.TRUST_PROXY);
     // No account's name holds U+0000 (PostgreSQL text cannot).
-    const findUser = () =>
-      username.includes("\u0000")
-        ? undefined
-        : store.users.findForLogin(username);
-    if (attempt.blocked) {
+    const user = username.includes("\u0000")
+      ? undefined
+      : await store.users.findForLogin(username);
+    const known = user && { id: user.id, canonicalName };
+    const device = await devices.recognise(c, known);
+    const counter: LoginCounter = device !== undefined
+      ? { usernameHash, device }
+      // An address, normalised (clientIp): at most 39 characters.
+      : { usernameHash, address: clientIp(c, config.TRUST_PROXY) ?? "unknown" };
+    const context = auditContext(c, config.TRUST_PROXY);
+    const attempt = await store.loginThrottle.attempt(
+      counter,
+      {
+        max: config.LOGIN_MAX_FAILURES,
+        ceiling: LOGIN_CEILING_FACTOR * config.LOGIN_MAX_FAILURES,
+        windowSeconds: config.LOGIN_WINDOW_SECONDS,
+      },
       // Who was locked out, when the name is an account's; never the attempted name itself.
-      const target = await findUser();
-      await store.audit.record(
-        auditEvents.loginThrottled(target, attempt.retryAfter, context),
-        writeBy,
-      );
+      (retryAfter) => auditEvents.loginThrottled(user, retryAfter, context),
+      writeBy,
+    );
+    if (attempt.blocked) {
       return c.json({ error: MSG.tooManyLoginAttempts }, 429, {
         "Retry-After": String(attempt.retryAfter),
       });
     }
-    const user = await findUser();
     // Always one bcrypt verification, so an unknown name takes as long as a wrong password.
     if (!await passwords.verify(password, user?.passwordHash)) {
       await store.audit.record(auditEvents.loginFailed(user, context), writeBy);
       return c.json({ error: MSG.invalidCredentials }, 401);
     }
     const { passwordHash: _, passwordVersion, ...account } = user!;
+    const deviceCookie = await devices.issue(known!, device);
     // No session when the password was reset while it was being checked.
-    if (!await sessions.start(c, { ...account, passwordVersion })) {
+    if (!await sessions.start(c, { ...account, passwordVersion }, counter)) {
       return c.json({ error: MSG.invalidCredentials }, 401);
     }
-    await store.loginThrottle.clear(throttleKey, client, writeBy);
+    devices.set(c, deviceCookie);
     return c.json(account, 200);
   };
 

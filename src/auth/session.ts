@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { auditContext } from "../audit/context.ts";
 import type { Config } from "../config.ts";
-import type { Store } from "../db/store.ts";
+import type { LoginCounter, Store } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
 import { isHttps, requestOrigin } from "../http/origin.ts";
 import type { Caller } from "./caller.ts";
@@ -29,23 +29,31 @@ export interface Sessions {
   isForeign(c: Context<AppEnv>): boolean;
   /**
    * A new session for the user, bound to the password version the login
-   * checked: a fresh token every time, never one the client sent. False
-   * (and no cookie) when the password has changed since.
+   * checked: a fresh token every time, never one the client sent, and the
+   * login's failure counter cleared in the same write. False (and no
+   * cookie) when the password has changed since.
    */
   start(
     c: Context<AppEnv>,
     user: { id: number; username: string; passwordVersion: number },
+    counter: LoginCounter,
   ): Promise<boolean>;
   /** Ends the request's session, if any, and clears the cookie. */
   end(c: Context<AppEnv>): Promise<void>;
 }
+
+/** Whether the service's cookies (`sid`, `did`) get `Secure`: over HTTPS, or always with COOKIE_SECURE. */
+export const secureCookie = (
+  c: Context,
+  config: Pick<Config, "COOKIE_SECURE" | "TRUST_PROXY">,
+) => config.COOKIE_SECURE || isHttps(c, config.TRUST_PROXY);
 
 export function createSessions(store: Store, config: SessionConfig): Sessions {
   const cookieOptions = (c: Context) => ({
     httpOnly: true,
     sameSite: "Strict" as const,
     path: "/",
-    secure: config.COOKIE_SECURE || isHttps(c, config.TRUST_PROXY),
+    secure: secureCookie(c, config),
   });
 
   /** The token hash of the request's cookie, if it carries a well-formed one. */
@@ -68,12 +76,13 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
         !config.ALLOWED_ORIGINS.includes(origin);
     },
 
-    async start(c, user) {
+    async start(c, user, counter) {
       const token = newSessionToken();
       const started = await store.sessions.create(
         sha256(token),
         user,
         config.SESSION_TTL_SECONDS,
+        counter,
         auditContext(c, config.TRUST_PROXY),
         c.get("writeBy"),
       );

@@ -7,6 +7,9 @@ export function newSessionToken(): string {
     .replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
+/** A new key for the known-device cookie (devices.ts): 256 random bits. */
+export const newDeviceKey = () => crypto.getRandomValues(new Uint8Array(32));
+
 /** A token of the shape newSessionToken makes; anything else is not worth a lookup. */
 export const isSessionToken = (s: string) => /^[A-Za-z0-9_-]{43}$/.test(s);
 

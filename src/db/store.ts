@@ -82,8 +82,25 @@ export interface LoginAttempt {
   retryAfter: number;
 }
 
+/**
+ * Whose failed logins of a username an attempt counts: its client address's
+ * (and, up to the ceiling, every address's), or a known device's alone.
+ */
+export type LoginCounter =
+  & { usernameHash: Uint8Array }
+  & ({ address: string; device?: never } | { device: string; address?: never });
+
 /** The login_failures row that counts a username's failures from every address. */
 const ALL_CLIENTS = "";
+
+/** A known device's row in login_failures: no address holds a `v`. */
+const deviceClient = (device: string) => `device:${device}`;
+
+/** The rows an attempt counts on, in the order every writer locks them ('' first). */
+const countedClients = (counter: LoginCounter) =>
+  counter.device !== undefined
+    ? [deviceClient(counter.device)]
+    : [ALL_CLIENTS, counter.address];
 
 const UNIQUE_VIOLATION = "23505";
 const isUniqueViolation = (e: unknown) =>
@@ -124,11 +141,11 @@ const isRefusal = (
 ): outcome is CallerRefusal => typeof outcome === "string";
 
 /**
- * Ends the failed-login windows of a user's name from every address. Their
- * key is the SHA-256 of the canonical username as UTF-8, as the login
- * computes it (auth.handlers.ts) from the same canonicalKey; also the
- * lower-case key's, which an older release counts under while a release
- * rolls out.
+ * Ends the failed-login windows of a user's name from every address and
+ * every known device. Their key is the SHA-256 of the canonical username as
+ * UTF-8, as the login computes it (auth.handlers.ts) from the same
+ * canonicalKey; also the lower-case key's, which an older release counts
+ * under while a release rolls out.
  */
 async function clearLoginFailures(tx: TransactionSql, userId: number) {
   await tx`
@@ -154,6 +171,42 @@ export type Rekeyed =
   | { id: number; outcome: "collision"; with: number[] };
 
 /**
+ * A successful login's counters: a device's count is cleared; an address's
+ * count is cleared and taken off the count over all addresses (the success
+ * itself was counted as well). Rows are locked '' first, as attempts lock
+ * them, so a success never deadlocks with an attempt of the same name.
+ */
+async function clearLoginCounter(tx: TransactionSql, counter: LoginCounter) {
+  const { usernameHash } = counter;
+  if (counter.device !== undefined) {
+    await tx`
+      delete from login_failures
+      where username_hash = ${usernameHash} and client = ${
+      deviceClient(counter.device)
+    }`;
+    return;
+  }
+  const { address } = counter;
+  const rows = await tx<{ client: string; failures: number }[]>`
+    select client, failures from login_failures
+    where username_hash = ${usernameHash} and client in (${ALL_CLIENTS}, ${address})
+    order by client for update`;
+  const own = rows.find((r) => r.client === address)?.failures ?? 0;
+  if (own === 0) return;
+  // One statement: the delete and the update have exclusive conditions
+  // (nothing left over all addresses, or some), so each row changes once.
+  await tx`
+    with cleared as (
+      delete from login_failures
+      where username_hash = ${usernameHash} and (client = ${address}
+        or (client = ${ALL_CLIENTS} and failures <= ${own}))
+    )
+    update login_failures set failures = failures - ${own}
+    where username_hash = ${usernameHash} and client = ${ALL_CLIENTS}
+      and failures > ${own}`;
+}
+
+/**
  * All SQL of the service. Functions take plain values and return rows or a
  * typed outcome, never HTTP. Every write takes its `WriteBy`, checked before
  * it begins (and, for a caller's write, again once its rows are locked).
@@ -176,17 +229,25 @@ export function createStore(
   const sealer = createSealer(sql, sealFailed);
   const auditStore = createAuditStore(sql);
   /**
-   * A transaction that begins only while its deadline allows. (Checked
-   * again before COMMIT, it would roll back more often after an outage, and
-   * a ROLLBACK queued on a connection the server just closed makes
-   * postgres.js 3.4.9 throw outside any promise: tests/faults_test.ts.)
+   * A transaction that begins only while its deadline allows: checked
+   * before it is queued, and again once it has a connection and BEGIN is
+   * answered, so one that waited in the pool's queue (every connection
+   * busy, or the database down and back) past its time rolls back before
+   * its first statement. A write that may wait for a row checks once more
+   * after that statement (checkCaller, sessions, the throttle). Not before
+   * COMMIT: it would roll back more often after an outage, and a ROLLBACK
+   * queued on a connection the server just closed makes postgres.js 3.4.9
+   * throw outside any promise (tests/faults_test.ts).
    */
   const transaction = <T>(
     writeBy: WriteBy,
     body: (tx: TransactionSql) => Promise<T>,
   ): Promise<T> => {
     beforeWrite(writeBy);
-    return audited(sql, sealer, body);
+    return audited(sql, sealer, (tx) => {
+      beforeWrite(writeBy);
+      return body(tx);
+    });
   };
 
   // The one mapping from a users row to what the service shows.
@@ -493,11 +554,13 @@ export function createStore(
     /**
      * A session bound to the password version the login checked; none (false)
      * when the password changed since, so a login that raced a reset fails.
+     * The login's counter is cleared in the same transaction.
      */
     async create(
       tokenHash: Uint8Array,
       user: AuditParty & { passwordVersion: number },
       ttlSeconds: number,
+      counter: LoginCounter,
       context: AuditContext,
       writeBy: WriteBy,
     ): Promise<boolean> {
@@ -510,6 +573,9 @@ export function createStore(
           where id = ${user.id} and password_version = ${user.passwordVersion}
           returning 1`;
         if (rows.length !== 1) return false;
+        // The insert may have waited for the user's row (a reset holding it).
+        beforeWrite(writeBy);
+        await clearLoginCounter(tx, counter);
         await recordAudit(tx, auditEvents.loginSucceeded(user, context));
         return true;
       });
@@ -539,7 +605,10 @@ export function createStore(
           delete from sessions s using users u
           where s.token_hash = ${tokenHash} and u.id = s.user_id
           returning u.id, u.username`;
-        if (user) await recordAudit(tx, auditEvents.logout(user, context));
+        if (!user) return;
+        // The delete may have waited for the session's row.
+        beforeWrite(writeBy);
+        await recordAudit(tx, auditEvents.logout(user, context));
       });
     },
 
@@ -553,69 +622,96 @@ export function createStore(
 
   const loginThrottle = {
     /**
-     * Counts this attempt before the password is checked, atomically, so
-     * parallel guesses cannot slip past the limit: once for the username from
-     * this client address, once for the username from all addresses. Blocked
-     * once either fixed window already holds its limit (`max` for the
-     * address, `ceiling` for all); Retry-After is the later of the two ends.
+     * Counts this attempt before the password is checked (a success takes
+     * it back, see sessions.create), under the rows' locks, so parallel
+     * guesses cannot slip past the limit: for the username from this client
+     * address and from all addresses, or from this known device alone.
+     * Blocked once a row already holds its limit (`max`, or `ceiling` over
+     * all addresses); Retry-After is the latest of their ends. A blocked
+     * attempt counts nothing; the first of its window (per address or
+     * device) writes `throttled(retryAfter)` in the same transaction, later
+     * ones nothing: they only read, so a flood of them takes no lock and
+     * writes no row (one statement each).
      */
     async attempt(
-      usernameHash: Uint8Array,
-      client: string,
+      counter: LoginCounter,
       limits: { max: number; ceiling: number; windowSeconds: number },
+      throttled: (retryAfter: number) => AuditEvent,
       writeBy: WriteBy,
     ): Promise<LoginAttempt> {
+      const { usernameHash } = counter;
+      const clients = countedClients(counter);
       const window = sql`make_interval(secs => ${limits.windowSeconds})`;
-      beforeWrite(writeBy);
-      // One statement, rows always in the same order: no deadlock between attempts.
-      const rows = await sql<
-        { client: string; failures: number; retryAfter: number }[]
+      const limitOf = (client: string) =>
+        client === ALL_CLIENTS ? limits.ceiling : limits.max;
+      // Counts only grow inside a window, so a refusal read without a lock
+      // stands (a success or reset clearing meanwhile at worst refuses this
+      // one attempt too).
+      const seen = await sql<
+        {
+          client: string;
+          failures: number;
+          retryAfter: number;
+          recorded: boolean;
+        }[]
       >`
-        insert into login_failures as f (username_hash, client, failures, window_started_at)
-        values (${usernameHash}, ${ALL_CLIENTS}, 1, now()),
-          (${usernameHash}, ${client}, 1, now())
-        on conflict (username_hash, client) do update set
-          failures = case
-            when f.window_started_at <= now() - ${window} then 1
-            else f.failures + 1 end,
-          window_started_at = case
-            when f.window_started_at <= now() - ${window} then now()
-            else f.window_started_at end
-        returning client, failures, greatest(1, ceil(extract(epoch from
-          window_started_at + ${window} - now())))::int as "retryAfter"`;
-      const over = rows.filter((r) =>
-        r.failures > (r.client === ALL_CLIENTS ? limits.ceiling : limits.max)
-      );
-      return {
-        blocked: over.length > 0,
-        retryAfter: Math.max(0, ...over.map((r) => r.retryAfter)),
-      };
-    },
-
-    /**
-     * A successful login: this address's count is cleared, and taken off the
-     * count over all addresses (the success itself was counted as well).
-     */
-    async clear(usernameHash: Uint8Array, client: string, writeBy: WriteBy) {
-      // One statement: the update and the delete of the all-addresses row
-      // have exclusive conditions (left over, or nothing left), so each row
-      // is changed once.
-      beforeWrite(writeBy);
-      await sql`
-        with cleared as (
-          delete from login_failures
-          where username_hash = ${usernameHash} and client = ${client}
-          returning failures
-        ), removed as (
-          select coalesce(sum(failures), 0) as n from cleared
-        ), lowered as (
-          update login_failures set failures = failures - (select n from removed)
-          where username_hash = ${usernameHash} and client = ${ALL_CLIENTS}
-            and failures > (select n from removed)
-        )
-        delete from login_failures
-        where username_hash = ${usernameHash} and client = ${ALL_CLIENTS}
-          and failures <= (select n from removed)`;
+        select client, failures, greatest(1, ceil(extract(epoch from
+            window_started_at + ${window} - now())))::int as "retryAfter",
+          throttled_window is not distinct from window_started_at as recorded
+        from login_failures
+        where username_hash = ${usernameHash} and client = any(${clients}::text[])
+          and window_started_at > now() - ${window}`;
+      const seenOver = seen.filter((r) => r.failures >= limitOf(r.client));
+      const seenOwn = seen.find((r) => r.client !== ALL_CLIENTS);
+      if (seenOver.length > 0 && seenOwn?.recorded) {
+        return {
+          blocked: true,
+          retryAfter: Math.max(...seenOver.map((r) => r.retryAfter)),
+        };
+      }
+      return await transaction(writeBy, async (tx) => {
+        // Locks the rows in one order (no deadlock between attempts) and
+        // starts a new window where the last one has ended.
+        const rows = await tx<
+          {
+            client: string;
+            failures: number;
+            retryAfter: number;
+            recorded: boolean;
+          }[]
+        >`
+          insert into login_failures as f (username_hash, client, failures, window_started_at)
+          select ${usernameHash}, client, 0, now()
+          from unnest(${clients}::text[]) with ordinality as c(client, n) order by n
+          on conflict (username_hash, client) do update set
+            failures = case
+              when f.window_started_at <= now() - ${window} then 0
+              else f.failures end,
+            window_started_at = case
+              when f.window_started_at <= now() - ${window} then now()
+              else f.window_started_at end
+          returning client, failures, greatest(1, ceil(extract(epoch from
+            window_started_at + ${window} - now())))::int as "retryAfter",
+            throttled_window is not distinct from window_started_at as recorded`;
+        // The rows' locks may have been waited for.
+        beforeWrite(writeBy);
+        const over = rows.filter((r) => r.failures >= limitOf(r.client));
+        if (over.length === 0) {
+          await tx`
+            update login_failures set failures = failures + 1
+            where username_hash = ${usernameHash} and client = any(${clients}::text[])`;
+          return { blocked: false, retryAfter: 0 };
+        }
+        const retryAfter = Math.max(...over.map((r) => r.retryAfter));
+        const own = rows.find((r) => r.client !== ALL_CLIENTS)!;
+        if (!own.recorded) {
+          await tx`
+            update login_failures set throttled_window = window_started_at
+            where username_hash = ${usernameHash} and client = ${own.client}`;
+          await recordAudit(tx, throttled(retryAfter));
+        }
+        return { blocked: true, retryAfter };
+      });
     },
 
     /** Drops counters whose window has ended: they no longer block anyone. */
@@ -632,10 +728,29 @@ export function createStore(
     },
   };
 
+  const deviceKey = {
+    /** The key that signs the `did` cookie (migration 012). */
+    async current(): Promise<Uint8Array> {
+      const [row] = await sql<{ key: Uint8Array }[]>`
+        select key from device_key where singleton`;
+      if (!row) throw new Error("device_key holds no key");
+      return row.key;
+    },
+
+    /** Replaces the key: every `did` signed with the old one stops counting. */
+    async replace(key: Uint8Array, writeBy: WriteBy): Promise<void> {
+      beforeWrite(writeBy);
+      await sql`
+        insert into device_key (singleton, key) values (true, ${key})
+        on conflict (singleton) do update set key = excluded.key, created_at = now()`;
+    },
+  };
+
   return {
     users,
     sessions,
     loginThrottle,
+    deviceKey,
     audit: {
       ...auditStore,
       /** As the trail's store lists, after sealing: every committed record is shown. */

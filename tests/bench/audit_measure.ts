@@ -1,8 +1,9 @@
 /**
  * What an audit record costs a write, measured apart from the full bench.
  *
- *   deno run -A tests/bench/audit_measure.ts [store|wrk|all] [--rounds 20]
- *     [--duration 2] [--connections 10] [--chunk 100]
+ *   deno run -A tests/bench/audit_measure.ts [store|wrk|throttle|all]
+ *     [--rounds 20] [--duration 2] [--connections 10] [--chunk 100]
+ *     [--login-connections 4] [--base DIR]
  *     [--url postgres://postgres@127.0.0.1:5432/postgres]
  *
  * Loads compared with each other run in short slices, taking turns (the
@@ -23,6 +24,14 @@
  * threads: PATCH /api/users/:id role alternating (a record each) beside role
  * unchanged (none), `--duration` seconds a slice, as bench.ts runs them.
  *
+ * throttle: the service as a process with LOGIN_MAX_FAILURES=5: the audit
+ * rows and bytes that 1,000 attempts refused with 429 from one address write
+ * (after the 5 failures that lock it), then successful logins under wrk
+ * (POST /api/auth/login, `--login-connections` (4: bcrypt bounds it), `--duration` s a slice, in turns)
+ * beside the same on the service at `--base DIR` (another checkout of the
+ * service, its `deno install` done), each on a database of its own. With
+ * `--base`, the base's rows and bytes are measured as well.
+ *
  * Each mode creates and drops a database of its own on that server.
  */
 import postgres from "postgres";
@@ -36,7 +45,7 @@ import {
   createStore,
   NO_DEADLINE,
 } from "../../src/db/store.ts";
-import { spawnService } from "../support/process.ts";
+import { spawnServer, spawnService } from "../support/process.ts";
 import { cpuSeconds } from "./proc.ts";
 import { inTurns } from "./turns.ts";
 import { runWrk } from "./wrk.ts";
@@ -54,6 +63,8 @@ const server = new URL(
   flag("url", "postgres://postgres@127.0.0.1:5432/postgres"),
 );
 const ADMIN = { username: "measure-admin", password: "measure-password" };
+const base = Deno.args.includes("--base") ? flag("base", "") : undefined;
+const loginConnections = Number(flag("login-connections", "4"));
 
 const loadAverage = async () =>
   (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
@@ -139,6 +150,7 @@ async function storeFigures(databaseUrl: string) {
       token,
       { ...admin, passwordVersion: 0 },
       3600,
+      { usernameHash: token, address: "127.0.0.1" },
       NO_REQUEST,
       NO_DEADLINE,
     );
@@ -351,8 +363,136 @@ async function withDatabase(run: (url: string) => Promise<void>) {
   }
 }
 
+/** The service of this checkout, or of the checkout at `dir`, as a process. */
+const spawnAt = (dir: string | undefined, env: Record<string, string>) =>
+  dir === undefined ? spawnService(env) : spawnServer([
+    "run",
+    "-A",
+    "--config",
+    `${dir}/deno.json`,
+    `${dir}/main.ts`,
+  ], { HOST: "127.0.0.1", LOG_LEVEL: "warn", ...env });
+
+/** Audit rows and their bytes (as stored, row headers included) written by 1,000 refused logins from one address. */
+async function throttledRecords(databaseUrl: string, dir?: string) {
+  await using service = await spawnAt(dir, {
+    DATABASE_URL: databaseUrl,
+    ADMIN_USERNAME: ADMIN.username,
+    ADMIN_PASSWORD: ADMIN.password,
+    LOGIN_MAX_FAILURES: "5",
+  });
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  const trail = async () => {
+    const [r] = await sql<{ rows: number; bytes: number }[]>`
+      select
+        (select count(*) from audit_events)::int +
+          (select count(*) from audit_pending)::int as rows,
+        coalesce((select sum(pg_column_size(e.*)) from audit_events e), 0)::int +
+          coalesce((select sum(pg_column_size(p.*)) from audit_pending p), 0)::int
+          as bytes`;
+    return r;
+  };
+  const attempt = async () => {
+    const res = await fetch(`${service.baseUrl}/api/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: ADMIN.username, password: "wrong" }),
+    });
+    await res.body?.cancel();
+    return res.status;
+  };
+  for (let i = 0; i < 5; i++) await attempt();
+  const before = await trail();
+  const statuses = new Map<number, number>();
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(Array.from({ length: 10 }, async () => {
+    while (next++ < 1000) {
+      const status = await attempt();
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    }
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  const after = await trail();
+  await sql.end();
+  console.log(
+    `  ${dir ?? "this checkout"}: 1,000 attempts (${
+      [...statuses].map(([s, n]) => `${n} x ${s}`).join(", ")
+    }) in ${seconds.toFixed(2)} s wrote ${
+      after.rows - before.rows
+    } audit rows, ${after.bytes - before.bytes} bytes`,
+  );
+}
+
+/** Successful logins per second under wrk, this checkout beside `--base`. */
+async function loginThroughput(serverUrl: string) {
+  const services: Record<string, Awaited<ReturnType<typeof spawnAt>>> = {};
+  const names: string[] = [];
+  try {
+    for (const [name, dir] of [["this", undefined], ["base", base]] as const) {
+      if (name === "base" && base === undefined) continue;
+      const db = `${serverUrl}_${name}`;
+      const owner = postgres(server.href, { max: 1, onnotice: () => {} });
+      await owner`create database ${owner(new URL(db).pathname.slice(1))}`;
+      await owner.end();
+      services[name] = await spawnAt(dir, {
+        DATABASE_URL: db,
+        ADMIN_USERNAME: ADMIN.username,
+        ADMIN_PASSWORD: ADMIN.password,
+      });
+      names.push(name);
+    }
+    const slice = (name: string) => async (): Promise<Slice> => {
+      const r = await runWrk({
+        url: `${services[name].baseUrl}/api/auth/login`,
+        sid: "none",
+        connections: loginConnections,
+        durationSeconds: duration,
+        env: { BENCH_METHOD: "POST", BENCH_BODY: JSON.stringify(ADMIN) },
+        headers: ["Content-Type: application/json"],
+      });
+      errors[name] += r.errors;
+      // Logins that succeeded: a 500 at the deadline under load is no login.
+      return { ops: r.requests - r.errors, seconds: r.durationUs / 1e6 };
+    };
+    const errors: Record<string, number> = { this: 0, base: 0 };
+    const r = await sideBySide(
+      Object.fromEntries(names.map((n) => [n, slice(n)])),
+    );
+    console.log(
+      `  POST /api/auth/login (200), ${loginConnections} connections [load ${await loadAverage()}]: ${
+        base === undefined
+          ? `${Math.round(r.this)}/s`
+          : `this checkout beside the base: ${ratio(r.this, r.base)}`
+      } (not 200: ${
+        names.map((n) => `${n} ${errors[n]}`).join(", ")
+      }, warm-up included)`,
+    );
+  } finally {
+    for (const name of names) await services[name][Symbol.asyncDispose]();
+    const owner = postgres(server.href, { max: 1, onnotice: () => {} });
+    for (const name of names) {
+      const db = new URL(`${serverUrl}_${name}`).pathname.slice(1);
+      await owner`drop database if exists ${owner(db)} with (force)`;
+    }
+    await owner.end();
+  }
+}
+
+async function throttleFigures(databaseUrl: string) {
+  console.log(`throttle [load ${await loadAverage()}]:`);
+  await throttledRecords(databaseUrl);
+  if (base !== undefined) {
+    await withDatabase((url) => throttledRecords(url, base));
+  }
+  await loginThroughput(databaseUrl);
+}
+
 console.log(
   `${rounds} rounds, slices of ${chunk} operations (store) or ${duration} s (wrk)`,
 );
 if (mode === "store" || mode === "all") await withDatabase(storeFigures);
 if (mode === "wrk" || mode === "all") await withDatabase(wrkFigures);
+if (mode === "throttle" || mode === "all") {
+  await withDatabase(throttleFigures);
+}

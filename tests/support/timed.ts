@@ -20,6 +20,7 @@ const FAILURE: Record<string, string> = {
   list: "Failed to list users",
   create: "Failed to create user",
   login: "Login failed",
+  logout: "Internal server error",
   me: "Internal server error",
 };
 

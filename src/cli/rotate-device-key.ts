@@ -1,0 +1,38 @@
+/**
+ * Replaces the key that signs the known-device cookie (`did`): every device
+ * cookie issued so far stops counting, and each device is known again after
+ * its next successful login. Every instance picks the new key up within
+ * DEVICE_KEY_TTL_MS (src/auth/devices.ts), without a restart.
+ *
+ *   deno task rotate-device-key
+ *
+ * Uses the same DATABASE_URL / DATA_DIR as the service (stop the service
+ * first when it runs on the embedded database: PGlite has one owner at a
+ * time).
+ */
+import { newDeviceKey } from "../auth/tokens.ts";
+import { createStore, NO_DEADLINE } from "../db/store.ts";
+import {
+  openTaskDatabase,
+  runAsProcess,
+  taskConfig,
+  type TaskMain,
+} from "./task.ts";
+
+export const rotateDeviceKey: TaskMain = async (_args, env, out) => {
+  const config = taskConfig(env, out);
+  const db = config && await openTaskDatabase(config, out);
+  if (!db) return 1;
+  try {
+    await createStore(db.sql).deviceKey.replace(newDeviceKey(), NO_DEADLINE);
+    out.log("Device key replaced: earlier device cookies no longer count.");
+    return 0;
+  } catch (e) {
+    out.error(`Failed: ${(e as Error).message}`);
+    return 1;
+  } finally {
+    await db.close();
+  }
+};
+
+if (import.meta.main) await runAsProcess(rotateDeviceKey);
