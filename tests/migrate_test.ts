@@ -143,3 +143,30 @@ Deno.test("a failed migration outside a transaction is not recorded, and runs ag
   assertEquals(await migrate(db.sql, migrations), ["9998_fails_once.ts"]);
   assertEquals(runs, 2);
 });
+
+Deno.test("without session state (behind transaction pooling) a migration declared outside a transaction runs in the migration transaction, its index built plainly", async () => {
+  await using db = await migratedDatabase();
+  const { sql } = db;
+  await sql`drop index ${sql(INDEX)}`;
+  await sql`delete from schema_migrations where version = 10`;
+  let inTransaction: boolean | undefined;
+  const probe: Migration = {
+    version: 9_997,
+    name: "9997_probe.ts",
+    transaction: false,
+    async run(tx, context) {
+      inTransaction = context.inTransaction;
+      // A transaction's own id stays the same over its statements.
+      const [a] = await tx`select txid_current() as id`;
+      const [b] = await tx`select txid_current() as id`;
+      assertEquals(a.id, b.id);
+    },
+  };
+  const migrations = [...await loadMigrations(), probe];
+  assertEquals(await migrate(sql, migrations, { sessions: false }), [
+    "010_filter_indexes.ts",
+    "9997_probe.ts",
+  ]);
+  assertEquals(inTransaction, true);
+  assertEquals(await validity(sql), [true]);
+});

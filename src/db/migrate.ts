@@ -23,8 +23,27 @@ export interface Migration {
    * must be able to run again after failing halfway.
    */
   transaction: boolean;
-  /** Gets the transaction, or (outside one) the session's connection. */
-  run(tx: TransactionSql): Promise<unknown>;
+  /**
+   * Gets the transaction, or (outside one) the session's connection; and
+   * whether it runs inside the migration transaction, which one declared
+   * to run outside does behind transaction pooling (`MigrateOptions`).
+   */
+  run(
+    tx: TransactionSql,
+    context: { inTransaction: boolean },
+  ): Promise<unknown>;
+}
+
+export interface MigrateOptions {
+  /**
+   * False behind a pooler that may hand each transaction another server
+   * session (PgBouncer's transaction pooling): a session-level lock or
+   * setting would not hold there. Migrations declared to run outside a
+   * transaction then run inside the migration transaction like the others,
+   * told so (an index is then built plainly, blocking writes to its table
+   * while it builds).
+   */
+  sessions?: boolean;
 }
 
 /**
@@ -71,11 +90,13 @@ export async function loadMigrations(
  * MIGRATION_LOCK (so each such run applies all of them or none). One that
  * runs outside a transaction runs alone under ALONE_LOCK (`runAlone`), after
  * which the next run of transactions begins. Nobody applies a migration past
- * one not yet recorded.
+ * one not yet recorded. Without session state (`sessions: false`) every
+ * migration runs in the transaction.
  */
 export async function migrate(
   sql: Sql,
   migrations: Migration[],
+  { sessions = true }: MigrateOptions = {},
 ): Promise<string[]> {
   const applied: string[] = [];
   for (;;) {
@@ -94,8 +115,8 @@ export async function migrate(
       const names: string[] = [];
       for (const m of migrations) {
         if (done.has(m.version)) continue;
-        if (!m.transaction) return { names, alone: m };
-        await m.run(tx);
+        if (!m.transaction && sessions) return { names, alone: m };
+        await m.run(tx, { inTransaction: true });
         await tx`insert into schema_migrations (version, name) values (${m.version}, ${m.name})`;
         names.push(m.name);
       }
@@ -139,7 +160,9 @@ async function runAlone(sql: Sql, m: Migration): Promise<boolean> {
     }
     try {
       if ((await appliedVersions(session)).has(m.version)) return false;
-      await m.run(session as unknown as TransactionSql);
+      await m.run(session as unknown as TransactionSql, {
+        inTransaction: false,
+      });
       await session`insert into schema_migrations (version, name) values (${m.version}, ${m.name})`;
       return true;
     } finally {
@@ -154,23 +177,26 @@ async function runAlone(sql: Sql, m: Migration): Promise<boolean> {
 }
 
 /**
- * Builds an index without blocking writes (CREATE INDEX CONCURRENTLY), for
- * a migration outside a transaction. A valid index of that name stays (a
- * run that ended before recording its migration); an invalid one, left by a
- * build that failed halfway, is dropped and built again: `if not exists`
- * would keep it, unused by every query and still paid for by every write.
- * `on` is the table and columns as CREATE INDEX writes them, our own text.
+ * Builds an index: without blocking writes (CREATE INDEX CONCURRENTLY)
+ * outside a transaction, plainly inside one. A valid index of that name
+ * stays (a run that ended before recording its migration); an invalid one,
+ * left by a concurrent build that failed halfway, is dropped and built
+ * again: `if not exists` would keep it, unused by every query and still
+ * paid for by every write. `on` is the table and columns as CREATE INDEX
+ * writes them, our own text.
  */
-export async function createIndexConcurrently(
+export async function buildIndex(
   sql: Sql | TransactionSql,
   name: string,
   on: string,
+  { inTransaction }: { inTransaction: boolean },
 ): Promise<void> {
   const [index] = await sql<{ valid: boolean }[]>`
     select i.indisvalid as valid
     from pg_index i join pg_class c on c.oid = i.indexrelid
     where c.relname = ${name} and c.relnamespace = current_schema()::regnamespace`;
   if (index?.valid) return;
-  if (index) await sql.unsafe(`drop index concurrently if exists ${name}`);
-  await sql.unsafe(`create index concurrently ${name} on ${on}`);
+  const concurrently = inTransaction ? "" : "concurrently";
+  if (index) await sql.unsafe(`drop index ${concurrently} if exists ${name}`);
+  await sql.unsafe(`create index ${concurrently} ${name} on ${on}`);
 }

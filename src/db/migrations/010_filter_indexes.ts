@@ -1,5 +1,5 @@
 import type { TransactionSql } from "postgres";
-import { createIndexConcurrently } from "../migrate.ts";
+import { buildIndex } from "../migrate.ts";
 
 /**
  * Indexes that answer each filter of the users list in the list's order,
@@ -16,16 +16,21 @@ import { createIndexConcurrently } from "../migrate.ts";
  * by id) have theirs since migration 005.
  *
  * Outside a transaction (CREATE INDEX CONCURRENTLY refuses one), one
- * instance at a time (src/db/migrate.ts). The embedded database builds
- * them the same way: PGlite runs CONCURRENTLY as PostgreSQL does, with no
- * other session to wait for.
+ * instance at a time (src/db/migrate.ts); behind transaction pooling, in
+ * the migration transaction with a plain build. The embedded database
+ * builds them concurrently too: PGlite runs CONCURRENTLY as PostgreSQL
+ * does, with no other session to wait for.
  */
 export const transaction = false;
 
-export default async function (sql: TransactionSql) {
-  await createIndexConcurrently(
+export default async function (
+  sql: TransactionSql,
+  context: { inTransaction: boolean },
+) {
+  await buildIndex(
     sql,
     "users_role_created_at_id",
     "users (role, created_at, id)",
+    context,
   );
 }
