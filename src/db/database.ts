@@ -87,7 +87,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     });
     const url = new URL(config.DATABASE_URL);
     try {
-      await migrate(sql, migrations);
+      // Without prepared statements, as behind PgBouncer's transaction
+      // pooling, no session state holds: nothing runs outside a transaction.
+      await migrate(sql, migrations, { sessions: config.DATABASE_PREPARE });
     } catch (e) {
       await sql.end({ timeout: 1 });
       throw startupFailure(e, url) ?? e;

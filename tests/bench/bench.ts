@@ -17,6 +17,14 @@
  * median round. One run of each, one after the other, moved by 20% and more
  * on this shared machine.
  *
+ *   deno task bench --million [--million-users 1000000] [--duration 5]
+ *
+ * `--million` measures the service alone on `--million-users` users and as
+ * many audit records (seeded in SQL), 8 connections: a request of each kind
+ * a client sends, with p99 < 50 ms and no error answers as the target, and
+ * the streamed full list. It writes its table as the section "A million
+ * users" of RESULTS.md, kept by the other runs (after their marker).
+ *
  * PostgreSQL: BENCH_DATABASE_URL, else DATABASE_URL, else
  * postgres://postgres@127.0.0.1:5432/postgres; the bench creates a database
  * of its own there and drops it at the end.
@@ -28,6 +36,8 @@ import {
   spawnServer,
   spawnService,
 } from "../support/process.ts";
+import { encodeCursor } from "../../src/users/listing.ts";
+import { seedAudit, seedUsers } from "../support/seed.ts";
 import { cpuSeconds } from "./proc.ts";
 import { inTurns } from "./turns.ts";
 import { runWrk } from "./wrk.ts";
@@ -155,22 +165,11 @@ async function listTag(target: Proc, sid: string): Promise<string> {
   return tag;
 }
 
-/** Adds users until there are `total`, in one statement, sharing one bcrypt hash. */
-async function seed(sql: Sql, total: number) {
+/** Adds users until there are `total` (tests/support/seed.ts), timed. */
+async function seed(sql: Sql, total: number, options = {}) {
   const started = performance.now();
-  const [{ n }] = await sql<{ n: number }[]>`
-    select count(*)::int as n from users`;
-  const passwordHash = await hash("seeded-password", 10);
-  // Plain ASCII: lower case is the canonical key the service would compute.
-  await sql`
-    insert into users (username, username_key, name, name_key, email, email_key,
-      role, password_hash)
-    select 'user' || g, 'user' || g, 'Seeded User ' || g, 'seeded user ' || g,
-      'user' || g || '@example.com', 'user' || g || '@example.com',
-      'viewer', ${passwordHash}
-    from generate_series(${n + 1}::int, ${total}::int) g`;
-  await sql`analyze users`;
-  return { added: Math.max(0, total - n), ms: performance.now() - started };
+  const { added } = await seedUsers(sql, total, options);
+  return { added, ms: performance.now() - started };
 }
 
 /** Parallel bcrypt hashes over all cores for `seconds`: the ceiling for POST /api/users and login. */
@@ -217,6 +216,8 @@ interface Load {
   alternate?: [string, string];
   /** Ids appended to `path`, each thread cycling through its own (wrk.lua). */
   targets?: number[];
+  /** Ids from this one on appended to `path`, each once (wrk.lua). */
+  targetFirst?: number;
   connections?: number;
   duration?: number;
 }
@@ -232,6 +233,9 @@ async function wrk(
   if (load.create) env.BENCH_CREATE = load.create;
   if (load.alternate) env.BENCH_ALTERNATE = load.alternate.join("\n");
   if (load.targets) env.BENCH_TARGETS = load.targets.join(",");
+  if (load.targetFirst !== undefined) {
+    env.BENCH_TARGET_FIRST = String(load.targetFirst);
+  }
   const connections = load.connections ?? opts.connections;
   await resetPeak(target.pid);
   const cpuBefore = await cpuSeconds([target.pid]);
@@ -895,7 +899,7 @@ async function main() {
     console.log(`\n${targetRows.join("\n")}`);
 
     // Anything after the marker in the old file is written by hand: kept.
-    const MARKER = "<!-- written by hand below: kept by the bench -->";
+    const MARKER = KEPT_MARKER;
     let kept = "";
     try {
       const old = await Deno.readTextFile(opts.out);
@@ -958,8 +962,201 @@ async function main() {
   }
 }
 
+// ---------------------------------------------------------------- a million
+
+/** The section `--million` writes into RESULTS.md, after the kept marker. */
+const MILLION_HEADING = "## A million users";
+const KEPT_MARKER = "<!-- written by hand below: kept by the bench -->";
+
+/** `--million`: every kind of request on a million users and audit records. */
+async function million() {
+  const wrkPath = await findWrk();
+  const connections = 8;
+  const users = opts.millionUsers;
+  const uptime = async () => (await run("uptime", [])).stdout.trim();
+  const loadAtStart = await uptime();
+  console.log(`load: ${loadAtStart}`);
+  const name = `ua_bench_${crypto.randomUUID().replaceAll("-", "")}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  await admin`create database ${admin(name)}`;
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.href;
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    {
+      // Migrates the empty database and creates the bench's admin.
+      await using _ = await startService({ DATABASE_URL: databaseUrl });
+    }
+    // `users` besides the bench's admin, the last of them an admin: two admins.
+    const seeded = await seed(sql, users + 1, { adminEvery: users });
+    console.log(`seeded ${fmt(seeded.added)} users in ${fmt(seeded.ms)} ms`);
+    const [{ id: seededAdmin }] = await sql<{ id: number }[]>`
+      select id from users where role = 'admin' order by id desc limit 1`;
+    const started = performance.now();
+    await seedAudit(sql, users, { users, actorId: seededAdmin });
+    console.log(
+      `seeded ${fmt(users)} audit records in ${
+        fmt(performance.now() - started)
+      } ms`,
+    );
+
+    await using service = await startService({ DATABASE_URL: databaseUrl });
+    const sid = await login(service.baseUrl);
+    const [{ id: middle, username }] = await sql<
+      { id: number; username: string }[]
+    >`select id, username from users order by id offset ${users >> 1} limit 1`;
+    const [deep] = await sql<{ at: string; id: number }[]>`
+      select (extract(epoch from created_at) * 1000000)::int8::text as at, id
+      from users order by created_at desc, id desc offset 100 limit 1`;
+    const patchTargets = (await sql<{ id: number }[]>`
+      select id from users where role = 'viewer' order by id limit 200`)
+      .map((r) => r.id);
+    // Deleted one each, from the second quarter on: never a PATCH target.
+    const [{ id: firstDeleted }] = await sql<{ id: number }[]>`
+      select id from users order by id offset ${users >> 2} limit 1`;
+
+    const loads: [string, Load][] = [
+      ["GET /api/auth/me", { path: "/api/auth/me" }],
+      ["GET /api/users/:id", { path: `/api/users/${middle}` }],
+      ["GET /api/users?username=", {
+        path: `/api/users?username=${username.toUpperCase()}`,
+      }],
+      ["GET /api/users?email=", {
+        path: `/api/users?email=${username}%40EXAMPLE.com`,
+      }],
+      // 11 users: user77777 and user777770 to user777779.
+      ["GET /api/users?q= (selective)", { path: "/api/users?q=r77777" }],
+      ["GET /api/users?q=user&limit=50 (every user matches)", {
+        path: "/api/users?q=user&limit=50",
+      }],
+      ["GET /api/users?limit=50 (first page)", {
+        path: "/api/users?limit=50",
+      }],
+      ["GET /api/users?limit=50&after= (a page near the end)", {
+        path: `/api/users?limit=50&after=${encodeCursor(deep)}`,
+      }],
+      ["GET /api/users?role=admin (2 users)", {
+        path: "/api/users?role=admin",
+      }],
+      ["GET /api/users?role=viewer&limit=100", {
+        path: "/api/users?role=viewer&limit=100",
+      }],
+      ["GET /api/audit (first page, 100 records)", { path: "/api/audit" }],
+      ["GET /api/audit?targetId=", {
+        path: `/api/audit?targetId=${middle}`,
+      }],
+      ["GET /api/audit?actorId= (a tenth of the records)", {
+        path: `/api/audit?actorId=${seededAdmin}`,
+      }],
+      ["GET /api/audit?action=user.password_reset (one in a hundred)", {
+        path: "/api/audit?action=user.password_reset",
+      }],
+      ["PATCH /api/users/:id (role flips: an audit record each)", {
+        path: "/api/users/",
+        method: "PATCH",
+        targets: patchTargets,
+        alternate: [
+          JSON.stringify({ role: "admin" }),
+          JSON.stringify({ role: "viewer" }),
+        ],
+      }],
+      ["DELETE /api/users/:id (a user each)", {
+        path: "/api/users/",
+        method: "DELETE",
+        targetFirst: firstDeleted,
+      }],
+    ];
+    const rows: string[] = [];
+    let deleteFrom = firstDeleted;
+    for (const [scenario, load] of loads) {
+      console.log(`${scenario} ...`);
+      // A second alone first (the JIT, the pool, the plan cache), then measured.
+      const warm = await wrk(wrkPath, service, sid, {
+        ...load,
+        connections,
+        duration: 1,
+        ...(load.targetFirst !== undefined ? { targetFirst: deleteFrom } : {}),
+      });
+      if (load.targetFirst !== undefined) deleteFrom += warm.requests + 1000;
+      if (load.alternate) {
+        await sql`update users set role = 'viewer' where id in ${
+          sql(patchTargets)
+        }`;
+      }
+      const m = await wrk(wrkPath, service, sid, {
+        ...load,
+        connections,
+        ...(load.targetFirst !== undefined ? { targetFirst: deleteFrom } : {}),
+      });
+      const met = m.p99Ms < 50 && m.errors === 0;
+      const row = `| ${scenario} | ${fmt(m.rps)} | ${fmt(m.p50Ms, 1)} | ${
+        fmt(m.p99Ms, 1)
+      } | ${fmt(m.errors)} | ${met ? "yes" : "**no**"} |`;
+      console.log(row);
+      rows.push(row);
+    }
+    const s = await streamOnce(service, sid);
+    const streamRow = `| GET /api/users (${fmt(s.count)} users, ${
+      s.complete ? "a whole array" : "**cut short**"
+    }, ${fmt(s.bytes / 1024 / 1024, 1)} MiB, one request) | first byte ${
+      fmt(s.firstByteMs)
+    } ms, whole body ${fmt(s.totalMs)} ms | RSS idle ${
+      fmt(s.idleMiB)
+    } MiB, peak ${fmt(s.peakMiB)} MiB (+${fmt(growthMiB(s))}) |`;
+    console.log(streamRow);
+    const loadAtEnd = await uptime();
+
+    const section = [
+      MILLION_HEADING,
+      "",
+      `\`deno task bench --million\` (${
+        fmt(users)
+      } users seeded besides the bench's admin, one of them an admin; ${
+        fmt(users)
+      } audit records; wrk ${connections} connections, ${opts.duration} s per row after 1 s alone; PostgreSQL ${
+        (await sql`show server_version`)[0].server_version
+      } on the same machine; target p99 < 50 ms and no error answers). \`uptime\` at the start: \`${loadAtStart}\`; at the end: \`${loadAtEnd}\`.`,
+      "",
+      "| request | req/s | p50 ms | p99 ms | errors | target met |",
+      "|---|--:|--:|--:|--:|---|",
+      ...rows,
+      "",
+      "| streamed full list | time | memory |",
+      "|---|---|---|",
+      streamRow,
+      "",
+    ].join("\n");
+    await writeSection(section);
+    console.log(`\n${section}\nwrote ${opts.out}`);
+  } finally {
+    await sql.end();
+    await admin`drop database if exists ${admin(name)} with (force)`;
+    await admin.end();
+  }
+}
+
+/** Puts `section` in place of the old one, or first after the kept marker. */
+async function writeSection(section: string) {
+  let text = await Deno.readTextFile(opts.out).catch(() => "");
+  const at = text.indexOf(MILLION_HEADING);
+  if (at >= 0) {
+    const next = text.indexOf("\n## ", at + MILLION_HEADING.length);
+    text = text.slice(0, at) + section +
+      (next >= 0 ? text.slice(next + 1) : "");
+  } else {
+    const marker = text.indexOf(KEPT_MARKER);
+    if (marker < 0) text += `\n${KEPT_MARKER}\n\n`;
+    const insertAt = text.indexOf(KEPT_MARKER) + KEPT_MARKER.length;
+    text = `${text.slice(0, insertAt)}\n\n${section}\n${text.slice(insertAt)}`;
+  }
+  await Deno.writeTextFile(opts.out, text);
+  await run(Deno.execPath(), ["fmt", opts.out]);
+}
+
 function say(what: string) {
   console.log(what);
 }
 
-await main();
+if (Deno.args.includes("--million")) await million();
+else await main();

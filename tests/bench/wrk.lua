@@ -7,6 +7,9 @@
 --                  thread cycles through its own share of them, and with
 --                  BENCH_ALTERNATE each pass over its share sends the next
 --                  body (so every request changes its target)
+--   BENCH_TARGET_FIRST  an id: each request appends the next id from it to
+--                  the URL's path, never one twice (thread t of n takes
+--                  first + t - 1, then every n-th); for DELETE
 --   BENCH_THREADS  wrk's thread count (set by wrk.ts)
 -- On exit it prints one line, "BENCH {json}", that bench.ts reads.
 
@@ -23,6 +26,7 @@ for id in (os.getenv("BENCH_TARGETS") or ""):gmatch("[^,]+") do
   targets[#targets + 1] = id
 end
 local threads = tonumber(os.getenv("BENCH_THREADS") or "1")
+local target_first = tonumber(os.getenv("BENCH_TARGET_FIRST") or "")
 
 local next_thread = 1
 function setup(thread)
@@ -41,6 +45,11 @@ function init(args)
 end
 
 function request()
+  if target_first then
+    counter = counter + 1
+    local target = target_first + (thread_id - 1) + threads * (counter - 1)
+    return wrk.format(nil, wrk.path .. target, nil, body)
+  end
   if #mine > 0 then
     counter = counter + 1
     local pass = math.floor((counter - 1) / #mine)

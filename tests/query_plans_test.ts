@@ -1,0 +1,158 @@
+/**
+ * Every filter of the users list and of the audit trail is answered from an
+ * index: on tables of tens of thousands of rows (analyzed), the plan of each
+ * statement the store runs for a filter reads neither users nor
+ * audit_events by a sequential scan. The statements are the store's own,
+ * captured as it sends them (postgres.js `debug`), with their parameters,
+ * so a change of the store's SQL is planned here as it is.
+ */
+import postgres, { type Sql } from "postgres";
+import { createStore, type Store } from "../src/db/store.ts";
+import { startEmbeddedPostgres } from "../src/db/embedded.ts";
+import { assert, assertEquals } from "./support/assert.ts";
+import { seedAudit, seedUsers } from "./support/seed.ts";
+import { testDatabase } from "./support/service.ts";
+
+const USERS = 30_000;
+const AUDIT_RECORDS = 50_000;
+
+interface Statement {
+  query: string;
+  parameters: unknown[];
+}
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  Plans?: PlanNode[];
+}
+
+/** The store on the test's database, and every statement it sent since `take` was last called. */
+async function capturingStore() {
+  const database = await testDatabase("migrated");
+  const embedded = database.env.DATA_DIR
+    ? await startEmbeddedPostgres(database.env.DATA_DIR)
+    : undefined;
+  const sent: Statement[] = [];
+  const sql = postgres(embedded?.url ?? database.env.DATABASE_URL, {
+    // The embedded database takes one connection.
+    max: 1,
+    onnotice: () => {},
+    debug: (_connection, query, parameters) =>
+      sent.push({ query, parameters: parameters as unknown[] }),
+  });
+  const store = createStore(sql);
+  return {
+    sql,
+    store,
+    take: () => sent.splice(0),
+    async [Symbol.asyncDispose]() {
+      await store.stop();
+      await sql.end();
+      await embedded?.close();
+      await database[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/** The relations a plan reads by a sequential scan. */
+function seqScans(node: PlanNode): string[] {
+  return [
+    ...(node["Node Type"] === "Seq Scan" ? [node["Relation Name"] ?? "?"] : []),
+    ...(node.Plans ?? []).flatMap(seqScans),
+  ];
+}
+
+/** The statements that read users or audit_events, among those sent. */
+const reads = (statements: Statement[]) =>
+  statements.filter((s) => /\bfrom (users|audit_events)\b/.test(s.query));
+
+async function plan(sql: Sql, s: Statement): Promise<PlanNode> {
+  const [row] = await sql.unsafe(
+    `explain (format json) ${s.query}`,
+    s.parameters as never[],
+  );
+  const json = row["QUERY PLAN"];
+  return (typeof json === "string" ? JSON.parse(json) : json)[0].Plan;
+}
+
+Deno.test("every filter of the users list and the audit trail is read from an index, not a sequential scan", async () => {
+  await using db = await capturingStore();
+  const { sql, store } = db;
+  // Two admins among them; audit records by the first, about users 1..USERS.
+  await seedUsers(sql, USERS, { adminEvery: USERS / 2 });
+  const [{ id: actorId }] = await sql<{ id: number }[]>`
+    select id from users where role = 'admin' order by id limit 1`;
+  await seedAudit(sql, AUDIT_RECORDS, { users: USERS, actorId });
+  const [{ at, id }] = await sql<{ at: string; id: number }[]>`
+    select (extract(epoch from created_at) * 1000000)::int8::text as at, id
+    from users where role = 'admin' order by created_at, id limit 1`;
+  const after = { at, id };
+  const someone = { username: "User777", email: "USER777@example.com" };
+  const [{ id: userId }] = await sql<{ id: number }[]>`
+    select id from users where username = 'user777'`;
+
+  const cases: [string, (s: Store) => Promise<unknown>][] = [
+    ["role=admin", (s) => s.users.listPage({ role: "admin" }, undefined, 50)],
+    [
+      "role=admin, after a cursor",
+      (s) => s.users.listPage({ role: "admin" }, after, 50),
+    ],
+    [
+      "role=admin, streamed",
+      (s) => Array.fromAsync(s.users.listJson({ role: "admin" })),
+    ],
+    [
+      "username=",
+      (s) => s.users.listPage({ username: someone.username }, undefined, 50),
+    ],
+    [
+      "email=",
+      (s) => s.users.listPage({ email: someone.email }, undefined, 50),
+    ],
+    [
+      "username=, streamed",
+      (s) => Array.fromAsync(s.users.listJson({ username: someone.username })),
+    ],
+    ["q=, selective", (s) => s.users.listPage({ q: "r7777" }, undefined, 50)],
+    [
+      "role=admin and q=",
+      (s) => s.users.listPage({ role: "admin", q: "user" }, undefined, 50),
+    ],
+    [
+      "audit action (none recorded)",
+      (s) => s.audit.list({ limit: 51, action: "admin.recovered" }),
+    ],
+    [
+      "audit action (one in a hundred)",
+      (s) => s.audit.list({ limit: 51, action: "user.deleted" }),
+    ],
+    ["audit actorId", (s) => s.audit.list({ limit: 51, actorId: userId })],
+    ["audit targetId", (s) => s.audit.list({ limit: 51, targetId: userId })],
+    [
+      "audit targetId, before a cursor",
+      (s) =>
+        s.audit.list({ limit: 51, targetId: userId, before: AUDIT_RECORDS }),
+    ],
+    [
+      "audit actorId and action",
+      (s) =>
+        s.audit.list({ limit: 51, actorId, action: "user.password_reset" }),
+    ],
+  ];
+
+  const found: string[] = [];
+  for (const [name, run] of cases) {
+    db.take();
+    await run(store);
+    const statements = reads(db.take());
+    assert(statements.length > 0, `${name}: no statement read the tables`);
+    for (const s of statements) {
+      const scanned = seqScans(await plan(sql, s));
+      if (scanned.length) {
+        found.push(`${name}: Seq Scan on ${scanned.join(", ")}\n${s.query}`);
+      }
+    }
+  }
+  assertEquals(found, []);
+});
