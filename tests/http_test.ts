@@ -105,10 +105,10 @@ Deno.test("the document lists every status each operation answers, with the exac
     "Username must be at most 64 characters without control characters",
     "Username contains characters that are not allowed",
     "Name must be at most 200 characters",
+    "Name contains characters that are not allowed",
     "Email must be a valid address",
     "Password must be at most 72 bytes",
     "Password must not contain NUL characters",
-    "Invalid request body",
   ]);
   assertEquals(messages("/api/users", "post", 500), ["Failed to create user"]);
   assertEquals(messages("/api/users/{id}", "patch", 500), ["Update failed"]);

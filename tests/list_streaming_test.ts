@@ -16,13 +16,18 @@ Deno.test("the streamed user list is byte for byte the JSON array of the users, 
     const created = await svc.admin.POST("/api/users", {
       body: {
         username: `tricky${i}`,
-        name,
+        name: `tricky ${i}`,
         email: `tricky${i}@example.com`,
         password: "password-123",
         role: "viewer",
       },
     });
     assertEquals(created.response.status, 201);
+    // The API refuses control characters and separators in names now; rows
+    // written before that rule (or by hand) may still hold them.
+    await svc.sql`update users set name = ${name} where id = ${
+      created.data!.id
+    }`;
   }
   const one = async (id: number) =>
     (await svc.admin.GET("/api/users/{id}", {
