@@ -1,5 +1,4 @@
 import type { TransactionSql } from "postgres";
-import { canonicalKey } from "../../users/canonical.ts";
 
 /**
  * Username and e-mail become unique under the service's canonical key
@@ -44,6 +43,17 @@ export default async function (tx: TransactionSql) {
   await tx`drop index users_email_key`;
   await tx`create unique index users_username_key on users (username_key)`;
   await tx`create unique index users_email_key on users (email_key)`;
+}
+
+/**
+ * The canonical key as this migration computes it, frozen here: the
+ * service's own key (src/users/canonical.ts) may change in a later release,
+ * and that must not change what this migration (or 004, which keys names
+ * the same way) writes. NFKC, then lower case, then U+0307 dropped after
+ * `i` or `j`. tests/migration_keys_test.ts pins its outputs.
+ */
+export function canonicalKey(value: string): string {
+  return value.normalize("NFKC").toLowerCase().replace(/([ij])\u0307/g, "$1");
 }
 
 /** Startup cannot go on until an operator resolves these rows. */

@@ -1,5 +1,6 @@
 import type { TransactionSql } from "postgres";
-import { canonicalKey } from "../../users/canonical.ts";
+// The key frozen with migration 002, not the service's live one.
+import { canonicalKey } from "./002_canonical_keys.ts";
 
 /**
  * What finding users and conditional requests need:
