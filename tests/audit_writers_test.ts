@@ -10,6 +10,7 @@ import { createStore, NO_DEADLINE } from "../src/db/store.ts";
 import { createLogger } from "../src/log.ts";
 import { assert, assertEquals, assertRejects } from "./support/assert.ts";
 import { createAdmin } from "../src/cli/create-admin.ts";
+import { postgresOnly } from "./support/conditions.ts";
 import { runTask } from "./support/process.ts";
 import {
   ADMIN,
@@ -89,10 +90,10 @@ Deno.test("three writers on separate pools creating the same users at once leave
 });
 
 Deno.test({
-  name:
-    "a record written in a REPEATABLE READ transaction is sealed after a newer one; a seal in one that missed a newer seal fails to serialise instead of forking the chain",
   // The embedded database has one connection: no two transactions interleave.
-  ignore: ON_EMBEDDED,
+  ...postgresOnly(
+    "a record written in a REPEATABLE READ transaction is sealed after a newer one; a seal in one that missed a newer seal fails to serialise instead of forking the chain",
+  ),
   async fn() {
     await using a = await auditDatabase();
     await writeRecords(a.store, 3);
