@@ -100,16 +100,35 @@ Deno.test("housekeeping sweeps the trail with AUDIT_RETENTION_DAYS", async () =>
   await writeRecords(a.store, 3);
   const logs: Record<string, unknown>[] = [];
   const log = createLogger("info", (line) => logs.push(JSON.parse(line)));
-  // 0 keeps all: nothing removed, nothing logged.
+  // 0 keeps all: nothing removed, nothing logged, through two whole sweeps
+  // (seen completing, not guessed from a sleep).
+  const swept: number[] = [];
+  const watched = {
+    ...a.store,
+    audit: {
+      ...a.store.audit,
+      sweep: async (...args: Parameters<typeof a.store.audit.sweep>) => {
+        const removed = await a.store.audit.sweep(...args);
+        swept.push(removed);
+        return removed;
+      },
+    },
+  };
   let housekeeping = startHousekeeping(
-    a.store,
+    watched,
     { LOGIN_WINDOW_SECONDS: 900, AUDIT_RETENTION_DAYS: 0 },
     log,
     50,
   );
-  await sleep(300);
-  housekeeping.stop();
+  try {
+    for (let i = 0; i < 200 && swept.length < 2; i++) await sleep(50);
+  } finally {
+    housekeeping.stop();
+  }
+  assert(swept.length >= 2, `${swept.length} sweeps completed in 10 s`);
+  assertEquals(swept.filter((n) => n !== 0), []);
   assertEquals((await a.store.audit.list({ limit: 10 })).length, 3);
+  assertEquals(logs, []);
   // A retention shorter than the records' age removes them.
   housekeeping = startHousekeeping(
     a.store,

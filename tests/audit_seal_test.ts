@@ -9,7 +9,8 @@ import { canonicalTail } from "../src/audit/chain.ts";
 import { auditEvents } from "../src/audit/events.ts";
 import { NO_DEADLINE } from "../src/db/store.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
-import { ON_EMBEDDED, startService } from "./support/service.ts";
+import { startService } from "./support/service.ts";
+import { postgresOnly } from "./support/conditions.ts";
 import {
   auditDatabase,
   FAIL_SEAL,
@@ -135,10 +136,10 @@ Deno.test("a store stopped right after a write has sealed its record", async () 
 });
 
 Deno.test({
-  name:
-    "seals from several pools at once keep one chain: each record sealed once, in one order",
   // One connection on the embedded database: no two seals interleave.
-  ignore: ON_EMBEDDED,
+  ...postgresOnly(
+    "seals from several pools at once keep one chain: each record sealed once, in one order",
+  ),
   async fn() {
     await using a = await auditDatabase();
     const pools = Array.from(

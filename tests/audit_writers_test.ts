@@ -8,8 +8,9 @@ import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { ensureFirstAdmin } from "../src/bootstrap.ts";
 import { createStore, NO_DEADLINE } from "../src/db/store.ts";
 import { createLogger } from "../src/log.ts";
-import { assert, assertEquals } from "./support/assert.ts";
+import { assert, assertEquals, assertRejects } from "./support/assert.ts";
 import { createAdmin } from "../src/cli/create-admin.ts";
+import { postgresOnly } from "./support/conditions.ts";
 import { runTask } from "./support/process.ts";
 import {
   ADMIN,
@@ -89,10 +90,10 @@ Deno.test("three writers on separate pools creating the same users at once leave
 });
 
 Deno.test({
-  name:
-    "a record written in a REPEATABLE READ transaction is sealed after a newer one; a seal in one that missed a newer seal fails to serialise instead of forking the chain",
   // The embedded database has one connection: no two transactions interleave.
-  ignore: ON_EMBEDDED,
+  ...postgresOnly(
+    "a record written in a REPEATABLE READ transaction is sealed after a newer one; a seal in one that missed a newer seal fails to serialise instead of forking the chain",
+  ),
   async fn() {
     await using a = await auditDatabase();
     await writeRecords(a.store, 3);
@@ -195,13 +196,12 @@ Deno.test("the first admin is created with its record or not at all", async () =
   const log = createLogger("silent");
   const config = { ADMIN_USERNAME: "root", ADMIN_PASSWORD: "root-pass-1234" };
   await a.db.sql.unsafe(FAIL_AUDIT);
-  let failed = false;
-  try {
-    await ensureFirstAdmin(a.store, passwords, config, log);
-  } catch {
-    failed = true;
-  }
-  assert(failed, "startup fails when its record cannot be written");
+  await assertRejects(
+    () => ensureFirstAdmin(a.store, passwords, config, log),
+    Error,
+    "injected audit_failure",
+    "startup fails when its record cannot be written",
+  );
   assertEquals(await a.store.users.count(), 0);
   await a.db.sql.unsafe(HEAL_AUDIT);
 
@@ -242,18 +242,17 @@ Deno.test("a generated first admin is recorded as such", async () => {
 Deno.test("the recovery task's change is recorded with it, or neither happens", async () => {
   await using a = await auditDatabase();
   await a.db.sql.unsafe(FAIL_AUDIT);
-  let failed = false;
-  try {
-    await a.store.users.upsertAdmin({
-      username: "rescuer",
-      name: "R",
-      email: "r@example.com",
-      passwordHash: "x",
-    }, NO_DEADLINE);
-  } catch {
-    failed = true;
-  }
-  assert(failed);
+  await assertRejects(
+    () =>
+      a.store.users.upsertAdmin({
+        username: "rescuer",
+        name: "R",
+        email: "r@example.com",
+        passwordHash: "x",
+      }, NO_DEADLINE),
+    Error,
+    "injected audit_failure",
+  );
   assertEquals(await a.store.users.count(), 0);
   await a.db.sql.unsafe(HEAL_AUDIT);
   await a.close();

@@ -308,10 +308,11 @@ Deno.test("a password reset ends all of that user's sessions but the caller's ow
 Deno.test("a role change alone ends no session", async () => {
   const svc = await service();
   const { client, account } = await svc.userClient("viewer");
-  await svc.admin.PATCH("/api/users/{id}", {
+  const changed = await svc.admin.PATCH("/api/users/{id}", {
     params: { path: { id: account.id } },
     body: { role: "admin" },
   });
+  assertEquals(changed.response.status, 200);
   assertEquals((await client.me()).status, 200);
 });
 

@@ -1,9 +1,7 @@
 /**
- * The vendored postgres.js moves its idle timer's due time instead of
- * clearing and setting a timeout around every query (vendor/postgres/
- * PATCHED.md, change 3). What must not change: a connection in use is never
- * ended for idleness, and one left idle ends `idle_timeout` seconds after
- * its last query.
+ * The pool's idle timeout: a connection in use is never ended for idleness,
+ * and one left idle ends `idle_timeout` seconds after its last query (the
+ * service's pool relies on both; see src/db/database.ts).
  */
 import postgres from "postgres";
 import { assertEquals } from "./support/assert.ts";

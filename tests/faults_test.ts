@@ -29,6 +29,27 @@ function outsider(svc: TestService) {
   return postgres(svc.config.DATABASE_URL!, { max: 1, onnotice: () => {} });
 }
 
+/**
+ * Resolves once the service has no store call and no bcrypt job in flight
+ * (its /metrics gauges; start it with METRICS_PORT): every write it began,
+ * even one whose client was answered 500, has committed or rolled back, so
+ * a write's absence is final from then on.
+ */
+async function settled(svc: TestService) {
+  const until = performance.now() + 30_000;
+  while (true) {
+    const text = await (await fetch(svc.metricsUrl!)).text();
+    if (
+      /^useradmin_db_operations_in_flight 0$/m.test(text) &&
+      /^useradmin_bcrypt_jobs_in_flight 0$/m.test(text)
+    ) return;
+    if (performance.now() > until) {
+      throw new Error("the service's work still in flight after 30 s");
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 Deno.test({
   ...postgresOnly(
     "when every backend of its database is terminated mid-stream, each request still answers in time and the service recovers",
@@ -94,7 +115,10 @@ Deno.test({
     "when its tables are locked, requests answer their 500 in time, health stays honest, and no answered-as-failed create is applied later",
   ),
   async fn() {
-    await using svc = await startService({ REQUEST_TIMEOUT_MS: "2000" });
+    await using svc = await startService({
+      REQUEST_TIMEOUT_MS: "2000",
+      METRICS_PORT: "0",
+    });
     const cookie = await loginCookie(svc);
     const locker = outsider(svc);
     const lock = await holdLock(locker, ["users", "sessions"]);
@@ -132,7 +156,7 @@ Deno.test({
       await locker.end();
     }
     // Whatever was left waiting behind the lock must not complete now.
-    await new Promise((r) => setTimeout(r, 3_000));
+    await settled(svc);
     const [{ n }] = await svc.sql<{ n: number }[]>`
       select count(*)::int as n from users where username = 'during-lock'`;
     assertEquals(n, 0, "a create answered 500 was applied after all");
@@ -148,7 +172,10 @@ Deno.test({
     "a create stuck behind another transaction's uncommitted insert answers 500 in time and is never applied after",
   ),
   async fn() {
-    await using svc = await startService({ REQUEST_TIMEOUT_MS: "2000" });
+    await using svc = await startService({
+      REQUEST_TIMEOUT_MS: "2000",
+      METRICS_PORT: "0",
+    });
     const cookie = await loginCookie(svc);
     const other = outsider(svc);
     let rollBack!: () => void;
@@ -189,7 +216,7 @@ Deno.test({
       await other.end();
     }
     // The key is free now: the abandoned insert must not slip in.
-    await new Promise((r) => setTimeout(r, 2_500));
+    await settled(svc);
     const rows = await svc
       .sql`select 1 from users where username = 'contended'`;
     assertEquals(rows.length, 0, "a create answered 500 was applied after all");

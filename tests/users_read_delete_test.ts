@@ -53,7 +53,9 @@ Deno.test("one user answers with the list item's shape", async () => {
     params: { path: { id: account.id } },
   });
   const list = await svc.admin.GET("/api/users");
-  assertEquals(one.data, list.data!.find((u) => u.id === account.id));
+  const item = list.data!.find((u) => u.id === account.id);
+  assert(item, "the user is in the list");
+  assertEquals(one.data, item);
 });
 
 Deno.test("deleting a user answers {ok: true} and the user is gone", async () => {

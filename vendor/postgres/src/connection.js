@@ -255,11 +255,11 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
   }
 
   function nextWrite(fn) {
-    // PATCHED (see PATCHED.md): a write queued before the server closed the
-    // connection runs after `closed()` set the socket to null. Upstream
-    // 3.4.9 throws outside any promise (ending the process) and leaves
-    // nextWriteTimer set, so this connection never writes again; here the
-    // write is dropped and its queries are rejected as CONNECTION_CLOSED.
+    // Patched: a write queued before the server closed the connection runs
+    // after `closed()` set the socket to null. Upstream throws outside any
+    // promise (ending the process) and leaves nextWriteTimer set, so this
+    // connection never writes again; here the write is dropped and its
+    // queries are rejected as CONNECTION_CLOSED.
     if (!socket) {
       chunk = nextWriteTimer = null
       error(Errors.connection('CONNECTION_CLOSED', options))
@@ -447,8 +447,8 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
   }
 
   async function closed(hadError) {
-    // PATCHED (see PATCHED.md): the closed connection's last ErrorResponse
-    // would otherwise fail the first query after the reconnect.
+    // Patched: the closed connection's last ErrorResponse would otherwise
+    // fail the first query after the reconnect.
     errorResponse = null
     incoming = Buffer.alloc(0)
     remaining = 0
@@ -456,9 +456,9 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     clearImmediate(nextWriteTimer)
     socket.removeListener('data', data)
     socket.removeListener('connect', connected)
-    idleTimer.clear()
-    lifeTimer.clear()
-    connectTimer.clear()
+    idleTimer.cancel()
+    lifeTimer.cancel()
+    connectTimer.cancel()
 
     socket.removeAllListeners()
     socket = null
@@ -565,7 +565,7 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
     query = results = errorResponse = null
     result = new Result()
-    connectTimer.clear()
+    connectTimer.cancel()
 
     if (initial) {
       if (target_session_attrs) {
@@ -1058,39 +1058,21 @@ function xor(a, b) {
 function timer(fn, seconds) {
   seconds = typeof seconds === 'function' ? seconds() : seconds
   if (!seconds)
-    return { cancel: noop, start: noop, clear: noop }
+    return { cancel: noop, start: noop }
 
-  // PATCHED (see PATCHED.md): the pool starts and cancels a connection's
-  // idle timer around every query. Instead of a clearTimeout and a
-  // setTimeout each time, start() and cancel() only move `due`; the one
-  // pending timeout, when it fires, re-arms itself for what is left or
-  // calls fn if still due. clear() really clears it (a closed connection).
-  let timer = null
-    , due = 0
-    , args
+  let timer
   return {
     cancel() {
-      due = 0
+      timer && (clearTimeout(timer), timer = null)
     },
     start() {
-      args = arguments
-      due = performance.now() + seconds * 1000
-      timer || (timer = setTimeout(fire, seconds * 1000))
-    },
-    clear() {
-      due = 0
-      timer && (clearTimeout(timer), timer = null)
+      timer && clearTimeout(timer)
+      timer = setTimeout(done, seconds * 1000, arguments)
     }
   }
 
-  function fire() {
-    timer = null
-    if (!due)
-      return
-    const left = due - performance.now()
-    if (left > 1)
-      return timer = setTimeout(fire, left)
-    due = 0
+  function done(args) {
     fn.apply(null, args)
+    timer = null
   }
 }

@@ -23,10 +23,8 @@ export class Query extends Promise {
     this.state = null
     this.statement = null
 
-    // PATCHED (see PATCHED.md): settled through the prototype's resolve()
-    // and reject() instead of two arrow functions made for every query.
-    this.resolver = resolve
-    this.rejecter = reject
+    this.resolve = x => (this.active = false, resolve(x))
+    this.reject = x => (this.active = false, reject(x))
 
     this.active = false
     this.cancelled = null
@@ -36,16 +34,6 @@ export class Query extends Promise {
     this[originError] = this.handler.debug
       ? new Error()
       : this.tagged && cachedError(this.strings)
-  }
-
-  resolve(x) {
-    this.active = false
-    return this.resolver(x)
-  }
-
-  reject(x) {
-    this.active = false
-    return this.rejecter(x)
   }
 
   get origin() {

@@ -732,8 +732,8 @@ declare namespace postgres {
   }
 }
 
-// PATCHED (see PATCHED.md): an ES module's exports instead of `export =`,
-// which Deno reads as having no default export outside an npm package.
+// Deno: an ES module's exports instead of `export =`, which Deno reads as
+// having no default export outside an npm package.
 export default postgres;
 export import Sql = postgres.Sql;
 export import TransactionSql = postgres.TransactionSql;

@@ -1,0 +1,79 @@
+/**
+ * `deno task test [deno test options and paths]`: `deno test -A --parallel
+ * tests/` with deno test's own output and exit code, then one line naming
+ * how many tests were skipped and why, taken from the reason each ignored
+ * test's name ends with in parentheses (tests/support/conditions.ts). An
+ * ignored test whose name gives no reason fails the run.
+ *
+ * Parallel test files: DENO_JOBS if set, else one per core. Each file that
+ * starts the embedded database holds PGlite instances of its own (a few
+ * hundred MiB each), so two files per core doubled the suite's peak memory
+ * without making it faster on two cores.
+ */
+const jobs = Deno.env.get("DENO_JOBS") ??
+  String(navigator.hardwareConcurrency);
+const child = new Deno.Command(Deno.execPath(), {
+  args: ["test", "-A", "--parallel", "tests/", ...Deno.args],
+  env: { DENO_JOBS: jobs },
+  stdout: "piped",
+  stderr: "inherit",
+}).spawn();
+
+const ignored: string[] = [];
+const decoder = new TextDecoder();
+let partial = "";
+const scan = (text: string) => {
+  const lines = (partial + text).split("\n");
+  partial = lines.pop()!;
+  for (const line of lines) {
+    // deno test prints `name ... ignored (0ms)`; colours stripped.
+    // deno-lint-ignore no-control-regex
+    const plain = line.replace(/\x1b\[[0-9;]*m/g, "");
+    const match = /^(.*) \.\.\. ignored( \(\d+m?s\))?$/.exec(plain);
+    if (match) ignored.push(match[1]);
+  }
+};
+for await (const chunk of child.stdout) {
+  await Deno.stdout.write(chunk);
+  scan(decoder.decode(chunk, { stream: true }));
+}
+scan("\n");
+const { code } = await child.status;
+
+/** The reason an ignored test's name ends with: its last "(...)" group. */
+function reason(name: string): string | undefined {
+  if (!name.endsWith(")")) return undefined;
+  let depth = 0;
+  for (let i = name.length - 1; i >= 0; i--) {
+    if (name[i] === ")") depth++;
+    else if (name[i] === "(" && --depth === 0) {
+      return name.slice(i + 1, -1).replace(/^ignored: /, "");
+    }
+  }
+  return undefined;
+}
+
+const byReason = new Map<string, number>();
+const unexplained: string[] = [];
+for (const name of ignored) {
+  const why = reason(name);
+  if (why === undefined) unexplained.push(name);
+  else byReason.set(why, (byReason.get(why) ?? 0) + 1);
+}
+const reasons = [...byReason].sort((a, b) => b[1] - a[1]).map(([why, n]) =>
+  `${n} ${why}`
+);
+if (unexplained.length) reasons.push(`${unexplained.length} with no reason`);
+console.log(
+  ignored.length
+    ? `skipped ${ignored.length}: ${reasons.join("; ")}`
+    : "skipped 0",
+);
+if (unexplained.length) {
+  console.error(
+    `an ignored test must say why in its name, as "name (reason)": ${
+      unexplained.join("; ")
+    }`,
+  );
+}
+Deno.exit(code || (unexplained.length ? 1 : 0));
