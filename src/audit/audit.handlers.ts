@@ -73,6 +73,7 @@ export function createAuditHandlers({ store, feed, heartbeatMs }: AuditDeps) {
     const { session } = c.get("caller");
     const body = feed.open({
       after: after ?? headId,
+      head: headId,
       actions: query.action,
       heartbeatMs,
       recheckMs: STREAM_RECHECK_MS,

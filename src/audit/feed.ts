@@ -41,8 +41,10 @@ export interface FeedOptions {
   gauge?: InFlight;
   /** How often the reader looks for records without a notification. */
   catchUpMs?: number;
-  /** Records per query. */
+  /** Records per query of the shared reader. */
   batch?: number;
+  /** Records per query of a stream's own backlog (held while its client reads them). */
+  backlogBatch?: number;
   /** Bytes queued for one stream past which its client is dropped. */
   maxBufferBytes?: number;
 }
@@ -50,6 +52,8 @@ export interface FeedOptions {
 export interface StreamOptions {
   /** Records after this id (a resume's last id, or the head for only new ones). */
   after: number;
+  /** The chain's head id when the stream was asked for. */
+  head: number;
   /** Only these actions; all when undefined. */
   actions?: readonly AuditAction[];
   /** A comment line this often. */
@@ -110,9 +114,12 @@ export function createAuditFeed(options: FeedOptions): AuditFeed {
     log,
     catchUpMs = 1000,
     batch = 500,
+    backlogBatch = 100,
     maxBufferBytes = FEED_BUFFER_BYTES,
   } = options;
   const live = new Set<Subscriber>();
+  /** Streams open, joined or still reading their backlog. */
+  let members = 0;
   /** Ends every open stream (joined or still reading its backlog). */
   const open = new Set<() => void>();
   /** The newest record the reader handed to the live streams. */
@@ -174,9 +181,6 @@ export function createAuditFeed(options: FeedOptions): AuditFeed {
       source.onSealed(wake);
     }
     if (live.size === 0) {
-      // Nothing was read for anyone meanwhile: start at this stream.
-      generation++;
-      lastId = s.pos;
       timer = setInterval(wake, catchUpMs);
       Deno.unrefTimer(timer);
     }
@@ -219,7 +223,7 @@ export function createAuditFeed(options: FeedOptions): AuditFeed {
         if (ended) return;
         ended = true;
         leave(sub);
-        open.delete(abort);
+        if (open.delete(abort)) members--;
         for (const t of timers) clearInterval(t);
         options.gauge?.dec();
         wantMore?.();
@@ -234,18 +238,32 @@ export function createAuditFeed(options: FeedOptions): AuditFeed {
           ? end("close")
           : end("error", "change feed stream cut at shutdown");
 
-      /** Records older than the reader's, then the live ones. */
+      /**
+       * Records older than the reader's, then the live ones. At the
+       * client's pace: each record is queued once the client has read what
+       * came before it down to the buffer's bound, so a backlog never
+       * counts as a slow reader.
+       */
       const backlog = async () => {
         while (!ended) {
-          if (live.size === 0 || sub.pos >= lastId) return join(sub);
+          if (sub.pos >= lastId) return join(sub);
           const upTo = lastId;
-          const records = await source.after(sub.pos, upTo, batch, o.actions);
-          if (ended) return;
-          for (const r of records) controller.enqueue(sseEvent(r));
-          sub.pos = records.length < batch
-            ? Math.max(sub.pos, upTo)
-            : records[records.length - 1].id;
-          // At the client's pace: the next batch once this one is read.
+          const records = await source.after(
+            sub.pos,
+            upTo,
+            backlogBatch,
+            o.actions,
+          );
+          for (const r of records) {
+            if (controller.desiredSize! <= 0) {
+              await new Promise<void>((resolve) => wantMore = resolve);
+              wantMore = undefined;
+            }
+            if (ended) return;
+            controller.enqueue(sseEvent(r));
+            sub.pos = r.id;
+          }
+          if (records.length < backlogBatch) sub.pos = Math.max(sub.pos, upTo);
           if (controller.desiredSize! <= 0) {
             await new Promise<void>((resolve) => wantMore = resolve);
             wantMore = undefined;
@@ -262,11 +280,19 @@ export function createAuditFeed(options: FeedOptions): AuditFeed {
             return;
           }
           open.add(abort);
+          if (members++ === 0) {
+            // Nothing is read for anyone: the reader starts at the head
+            // (older reads under way are void), and this stream reads what
+            // lies before it on its own, at its client's pace.
+            generation++;
+            lastId = o.head;
+          }
           c.enqueue(RETRY);
           timers.push(setInterval(() => {
             if (ended) return;
             c.enqueue(HEARTBEAT);
-            if (c.desiredSize! < 0) end("error", SLOW);
+            // Only a joined stream is judged: a backlog waits for its reader.
+            if (live.has(sub) && c.desiredSize! < 0) end("error", SLOW);
           }, o.heartbeatMs));
           timers.push(setInterval(() => {
             o.allowed().then(
