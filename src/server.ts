@@ -155,7 +155,15 @@ export async function startService(
         // stop accepting, so that the shutdown completes.
         const stopping = stopServers();
         await feed.close();
-        await stopping;
+        // A client that stopped reading holds its connection, and with it
+        // the servers' shutdown, as long as it likes: waited for as long as
+        // a request may take, no longer.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          stopping,
+          new Promise((r) => timer = setTimeout(r, config.REQUEST_TIMEOUT_MS)),
+        ]);
+        clearTimeout(timer);
         housekeeping.stop();
         await store.stop();
         await openDb.close();
