@@ -526,3 +526,32 @@ Deno.test("auditStream answers the service's refusals as AuditStreamError", asyn
     assertEquals([e.status, e.error], [401, "Unauthorised"]);
   }
 });
+
+Deno.test("the request deadline does not end a stream; HEAD answers the headers without opening one", async () => {
+  await using svc = await startService({
+    REQUEST_TIMEOUT_MS: "1000",
+    AUDIT_STREAM_HEARTBEAT_MS: "100",
+    METRICS_PORT: "0",
+  });
+  const cookie = await loginCookie(svc);
+  const head = await fetch(`${svc.baseUrl}/api/audit/stream`, {
+    method: "HEAD",
+    headers: { cookie },
+  });
+  assertEquals(head.status, 200);
+  assertEquals(
+    head.headers.get("content-type"),
+    "text/event-stream; charset=utf-8",
+  );
+  assertEquals(await metric(svc, "useradmin_audit_streams_open"), 0);
+  const s = await openStream(svc.baseUrl, cookie);
+  // Well past the deadline the stream still flows: comment lines, then a
+  // new record.
+  await new Promise((r) => setTimeout(r, 2500));
+  const comments = s.comments;
+  await until(() => s.comments > comments, 1000, "a comment line");
+  await createUsers(svc, ["kim"]);
+  await until(() => s.events.length === 1, 1000, "kim");
+  assertEquals(s.ended, undefined);
+  await s.cancel();
+});
