@@ -488,7 +488,13 @@ export async function* auditStream(
       try {
         for await (const event of serverSentEvents(body)) {
           if (event.retry !== undefined) retryMs = event.retry;
-          if (event.data === undefined) continue;
+          if (event.data === undefined) {
+            // The stream's starting position, before any record.
+            if (event.id && /^[0-9]+$/.test(event.id)) {
+              lastId = Number(event.id);
+            }
+            continue;
+          }
           const record = JSON.parse(event.data) as AuditRecord;
           lastId = record.id;
           yield record;
@@ -544,7 +550,10 @@ async function* serverSentEvents(
         buffer = buffer.slice(end + (buffer.startsWith("\r\n", end) ? 2 : 1));
         if (line === "") {
           if (data.length > 0) event.data = data.join("\n");
-          if (event.data !== undefined || event.retry !== undefined) {
+          if (
+            event.data !== undefined || event.retry !== undefined ||
+            event.id !== undefined
+          ) {
             yield event;
           }
           event = {};

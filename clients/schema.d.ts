@@ -555,7 +555,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream: `retry: 1000`, then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends */
+            /** @description The stream: `retry: 1000` and `id:` its starting position (the last event id a reconnect sends when no record came yet), then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -643,7 +643,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream: `retry: 1000`, then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends */
+            /** @description The stream: `retry: 1000` and `id:` its starting position (the last event id a reconnect sends when no record came yet), then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -39,6 +39,8 @@ interface Event {
 interface Stream {
   res: Response;
   events: Event[];
+  /** The `id:` of blocks without data: the stream's starting position. */
+  positions: string[];
   comments: number;
   /** Whether the body ended, and how. */
   ended?: "cleanly" | "with an error";
@@ -59,6 +61,7 @@ async function openStream(
   const stream: Stream = {
     res,
     events: [],
+    positions: [],
     comments: 0,
     // The body is being read: aborting the request is what ends it.
     cancel: () => Promise.resolve(aborted.abort()),
@@ -78,6 +81,8 @@ async function openStream(
           if (line === "") {
             if (fields.data !== undefined) {
               stream.events.push(fields as unknown as Event);
+            } else if (fields.id !== undefined) {
+              stream.positions.push(fields.id);
             }
             fields = {};
           } else if (line.startsWith(":")) stream.comments++;
@@ -184,11 +189,21 @@ Deno.test("without after or Last-Event-ID only new records come; Last-Event-ID (
   const cookie = await loginCookie(svc);
   const fresh = await openStream(svc.baseUrl, cookie);
   assertEquals(fresh.res.status, 200);
+  // It opens with its position, the head, as the id to resume from.
+  const head = (await trailTexts(svc)).length;
+  await until(() => fresh.positions.length === 1, 1000, "the opening id");
+  assertEquals(fresh.positions, [String(head)]);
+  await fresh.cancel();
   await createUsers(svc, ["dan"]);
   const all = await trailTexts(svc);
-  await until(() => fresh.events.length === 1, 1000, "the one new record");
-  assertEquals(fresh.events[0].data, all.at(-1));
-  await fresh.cancel();
+  // Resumed from that position, nothing written meanwhile is missed.
+  const again = await openStream(svc.baseUrl, cookie, "", {
+    "Last-Event-ID": fresh.positions[0],
+  });
+  await until(() => again.events.length === 1, 1000, "the one new record");
+  assertEquals(again.events[0].data, all.at(-1));
+  assertEquals(again.positions, [String(head)]);
+  await again.cancel();
 
   const resumed = await openStream(svc.baseUrl, cookie, "?after=1", {
     "Last-Event-ID": "2",

@@ -244,12 +244,12 @@ export const stream = createRoute({
   responses: {
     200: {
       description:
-        "The stream: `retry: 1000`, then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends",
+        "The stream: `retry: 1000` and `id:` its starting position (the last event id a reconnect sends when no record came yet), then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends",
       content: {
         "text/event-stream": {
           schema: z.string().openapi({
             example:
-              'retry: 1000\n\nid: 42\nevent: user.role_changed\ndata: {"id":42,"time":"2026-11-25T21:07:00.123Z","action":"user.role_changed","actor":{"id":1,"username":"admin"},"target":{"id":7,"username":"bob"},"details":{"from":"viewer","to":"admin"},"requestId":"4f1c2a9e-12","clientAddress":"203.0.113.7"}\n\n:\n\n',
+              'retry: 1000\nid: 41\n\nid: 42\nevent: user.role_changed\ndata: {"id":42,"time":"2026-11-25T21:07:00.123Z","action":"user.role_changed","actor":{"id":1,"username":"admin"},"target":{"id":7,"username":"bob"},"details":{"from":"viewer","to":"admin"},"requestId":"4f1c2a9e-12","clientAddress":"203.0.113.7"}\n\n:\n\n',
           }),
         },
       },

@@ -86,8 +86,15 @@ export const sseEvent = (r: AuditRecord) =>
     `id: ${r.id}\nevent: ${r.action}\ndata: ${JSON.stringify(r)}\n\n`,
   );
 
-/** Reconnect after a second (the EventSource default is about three). */
-const RETRY = encoder.encode("retry: 1000\n\n");
+/**
+ * What a stream opens with: reconnect after a second (the EventSource
+ * default is about three), and its starting position as the last event id,
+ * so that a client that saw no record yet resumes from there, not from
+ * whatever is new when it reconnects (an `id:` without data sets it
+ * without an event).
+ */
+const opening = (after: number) =>
+  encoder.encode(`retry: 1000\nid: ${after}\n\n`);
 const HEARTBEAT = encoder.encode(":\n\n");
 
 const SLOW =
@@ -287,7 +294,7 @@ export function createAuditFeed(options: FeedOptions): AuditFeed {
             generation++;
             lastId = o.head;
           }
-          c.enqueue(RETRY);
+          c.enqueue(opening(o.after));
           timers.push(setInterval(() => {
             if (ended) return;
             c.enqueue(HEARTBEAT);
