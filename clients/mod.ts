@@ -404,3 +404,177 @@ function etagCache(): Middleware {
     },
   };
 }
+
+// --- The audit trail as a live feed ---------------------------------------
+
+/** What `auditStream` takes. */
+export interface AuditStreamOptions {
+  /** A client holding an admin's session (after `login`). */
+  client: UserAdminClient;
+  /**
+   * Only records after this id (0: from the first record kept); without it,
+   * only records sealed from now on.
+   */
+  after?: number;
+  /** Only records of these actions. */
+  actions?: AuditAction[];
+  /** Stops the iteration (it then ends without an error). */
+  signal?: AbortSignal;
+  /**
+   * Milliseconds before reconnecting after a dropped connection; the
+   * server's `retry:` replaces it. 1000 by default.
+   */
+  retryMs?: number;
+}
+
+/** The feed refused the connection (401, 403, 400, 410 or 500). */
+export class AuditStreamError extends Error {
+  constructor(readonly status: number, readonly error: string) {
+    super(`GET /api/audit/stream answered ${status}: ${error}`);
+    this.name = "AuditStreamError";
+  }
+}
+
+/**
+ * Every audit record as it is sealed, oldest first, from the live feed
+ * (`GET /api/audit/stream`, Server-Sent Events). When the connection drops
+ * (a restart, a proxy, a reader too slow), it reconnects with the last id it
+ * yielded (`Last-Event-ID`): no record is missed or repeated. It throws
+ * {@link AuditStreamError} when the service refuses (the session ended:
+ * 401; no longer an admin: 403; history removed: 410), and ends when
+ * `signal` aborts.
+ *
+ * ```ts
+ * const stop = new AbortController();
+ * for await (const r of auditStream({ client: api, after: 0, signal: stop.signal })) {
+ *   console.log(r.id, r.action, r.target?.username);
+ * }
+ * ```
+ */
+export async function* auditStream(
+  options: AuditStreamOptions,
+): AsyncGenerator<AuditRecord, void, undefined> {
+  const { client, actions, signal } = options;
+  let lastId = options.after;
+  let retryMs = options.retryMs ?? 1000;
+  while (!signal?.aborted) {
+    let body: ReadableStream<Uint8Array> | undefined;
+    try {
+      const answer = await client.GET("/api/audit/stream", {
+        params: {
+          query: {
+            ...(lastId === undefined ? {} : { after: lastId }),
+            ...(actions?.length ? { action: actions } : {}),
+          },
+        },
+        parseAs: "stream",
+        signal,
+      });
+      if (!answer.response.ok) {
+        const error = answer.error as { error?: string } | string | undefined;
+        const message = typeof error === "object" ? error?.error : error;
+        if (answer.response.status < 500) {
+          throw new AuditStreamError(answer.response.status, message ?? "");
+        }
+      } else {
+        body = answer.data as unknown as ReadableStream<Uint8Array>;
+      }
+    } catch (e) {
+      if (e instanceof AuditStreamError) throw e;
+      if (signal?.aborted) return;
+      // A failed connection: tried again below.
+    }
+    if (body) {
+      try {
+        for await (const event of serverSentEvents(body)) {
+          if (event.retry !== undefined) retryMs = event.retry;
+          if (event.data === undefined) {
+            // The stream's starting position, before any record.
+            if (event.id && /^[0-9]+$/.test(event.id)) {
+              lastId = Number(event.id);
+            }
+            continue;
+          }
+          const record = JSON.parse(event.data) as AuditRecord;
+          lastId = record.id;
+          yield record;
+        }
+      } catch {
+        // Dropped mid-stream: resumed below from the last record yielded.
+      }
+      if (signal?.aborted) return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, retryMs);
+      function done() {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      }
+      signal?.addEventListener("abort", done);
+    });
+  }
+}
+
+/** One dispatched Server-Sent Event: its fields, or a `retry:` alone. */
+interface ServerSentEvent {
+  id?: string;
+  event?: string;
+  data?: string;
+  retry?: number;
+}
+
+/**
+ * The events of a text/event-stream body (the WHATWG HTML parsing rules,
+ * for what this service sends): fields up to a blank line, comments
+ * skipped. An event cut off by the end of the body is not dispatched.
+ */
+async function* serverSentEvents(
+  body: ReadableStream<Uint8Array>,
+): AsyncGenerator<ServerSentEvent> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let event: ServerSentEvent = {};
+  let data: string[] = [];
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = buffer.search(/\r\n|\r|\n/)) >= 0) {
+        // A lone \r at the end of the buffer may be the first half of \r\n.
+        if (buffer[end] === "\r" && end === buffer.length - 1) break;
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + (buffer.startsWith("\r\n", end) ? 2 : 1));
+        if (line === "") {
+          if (data.length > 0) event.data = data.join("\n");
+          if (
+            event.data !== undefined || event.retry !== undefined ||
+            event.id !== undefined
+          ) {
+            yield event;
+          }
+          event = {};
+          data = [];
+          continue;
+        }
+        if (line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? "" : line.slice(colon + 1);
+        if (value.startsWith(" ")) value = value.slice(1);
+        if (field === "data") data.push(value);
+        else if (field === "id") event.id = value;
+        else if (field === "event") event.event = value;
+        else if (field === "retry" && /^[0-9]+$/.test(value)) {
+          event.retry = Number(value);
+        }
+      }
+    }
+  } finally {
+    reader.releaseLock();
+    await body.cancel().catch(() => {});
+  }
+}

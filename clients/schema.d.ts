@@ -24,6 +24,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/audit/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit trail as a live feed (Server-Sent Events)
+         * @description Every sealed audit record as one Server-Sent Event (`id:` the record id, `event:` the action, `data:` the record's JSON as `GET /api/audit` answers it), oldest first: after `Last-Event-ID` or `after` when given, else only records sealed from now on. A record written on any instance reaches every open stream within a second. A comment line (`:`) comes every 15 s (`AUDIT_STREAM_HEARTBEAT_MS`) when nothing else does. A client that stops reading is dropped once more than 1 MiB waits for it; it resumes with `Last-Event-ID`, as an EventSource does by itself. The stream ends within 5 s once its session ends or its user is no longer an admin, and when the instance shuts down. Records removed by `AUDIT_RETENTION_DAYS` cannot be resumed from: an `after` below the id of the last record removed answers 410 (`after=0` streams from the first record while none was removed).
+         */
+        get: operations["streamAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The audit trail as a live feed (Server-Sent Events): headers only (HEAD)
+         * @description As `GET /api/audit/stream` with the same checks, status and headers, without a body.
+         */
+        head: operations["streamAuditEventsHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/login": {
         parameters: {
             query?: never;
@@ -500,6 +524,155 @@ export interface operations {
             };
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    streamAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered")[];
+                /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
+                after?: number;
+            };
+            header?: {
+                /** @description The id of the last event received: the stream resumes after it (in place of `after`). */
+                "Last-Event-ID"?: number;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: `retry: 1000` and `id:` its starting position (the last event id a reconnect sends when no record came yet), then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description A query parameter or `Last-Event-ID` has a bad value (the first, in the order listed, is named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid query parameter: after" | "Invalid query parameter: action" | "Invalid Last-Event-ID";
+                    };
+                };
+            };
+            /** @description No valid session cookie */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description Records after `after` (or `Last-Event-ID`) were removed by the retention sweep */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Event history no longer available";
+                    };
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to stream audit events";
+                    };
+                };
+            };
+        };
+    };
+    streamAuditEventsHead: {
+        parameters: {
+            query?: {
+                /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered")[];
+                /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
+                after?: number;
+            };
+            header?: {
+                /** @description The id of the last event received: the stream resumes after it (in place of `after`). */
+                "Last-Event-ID"?: number;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream: `retry: 1000` and `id:` its starting position (the last event id a reconnect sends when no record came yet), then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A query parameter or `Last-Event-ID` has a bad value (the first, in the order listed, is named) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Records after `after` (or `Last-Event-ID`) were removed by the retention sweep */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,5 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { mountAudit } from "./audit/audit.index.ts";
+import { type AuditFeed, createAuditFeed } from "./audit/feed.ts";
 import { mountAuth } from "./auth/auth.index.ts";
 import { createPasswordHasher, type PasswordHasher } from "./auth/passwords.ts";
 import { createDevices } from "./auth/devices.ts";
@@ -24,6 +25,8 @@ export interface AppDeps {
   passwords?: PasswordHasher;
   /** Counts and times every request when given (METRICS_PORT). */
   metrics?: Metrics;
+  /** The change feed's reader (server.ts closes it at shutdown); one of the app's own by default. */
+  feed?: AuditFeed;
 }
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -88,7 +91,17 @@ export function createApp(deps: AppDeps) {
   const devices = createDevices(store, config);
   mountAuth(app, { store, passwords, sessions, devices, config });
   mountUsers(app, { store, passwords, config });
-  mountAudit(app, { store });
+  const feed = deps.feed ?? createAuditFeed({
+    source: store.audit,
+    listen: config.DATABASE_URL !== undefined,
+    log,
+    gauge: deps.metrics?.auditStreams,
+  });
+  mountAudit(app, {
+    store,
+    feed,
+    heartbeatMs: config.AUDIT_STREAM_HEARTBEAT_MS,
+  });
   mountHealth(app, store, statementTimeoutMs(config));
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);
   mountDocs(app, OPENAPI_PATH);

@@ -19,6 +19,8 @@ const ConfigSchema = z.object({
   BCRYPT_COST: int(10, 16).default(10),
   /** Days the audit trail keeps records; 0 keeps them all. */
   AUDIT_RETENTION_DAYS: int(0, 36_500).default(365),
+  /** The change feed's comment line interval (GET /api/audit/stream). */
+  AUDIT_STREAM_HEARTBEAT_MS: int(10, 3_600_000).default(15_000),
   COOKIE_SECURE: flag.default(false),
   TRUST_PROXY: flag.default(false),
   ALLOWED_ORIGINS: z.string().default("").transform((list, ctx) => {

@@ -36,6 +36,8 @@ export interface Metrics {
   middleware: MiddlewareHandler;
   /** Store calls holding or waiting for a pool connection. */
   dbInFlight: InFlight;
+  /** Change feed streams open now (GET /api/audit/stream). */
+  auditStreams: InFlight;
   /** The hasher, with each hash or verify counted while it runs. */
   countBcrypt(hasher: PasswordHasher): PasswordHasher;
   /** GET /metrics: the Prometheus text exposition, for a listener of its own. */
@@ -89,6 +91,12 @@ export function createMetrics(options: { poolMax: number }): Metrics {
     registers: [registry],
   });
 
+  const auditStreams = new client.Gauge({
+    name: "useradmin_audit_streams_open",
+    help: "Change feed streams (GET /api/audit/stream) open now.",
+    registers: [registry],
+  });
+
   const middleware: MiddlewareHandler = async (c, next) => {
     const started = performance.now();
     try {
@@ -114,6 +122,7 @@ export function createMetrics(options: { poolMax: number }): Metrics {
     serve: (req) => exposition(registry, req),
     middleware,
     dbInFlight: db,
+    auditStreams,
     countBcrypt(hasher) {
       const counted = <T>(job: Promise<T>) => {
         bcrypt.inc();

@@ -7,6 +7,7 @@
  */
 import type { Sql } from "postgres";
 import { type App, createApp } from "./app.ts";
+import { createAuditFeed } from "./audit/feed.ts";
 import { createPasswordHasher } from "./auth/passwords.ts";
 import {
   ensureFirstAdmin,
@@ -121,7 +122,14 @@ export async function startService(
       log.warn("keying users an older release wrote failed", { cause })
     );
     const generated = await ensureFirstAdmin(store, passwords, config, log);
-    const app = createApp({ store, config, log, passwords, metrics });
+    // Listening needs a connection of its own: not on the embedded database.
+    const feed = createAuditFeed({
+      source: store.audit,
+      listen: config.DATABASE_URL !== undefined,
+      log,
+      gauge: metrics?.auditStreams,
+    });
+    const app = createApp({ store, config, log, passwords, metrics, feed });
     setReady(app.fetch);
     const housekeeping = startHousekeeping(store, config, log);
     const url = publicUrl(config.HOST, server.addr.port);
@@ -143,7 +151,19 @@ export async function startService(
       store,
       sql: db.sql,
       async close() {
-        await stopServers();
+        // Open streams never finish by themselves: ended as the servers
+        // stop accepting, so that the shutdown completes.
+        const stopping = stopServers();
+        await feed.close();
+        // A client that stopped reading holds its connection, and with it
+        // the servers' shutdown, as long as it likes: waited for as long as
+        // a request may take, no longer.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          stopping,
+          new Promise((r) => timer = setTimeout(r, config.REQUEST_TIMEOUT_MS)),
+        ]);
+        clearTimeout(timer);
         housekeeping.stop();
         await store.stop();
         await openDb.close();

@@ -80,6 +80,7 @@ Deno.test("the document lists every status each operation answers, with the exac
       .properties.error.enum;
   assertEquals(Object.keys(doc.paths).sort(), [
     "/api/audit",
+    "/api/audit/stream",
     "/api/auth/login",
     "/api/auth/logout",
     "/api/auth/me",
@@ -88,6 +89,30 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/health",
     "/health/live",
     "/health/ready",
+  ]);
+  // The change feed: an event stream, and every refusal with its message.
+  const feed = doc.paths["/api/audit/stream"].get;
+  assertEquals(Object.keys(feed.responses).sort(), [
+    "200",
+    "400",
+    "401",
+    "403",
+    "410",
+    "500",
+  ]);
+  assertEquals(Object.keys(feed.responses[200].content), [
+    "text/event-stream",
+  ]);
+  assertEquals(messages("/api/audit/stream", "get", 400), [
+    "Invalid query parameter: after",
+    "Invalid query parameter: action",
+    "Invalid Last-Event-ID",
+  ]);
+  assertEquals(messages("/api/audit/stream", "get", 410), [
+    "Event history no longer available",
+  ]);
+  assertEquals(messages("/api/audit/stream", "get", 500), [
+    "Failed to stream audit events",
   ]);
   assertEquals(Object.keys(doc.paths["/api/users"].post.responses).sort(), [
     "201",

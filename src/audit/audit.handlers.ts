@@ -1,17 +1,27 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Store } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
+import { MSG } from "../http/messages.ts";
+import type { AuditFeed } from "./feed.ts";
 import {
   AUDIT_LIMIT_DEFAULT,
   AuditQuerySchema,
   type list as listRoute,
+  parseCursor,
+  type stream as streamRoute,
 } from "./audit.routes.ts";
 
 export interface AuditDeps {
   store: Store;
+  feed: AuditFeed;
+  /** A comment line on an open stream this often. */
+  heartbeatMs: number;
 }
 
-export function createAuditHandlers({ store }: AuditDeps) {
+/** How often an open stream's caller is checked again: well inside the 5 s it may outlive its right. */
+export const STREAM_RECHECK_MS = 2000;
+
+export function createAuditHandlers({ store, feed, heartbeatMs }: AuditDeps) {
   /** One page, newest first; a `next` link when older records follow. */
   const list: RouteHandler<typeof listRoute, AppEnv> = async (c) => {
     const query = c.req.valid("query");
@@ -32,5 +42,48 @@ export function createAuditHandlers({ store }: AuditDeps) {
     });
   };
 
-  return { list };
+  /**
+   * The records after the client's last id (`Last-Event-ID`, else `after`),
+   * or only new ones, as Server-Sent Events. The answer is made at once; the
+   * body flows from the feed, past the request's deadline.
+   */
+  const stream: RouteHandler<typeof streamRoute, AppEnv> = async (c) => {
+    const query = c.req.valid("query");
+    const lastEventId = c.req.header("last-event-id");
+    let after = query.after;
+    if (lastEventId !== undefined) {
+      after = parseCursor(lastEventId.trim());
+      if (after === undefined) {
+        return c.json({ error: MSG.invalidLastEventId }, 400);
+      }
+    }
+    // As every read of the trail: what committed so far is sealed first.
+    await store.audit.seal();
+    const { headId, anchorId } = await store.audit.ends();
+    if (after !== undefined && after < anchorId) {
+      return c.json({ error: MSG.eventHistoryGone }, 410);
+    }
+    const headers = {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      // Proxies that buffer (nginx) pass each event on at once.
+      "X-Accel-Buffering": "no",
+    };
+    // HEAD: the headers alone, and no stream that nobody would read.
+    if (c.req.method === "HEAD") return c.body(null, 200, headers);
+    const { session } = c.get("caller");
+    const body = feed.open({
+      after: after ?? headId,
+      head: headId,
+      actions: query.action,
+      heartbeatMs,
+      recheckMs: STREAM_RECHECK_MS,
+      async allowed() {
+        const account = await store.sessions.resolve(session);
+        return account?.role === "admin";
+      },
+    });
+    return c.body(body, 200, headers) as never;
+  };
+
+  return { list, stream };
 }

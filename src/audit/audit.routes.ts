@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { admin } from "../auth/guards.ts";
-import { MSG } from "../http/messages.ts";
+import { invalidQueryParameter, MSG } from "../http/messages.ts";
 import { cookieAuth, errors, json, queryErrors } from "../http/openapi.ts";
 import { parseUserId, USER_ID_MAX } from "../users/user.ts";
 import { AUDIT_ACTIONS } from "./actions.ts";
@@ -178,5 +178,93 @@ export const list = createRoute({
     ),
     ...admin.responses,
     500: errors("Unexpected failure", MSG.auditListFailed),
+  },
+});
+
+/** A record id as the feed's cursor: 0 (before the first) or more. */
+const cursor = z.string().regex(/^[0-9]{1,16}$/).transform(Number)
+  .refine((n) => n <= RECORD_ID_MAX);
+
+/** `Last-Event-ID` or `after`: a record id written plainly, 0 or more. */
+export const parseCursor = (text: string): number | undefined => {
+  const parsed = cursor.safeParse(text);
+  return parsed.success ? parsed.data : undefined;
+};
+
+const actionList = z.array(z.enum(AUDIT_ACTIONS)).min(1);
+
+/** The feed's query parameters, in the order they are checked. */
+export const AuditStreamQuerySchema = z.object({
+  after: cursor.optional().openapi({
+    ...query("after"),
+    type: "integer",
+    minimum: 0,
+    description:
+      "Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on.",
+  }),
+  // One value arrives as a string, several as an array.
+  action: z.preprocess(
+    (v) => typeof v === "string" ? [v] : v,
+    actionList,
+  ).optional().openapi({
+    param: { name: "action", in: "query", style: "form", explode: true },
+    description:
+      "Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`).",
+  }),
+});
+
+export const stream = createRoute({
+  operationId: "streamAuditEvents",
+  method: "get",
+  path: "/api/audit/stream",
+  tags: ["audit"],
+  summary: "The audit trail as a live feed (Server-Sent Events)",
+  description:
+    "Every sealed audit record as one Server-Sent Event (`id:` the record id, `event:` the action, `data:` the record's JSON as `GET /api/audit` answers it), oldest first: " +
+    "after `Last-Event-ID` or `after` when given, else only records sealed from now on. " +
+    "A record written on any instance reaches every open stream within a second. " +
+    "A comment line (`:`) comes every 15 s (`AUDIT_STREAM_HEARTBEAT_MS`) when nothing else does. " +
+    "A client that stops reading is dropped once more than 1 MiB waits for it; it resumes with `Last-Event-ID`, as an EventSource does by itself. " +
+    "The stream ends within 5 s once its session ends or its user is no longer an admin, and when the instance shuts down. " +
+    "Records removed by `AUDIT_RETENTION_DAYS` cannot be resumed from: an `after` below the id of the last record removed answers 410 (`after=0` streams from the first record while none was removed).",
+  security: cookieAuth,
+  middleware: admin,
+  request: {
+    query: AuditStreamQuerySchema,
+    headers: z.object({
+      "Last-Event-ID": z.string().optional().openapi({
+        param: { name: "Last-Event-ID", in: "header" },
+        type: "integer",
+        minimum: 0,
+        description:
+          "The id of the last event received: the stream resumes after it (in place of `after`).",
+      }),
+    }),
+  },
+  responses: {
+    200: {
+      description:
+        "The stream: `retry: 1000` and `id:` its starting position (the last event id a reconnect sends when no record came yet), then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends",
+      content: {
+        "text/event-stream": {
+          schema: z.string().openapi({
+            example:
+              'retry: 1000\nid: 41\n\nid: 42\nevent: user.role_changed\ndata: {"id":42,"time":"2026-11-25T21:07:00.123Z","action":"user.role_changed","actor":{"id":1,"username":"admin"},"target":{"id":7,"username":"bob"},"details":{"from":"viewer","to":"admin"},"requestId":"4f1c2a9e-12","clientAddress":"203.0.113.7"}\n\n:\n\n',
+          }),
+        },
+      },
+    },
+    400: errors(
+      "A query parameter or `Last-Event-ID` has a bad value (the first, in the order listed, is named)",
+      invalidQueryParameter("after"),
+      invalidQueryParameter("action"),
+      MSG.invalidLastEventId,
+    ),
+    ...admin.responses,
+    410: errors(
+      "Records after `after` (or `Last-Event-ID`) were removed by the retention sweep",
+      MSG.eventHistoryGone,
+    ),
+    500: errors("Unexpected failure", MSG.auditStreamFailed),
   },
 });

@@ -39,6 +39,9 @@ export interface AuditQuery {
 
 /** Records removed per statement by the sweep: each stays well inside the statement timeout. */
 const SWEEP_BATCH = 5000;
+/** The channel migration 013 notifies after each seal (payload: the head id). */
+const SEALED_CHANNEL = "audit_sealed";
+
 /** Records per cursor read while verifying: the walk's memory bound. */
 const WALK_BATCH = 1000;
 
@@ -116,6 +119,8 @@ const insertsSentAhead = new WeakMap<TransactionSql, Promise<unknown>[]>();
 export interface Sealer {
   soon(): void;
   now(): Promise<void>;
+  /** Calls `listener` after each seal of this pool that sealed records. */
+  onSealed(listener: () => void): void;
 }
 
 /**
@@ -138,10 +143,12 @@ export function createSealer(
   let next: Promise<void> | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
+  const listeners: (() => void)[] = [];
   const sealAll = async () => {
     for (;;) {
       const [{ n }] = await sql<{ n: number }[]>`
         select audit_seal(${SEAL_BATCH}) as n`;
+      if (n > 0) { for (const listener of listeners) listener(); }
       if (n < SEAL_BATCH) return;
     }
   };
@@ -174,6 +181,7 @@ export function createSealer(
       Deno.unrefTimer(timer);
     },
     now,
+    onSealed: (listener) => void listeners.push(listener),
     async stop() {
       stopped = true;
       if (timer === undefined) return await last.catch(() => {});
@@ -236,6 +244,46 @@ export function createAuditStore(sql: Sql) {
         order by audit_events.id desc
         limit ${q.limit}`;
       return rows.map(toRecord);
+    },
+
+    /**
+     * The change feed's read: sealed records after `after` up to `upTo`,
+     * oldest first, at most `limit`, of these actions only when given.
+     */
+    async after(
+      after: number,
+      upTo: number,
+      limit: number,
+      actions?: readonly AuditAction[],
+    ): Promise<AuditRecord[]> {
+      const rows = await sql<Row[]>`
+        select ${columns} from audit_events
+        where id > ${after} and id <= ${upTo}
+          ${actions ? sql`and action = any(${actions}::text[])` : sql``}
+        order by audit_events.id
+        limit ${limit}`;
+      return rows.map(toRecord);
+    },
+
+    /** The newest sealed record's id and the retention sweep's anchor. */
+    async ends(): Promise<{ headId: number; anchorId: number }> {
+      const [row] = await sql<{ head_id: string; anchor_id: string }[]>`
+        select head_id::text, anchor_id::text from audit_chain where singleton`;
+      return { headId: Number(row.head_id), anchorId: Number(row.anchor_id) };
+    },
+
+    /**
+     * Calls `sealed` on each seal's notification (migration 013) and
+     * `listening` each time the listening connection (one, of its own,
+     * outside the pool) is (re)established; resolves to its end. PostgreSQL
+     * servers only: the embedded database takes one connection.
+     */
+    async listenSealed(
+      sealed: () => void,
+      listening: () => void,
+    ): Promise<{ unlisten(): Promise<void> }> {
+      const { unlisten } = await sql.listen(SEALED_CHANNEL, sealed, listening);
+      return { unlisten };
     },
 
     /**

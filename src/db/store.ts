@@ -765,6 +765,8 @@ export function createStore(
        * process left.
        */
       seal: sealer.now,
+      /** Calls `listener` after each seal of this store that sealed records. */
+      onSealed: sealer.onSealed,
       /** One record in a transaction of its own (see recordAudit). */
       record: (event: AuditEvent, writeBy: WriteBy) =>
         transaction(writeBy, (tx) => recordAudit(tx, event)),

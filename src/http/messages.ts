@@ -41,6 +41,9 @@ export const MSG = {
   loginFailed: "Login failed",
 
   auditListFailed: "Failed to list audit events",
+  invalidLastEventId: "Invalid Last-Event-ID",
+  eventHistoryGone: "Event history no longer available",
+  auditStreamFailed: "Failed to stream audit events",
 } as const;
 
 /** The 400 of a query parameter with a bad value, which names the parameter. */

@@ -8,6 +8,10 @@
  *                   [--million-users 1000000] [--duration 5] [--rounds 5]
  *                   [--warmup 10]
  *                   [--connections 10] [--out tests/bench/RESULTS.md]
+ *   deno task bench --sse [--sse-streams 100] [--sse-records 30]
+ *
+ * `--sse` measures only the change feed's fan-out (see `sseFanOut`), prints
+ * it and writes nothing.
  *
  * A ratio (the service beside its floor, PATCH with its audit record beside
  * the same PATCH recording nothing) is measured in `--rounds` rounds of
@@ -65,6 +69,8 @@ const opts = {
   rounds: option("rounds", 5),
   warmup: option("warmup", 10),
   connections: option("connections", 10),
+  sseStreams: option("sse-streams", 100),
+  sseRecords: option("sse-records", 30),
   out: outIndex >= 0
     ? Deno.args[outIndex + 1]
     : new URL("RESULTS.md", HERE).pathname,
@@ -1158,5 +1164,129 @@ function say(what: string) {
   console.log(what);
 }
 
+/**
+ * The change feed's fan-out: `--sse-streams` streams open on one instance,
+ * `--sse-records` records written one after the other through a second
+ * instance on the same database (a role change each, no bcrypt), so each
+ * travels by the seal's notification. Prints the delay from sending the
+ * write to each stream's receipt of its event (p50, p99, max; the target
+ * is every one within 1 s) and the first instance's RSS growth per open
+ * stream.
+ */
+async function sseFanOut() {
+  const name = `ua_bench_${crypto.randomUUID().replaceAll("-", "")}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  await admin`create database ${admin(name)}`;
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const env = { DATABASE_URL: url.href, LOG_LEVEL: "warn" };
+  try {
+    await using reader = await startService(env);
+    await using writer = await startService(env);
+    const sid = await login(reader.baseUrl);
+    const writerSid = await login(writer.baseUrl);
+    const created = await fetch(`${writer.baseUrl}/api/users`, {
+      method: "POST",
+      headers: { cookie: `sid=${writerSid}` },
+      body: JSON.stringify({
+        username: "sse-target",
+        name: "SSE target",
+        email: "sse-target@example.com",
+        password: "sse-target-password",
+        role: "viewer",
+      }),
+    });
+    const { id: target } = await created.json();
+
+    const before = await memory(reader.pid);
+    /** Per stream: when each record id arrived. */
+    const arrivals: Map<number, number>[] = [];
+    const aborts = new AbortController();
+    for (let i = 0; i < opts.sseStreams; i++) {
+      const res = await fetch(`${reader.baseUrl}/api/audit/stream`, {
+        headers: { cookie: `sid=${sid}` },
+        signal: aborts.signal,
+      });
+      if (res.status !== 200) throw new Error(`stream: ${res.status}`);
+      const seen = new Map<number, number>();
+      arrivals.push(seen);
+      (async () => {
+        let buffer = "";
+        try {
+          for await (const chunk of res.body!) {
+            buffer += decoder.decode(chunk, { stream: true });
+            for (const m of buffer.matchAll(/^id: (\d+)$/gm)) {
+              if (!seen.has(Number(m[1]))) {
+                seen.set(Number(m[1]), performance.now());
+              }
+            }
+            buffer = buffer.slice(buffer.lastIndexOf("\n") + 1);
+          }
+        } catch { /* aborted at the end */ }
+      })();
+    }
+    await sleep(1000);
+    const open = await memory(reader.pid);
+    const perStreamKiB = (open.rss - before.rss) / opts.sseStreams;
+
+    const delays: number[] = [];
+    let late = 0;
+    const roles = ["admin", "viewer"];
+    for (let k = 0; k < opts.sseRecords; k++) {
+      const sent = performance.now();
+      const res = await fetch(`${writer.baseUrl}/api/users/${target}`, {
+        method: "PATCH",
+        headers: { cookie: `sid=${writerSid}` },
+        body: JSON.stringify({ role: roles[k % 2] }),
+      });
+      if (res.status !== 200) throw new Error(`PATCH: ${res.status}`);
+      await res.body?.cancel();
+      // The record's id: the newest any stream has seen after the write.
+      const deadline = sent + 5000;
+      let id = 0;
+      while (performance.now() < deadline) {
+        const newest = Math.max(
+          0,
+          ...arrivals.flatMap((s) =>
+            [...s].filter(([, t]) => t >= sent).map(([i]) => i)
+          ),
+        );
+        if (newest && arrivals.every((s) => s.has(newest))) {
+          id = newest;
+          break;
+        }
+        await sleep(5);
+      }
+      if (!id) throw new Error(`record ${k}: not on every stream in 5 s`);
+      for (const s of arrivals) {
+        const delay = s.get(id)! - sent;
+        delays.push(delay);
+        if (delay > 1000) late++;
+      }
+    }
+    aborts.abort();
+    delays.sort((a, b) => a - b);
+    const at = (q: number) =>
+      delays[Math.min(delays.length - 1, Math.floor(q * delays.length))];
+    console.log(
+      `change feed fan-out: ${opts.sseStreams} streams on one instance, ${opts.sseRecords} records written through another\n` +
+        `  delay from sending the write to each stream's receipt: p50 ${
+          fmt(at(0.5), 1)
+        } ms, p99 ${fmt(at(0.99), 1)} ms, max ${
+          fmt(delays.at(-1)!, 1)
+        } ms; later than 1 s: ${late} of ${delays.length}\n` +
+        `  RSS of the streams' instance: ${
+          fmt(mib(before.rss), 1)
+        } MiB before, ${fmt(mib(open.rss), 1)} MiB with the streams open: ${
+          fmt(perStreamKiB, 1)
+        } KiB per stream`,
+    );
+  } finally {
+    await admin`drop database if exists ${admin(name)} with (force)`;
+    await admin.end();
+  }
+}
+
 if (Deno.args.includes("--million")) await million();
+else if (Deno.args.includes("--sse")) await sseFanOut();
 else await main();
