@@ -967,7 +967,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description 1..255 printable ASCII characters (0x20-0x7E), else 400 `Invalid Idempotency-Key`; a fresh random value (a UUID) per intended request, reused for its retries. Kept per caller (user id) for 24 hours once answered 201 or 409. The same key with the same body answers that answer again, unchanged, with `Idempotent-Replayed: true` (nothing is created, no audit record written); with another body 422; while its first request still runs (on any instance) 409 `Request with this Idempotency-Key is in progress`. 400s and 500s are not kept: a retry runs again. */
+                /** @description 1..255 printable ASCII characters (0x20-0x7E), else 400 `Invalid Idempotency-Key`; a fresh random value (a UUID) per intended request, reused for its retries. Kept per caller (user id) for 24 hours once answered 201 or 409. The same key with the same body answers that answer again, unchanged, with `Idempotent-Replayed: true` (nothing is created, no audit record written); with another body 422; while its first request still runs (on any instance) 409 `Request with this Idempotency-Key is in progress`. 400s and 500s are not kept: a retry runs again. Bodies compare as the service reads them (keys sorted, fields trimmed, unknown fields dropped), without the password: a retry that differs only in its password replays the first answer. */
                 "idempotency-key"?: string;
             };
             path?: never;

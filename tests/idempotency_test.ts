@@ -82,6 +82,17 @@ Deno.test("the same key and body answer the kept 201 unchanged with Idempotent-R
     const again = await create(svc, body, "key-1");
     assertEquals(again, { ...first, replayed: "true" });
   }
+  // The password is no part of the fingerprint: the database never holds a
+  // fast hash of it. Its row holds no trace of it either.
+  const other = await create(
+    svc,
+    { ...newUser("ida"), password: "other-pw-1" },
+    "key-1",
+  );
+  assertEquals(other, { ...first, replayed: "true" });
+  const [row] = await svc.sql<{ row: string }[]>`
+    select row_to_json(i)::text as row from idempotency_keys i where key = 'key-1'`;
+  assert(!row.row.includes("ida-password"));
   assertEquals(await usersNamed(svc, "ida"), 1);
   await svc.store.audit.seal();
   assertEquals(await createdRecords(svc, "ida"), 1);
@@ -196,8 +207,8 @@ Deno.test("keys are per caller: another admin's request with the same key runs o
   assertEquals((await create(svc, newUser("idh"), "shared")).replayed, "true");
 });
 
-/** The fingerprint the service keeps: SHA-256 of the body's JSON with its keys sorted. */
-const fingerprint = (body: Record<string, unknown>) =>
+/** The fingerprint the service keeps: SHA-256 of the body's JSON with its keys sorted, without the password. */
+const fingerprint = ({ password: _, ...body }: Record<string, unknown>) =>
   createHash("sha256").update(
     JSON.stringify(Object.fromEntries(Object.entries(body).sort())),
   ).digest();

@@ -24,7 +24,8 @@ export const IdempotencyKeyHeader = z.object({
       "1..255 printable ASCII characters (0x20-0x7E), else 400 `Invalid Idempotency-Key`; a fresh random value (a UUID) per intended request, reused for its retries. " +
       "Kept per caller (user id) for 24 hours once answered 201 or 409. The same key with the same body answers that answer again, unchanged, with `Idempotent-Replayed: true` (nothing is created, no audit record written); " +
       "with another body 422; while its first request still runs (on any instance) 409 `Request with this Idempotency-Key is in progress`. " +
-      "400s and 500s are not kept: a retry runs again.",
+      "400s and 500s are not kept: a retry runs again. " +
+      "Bodies compare as the service reads them (keys sorted, fields trimmed, unknown fields dropped), without the password: a retry that differs only in its password replays the first answer.",
     minLength: 1,
     maxLength: 255,
     pattern: "^[\\x20-\\x7E]{1,255}$",
@@ -67,8 +68,8 @@ export const idempotencyConflicts = {
  * Runs a request that carries an Idempotency-Key at most once per caller
  * and key (draft-ietf-httpapi-idempotency-key-header). The request is its
  * body as the service reads it (`input`: validated, trimmed, unknown fields
- * dropped), fingerprinted as the SHA-256 of its canonical JSON (keys
- * sorted), so two bodies that ask for the same thing are one request
+ * dropped, no secret), fingerprinted as the SHA-256 of its canonical JSON
+ * (keys sorted), so two bodies that ask for the same thing are one request
  * however their JSON is spelled. A 201 or 409 is kept; any other answer,
  * and a failure, forgets the run so a retry runs again.
  */

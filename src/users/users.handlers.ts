@@ -109,9 +109,10 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
 
   /** Runs once per Idempotency-Key, when the request has one (idempotency.ts). */
   const create: RouteHandler<typeof routes.create, AppEnv> = (c) => {
-    const body = c.req.valid("json");
-    return idempotent(c, { store, runningMs }, body, async () => {
-      const { password, ...fields } = body;
+    const { password, ...fields } = c.req.valid("json");
+    // The password stays out of the fingerprint: the database never holds
+    // a fast hash of it.
+    return idempotent(c, { store, runningMs }, fields, async () => {
       const passwordHash = await passwords.hash(password);
       const created = await store.users.create(
         { ...fields, passwordHash },
