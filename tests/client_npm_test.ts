@@ -73,7 +73,7 @@ console.log(role, wrong);
 `;
 
 const JS_CONSUMER = `
-import { createUserAdminClient } from "@user-admin/client";
+import { createUserAdminClient, createUserWithRetry } from "@user-admin/client";
 
 const { USER_ADMIN_URL, USER_ADMIN_USERNAME, USER_ADMIN_PASSWORD } = process.env;
 const api = createUserAdminClient({ baseUrl: USER_ADMIN_URL });

@@ -28,8 +28,9 @@ export const IdempotencyKeyHeader = z.object({
       "Bodies compare as the service reads them (keys sorted, fields trimmed, unknown fields dropped), without the password: a retry that differs only in its password replays the first answer.",
     minLength: 1,
     maxLength: 255,
+    // No `example`: Swagger UI's "Try it out" would send it, and every
+    // creation tried there would replay the first.
     pattern: "^[\\x20-\\x7E]{1,255}$",
-    example: "7f8c2a4e-1d6b-4b8e-9a3f-2c5d7e9f0a1b",
   }),
 });
 
