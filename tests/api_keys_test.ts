@@ -10,10 +10,14 @@ import {
 } from "@user-admin/client";
 import { verifyChain } from "../src/audit/verify.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
+import { postgresOnly } from "./support/conditions.ts";
+import { startInstances } from "./support/process.ts";
 import {
+  ADMIN,
   loginCookie,
   newUser,
   sharedService,
+  testDatabase,
   type TestService,
 } from "./support/service.ts";
 
@@ -599,4 +603,42 @@ Deno.test("records of key requests name the key, and the chain still verifies; a
   assertEquals(broken.problem, "altered");
   await svc.sql`
     update audit_events set actor_key_id = ${keyId} where id = ${recordId}`;
+});
+
+Deno.test({
+  ...postgresOnly(
+    "a key revoked through one service process answers 401 at its next request to another process on the same database",
+  ),
+  async fn() {
+    await using db = await testDatabase("first-admin");
+    const env = {
+      ADMIN_USERNAME: ADMIN.username,
+      ADMIN_PASSWORD: ADMIN.password,
+      ...db.env,
+    };
+    await using instances = await startInstances([env, env]);
+    const [a, b] = instances.map((i) => i.baseUrl);
+    const cookie = await loginCookie({
+      fetch: (path, init) => fetch(a + path, init),
+    });
+    const admin = createUserAdminClient({ baseUrl: a, headers: { cookie } });
+    const me = await admin.me();
+    assert(me.ok);
+    const created = await admin.post("/api/users/{id}/keys", {
+      params: { path: { id: me.data.id } },
+      body: { name: "cross-instance" },
+    });
+    assert(created.ok);
+    const onB = createUserAdminClient({ baseUrl: b, apiKey: created.data.key });
+    assertEquals((await onB.get("/api/users")).status, 200);
+    const revoked = await admin.delete("/api/users/{id}/keys/{keyId}", {
+      params: { path: { id: me.data.id, keyId: created.data.id } },
+    });
+    assert(revoked.ok);
+    assertEquals(await onB.get("/api/users"), {
+      ok: false,
+      status: 401,
+      error: "Unauthorised",
+    });
+  },
 });
