@@ -70,6 +70,12 @@ Deno.test("/openapi.json serves the document that openapi/openapi.yaml holds", a
     name: "sid",
     description: served.components.securitySchemes.cookieAuth.description,
   });
+  assertEquals(served.components.securitySchemes.bearerAuth, {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "uak_ API key",
+    description: served.components.securitySchemes.bearerAuth.description,
+  });
 });
 
 Deno.test("the document lists every status each operation answers, with the exact messages", async () => {
@@ -85,6 +91,8 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/auth/me",
     "/api/users",
     "/api/users/{id}",
+    "/api/users/{id}/keys",
+    "/api/users/{id}/keys/{keyId}",
     "/health",
     "/health/live",
     "/health/ready",
@@ -96,19 +104,21 @@ Deno.test("the document lists every status each operation answers, with the exac
     "403",
     "409",
     "413",
+    "422",
     "500",
   ]);
   assertEquals(messages("/api/users", "post", 400), [
+    "Invalid Idempotency-Key",
     "All fields are required",
     "Role must be admin or viewer",
     "Password must be at least 8 characters",
     "Username must be at most 64 characters without control characters",
     "Username contains characters that are not allowed",
     "Name must be at most 200 characters",
+    "Name contains characters that are not allowed",
     "Email must be a valid address",
     "Password must be at most 72 bytes",
     "Password must not contain NUL characters",
-    "Invalid request body",
   ]);
   assertEquals(messages("/api/users", "post", 500), ["Failed to create user"]);
   assertEquals(messages("/api/users/{id}", "patch", 500), ["Update failed"]);
@@ -125,7 +135,7 @@ Deno.test("the document lists every status each operation answers, with the exac
   ) {
     if (!/^\/api\/(users|audit)/.test(path)) continue;
     for (const op of Object.values(item)) {
-      assertEquals(op.security, [{ cookieAuth: [] }]);
+      assertEquals(op.security, [{ cookieAuth: [] }, { bearerAuth: [] }]);
     }
   }
 });
