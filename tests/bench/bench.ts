@@ -1247,7 +1247,9 @@ async function keyScenarios(
       create.ratio.median.toFixed(2)
     }, median of ${opts.rounds} rounds (${
       roundList(create.ratio)
-    }; the target is 0.9)`,
+    }; the target is 0.9); ${
+      cpuNote(create.as, create.bs, "with a key", "without")
+    }`,
   ];
   const targets: [string, string, boolean][] = [
     [
