@@ -115,7 +115,7 @@ const isUniqueViolation = (e: unknown) =>
  * logged out, reset or demoted, or whose key was revoked or expired, by a
  * write that committed meanwhile is refused.
  */
-export async function checkCaller(
+async function checkCaller(
   tx: TransactionSql,
   { caller, writeBy }: CallerWrite,
   lock: "share" | "update",
