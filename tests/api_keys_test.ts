@@ -14,11 +14,13 @@ import { postgresOnly } from "./support/conditions.ts";
 import { startInstances } from "./support/process.ts";
 import {
   ADMIN,
+  holdLocks,
   loginCookie,
   newUser,
   sharedService,
   testDatabase,
   type TestService,
+  userCount,
 } from "./support/service.ts";
 
 const service = sharedService();
@@ -640,5 +642,57 @@ Deno.test({
       status: 401,
       error: "Unauthorised",
     });
+  },
+});
+
+// A held lock needs a second connection: the embedded database has one.
+Deno.test({
+  ...postgresOnly(
+    "a write made with a key revoked while it waited answers 401 and writes nothing; one whose owner was demoted meanwhile, 403",
+  ),
+  async fn() {
+    const svc = await service();
+    const other = await svc.userClient("admin");
+    for (
+      const [change, status, error] of [
+        [`update api_keys set revoked_at = now()`, 401, "Unauthorised"],
+        [`update users set role = 'viewer'`, 403, "Forbidden"],
+      ] as const
+    ) {
+      await svc
+        .sql`update users set role = 'admin' where id = ${other.account.id}`;
+      const { id: keyId, key } = await createKey(svc, other.account.id);
+      const before = await userCount(svc);
+      // A use within the minute: the guard then writes nothing.
+      assertEquals((await keyClient(svc, key).me()).status, 200);
+      // The change, uncommitted, holding the owner's row: the guard reads
+      // the key and role as they were, the write's re-check waits for it.
+      const held = await holdLocks(svc.sql, async (tx) => {
+        await tx`
+          select 1 from users where id = ${other.account.id} for no key update`;
+        await tx.unsafe(
+          `${change} where id = ${
+            change.includes("api_keys") ? keyId : other.account.id
+          }`,
+        );
+      });
+      const pending = keyClient(svc, key).post("/api/users", {
+        body: newUser(`raced${status}`),
+      });
+      // Until the request waits for the owner's row.
+      for (let i = 0;; i++) {
+        const [{ n }] = await svc.sql<{ n: number }[]>`
+          select count(*)::int as n from pg_locks where not granted`;
+        if (n > 0) break;
+        assert(i < 500, "the request never waited");
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await held.release();
+      assertEquals(
+        await pending as unknown,
+        { ok: false, status, error },
+      );
+      assertEquals(await userCount(svc), before);
+    }
   },
 });
