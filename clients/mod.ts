@@ -11,7 +11,12 @@
  *
  * On a server, fetch has no cookie jar: the client keeps the session cookie
  * that `login` receives in memory and sends it with every call after.
- * In a browser, the browser's own cookie handling applies.
+ * In a browser, the browser's own cookie handling applies. A service passes
+ * `apiKey` instead and never logs in.
+ *
+ * Creating a user safely under retries: `createUserWithRetry` (one
+ * Idempotency-Key for every attempt), or `post("/api/users", { body,
+ * params: { header: { "idempotency-key": key } } })` by hand.
  *
  * Over the list: `users()` iterates over every (matching) user page by page,
  * `findByUsername`/`findByEmail` look one up, and `etagCache: true` makes
@@ -41,6 +46,10 @@ export type User = components["schemas"]["User"];
 export type Account = components["schemas"]["Account"];
 /** The body of `POST /api/users`. */
 export type CreateUser = components["schemas"]["CreateUser"];
+/** An API key as listed (never the key itself). */
+export type ApiKey = components["schemas"]["ApiKey"];
+/** A new API key: the listed fields and `key`, shown this once. */
+export type NewApiKey = components["schemas"]["NewApiKey"];
 /** The body of `PATCH /api/users/{id}`. */
 export type UpdateUser = components["schemas"]["UpdateUser"];
 /** `"admin"` or `"viewer"`. */
@@ -158,6 +167,13 @@ export interface UserAdminClientOptions {
   /** Headers sent with every call. */
   headers?: Record<string, string>;
   /**
+   * An API key (`uak_...`, from `POST /api/users/{id}/keys`): sent as
+   * `Authorization: Bearer <key>` with every call, so no login is needed.
+   * The key acts as its owner with the owner's current role; while it is
+   * set, the server looks at nothing else (not a session cookie).
+   */
+  apiKey?: string;
+  /**
    * Remember each GET answer that has an `ETag` (its body too, in memory)
    * and send `If-None-Match` on the next GET of the same URL; a 304 is then
    * answered from memory as the 200 it stands for. Worth it for polling;
@@ -224,7 +240,9 @@ export function createUserAdminClient(
   const api = createClient<paths>({
     baseUrl: options.baseUrl,
     fetch: options.fetch,
-    headers: options.headers,
+    headers: options.apiKey === undefined
+      ? options.headers
+      : { ...options.headers, authorization: `Bearer ${options.apiKey}` },
   });
 
   const cookieJar: Middleware = {
@@ -576,5 +594,66 @@ async function* serverSentEvents(
   } finally {
     reader.releaseLock();
     await body.cancel().catch(() => {});
+  }
+}
+
+// --- Creating a user, safe to retry ---------------------------------------
+
+/** How `createUserWithRetry` retries. */
+export interface RetryOptions {
+  /** Attempts in all, the first included (default 4). */
+  attempts?: number;
+  /** The wait before the first retry, doubled before each next (default 200 ms). */
+  delayMs?: number;
+  /** The Idempotency-Key of every attempt (default: a new random UUID). */
+  idempotencyKey?: string;
+}
+
+/** The answer of `POST /api/users`. */
+export type CreateUserOutcome = Outcome<Operation<"/api/users", "post">>;
+
+/** The 409 of a request whose Idempotency-Key is still running elsewhere. */
+const IN_PROGRESS = "Request with this Idempotency-Key is in progress";
+
+/**
+ * Creates a user, retrying what may be retried without creating a second
+ * one: every attempt sends the same `Idempotency-Key` (one UUID per call),
+ * so the service runs the request at most once and answers a retry of a
+ * finished one with the kept answer (`Idempotent-Replayed: true`).
+ * Retries, after a growing wait with jitter, a network error (the request
+ * may or may not have arrived), a 500 (never applied) and a 409 for a key
+ * still in progress; any other answer is returned as it is. Throws the last
+ * network error when every attempt failed on the network.
+ *
+ * ```ts
+ * const created = await createUserWithRetry(api, body, { attempts: 5 });
+ * if (created.ok) console.log(created.data.id);
+ * ```
+ */
+export async function createUserWithRetry(
+  client: UserAdminClient,
+  body: CreateUser,
+  options: RetryOptions = {},
+): Promise<CreateUserOutcome> {
+  const attempts = Math.max(1, options.attempts ?? 4);
+  const delayMs = options.delayMs ?? 200;
+  const key = options.idempotencyKey ?? crypto.randomUUID();
+  for (let attempt = 1;; attempt++) {
+    let outcome: CreateUserOutcome | undefined;
+    try {
+      outcome = await client.post("/api/users", {
+        body,
+        params: { header: { "idempotency-key": key } },
+      });
+    } catch (e) {
+      // An answer outside the contract is an answer: not retried.
+      if (e instanceof UnexpectedResponseError || attempt >= attempts) throw e;
+    }
+    const retry = outcome === undefined || outcome.status === 500 ||
+      (outcome.status === 409 && !outcome.ok &&
+        outcome.error === IN_PROGRESS);
+    if (!retry || attempt >= attempts) return outcome!;
+    const wait = delayMs * 2 ** (attempt - 1);
+    await new Promise((r) => setTimeout(r, wait / 2 + Math.random() * wait));
   }
 }

@@ -127,7 +127,7 @@ export interface paths {
         put?: never;
         /**
          * Create a user
-         * @description Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's length, then its characters; the email's limits; the password's length, then NUL in it; then uniqueness (the canonical form or the look-alike skeleton of the username or e-mail is another user's: 409). A value's checks stop at its first broken rule. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         * @description Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's length, then its characters; the email's limits; the password's length, then NUL in it; then uniqueness (the canonical form or the look-alike skeleton of the username or e-mail is another user's: 409). A value's checks stop at its first broken rule. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed. With an `Idempotency-Key` header (checked after 401/403, before the body), a retry of the same request never creates a second user: see the header.
          */
         post: operations["createUser"];
         delete?: never;
@@ -170,6 +170,54 @@ export interface paths {
          * @description Role is checked before password (length, then NUL); then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          */
         patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/api/users/{id}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a user's API keys
+         * @description The user's keys that are not revoked (expired ones included, with their `expiresAt`), newest first. Never the key itself.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key for a user
+         * @description Checks, in order (after 401/403): the user exists (404); the body (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead: 400 `Invalid API key request`); at most 100 live (unrevoked, unexpired) keys per user (400 `Too many API keys`). The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`. Keys act as their owner with the owner's current role: a service account is an ordinary user made for the purpose.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        /**
+         * List a user's API keys: headers only (HEAD)
+         * @description As `GET /api/users/{id}/keys` with the same checks, status and headers, without a body.
+         */
+        head: operations["listApiKeysHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description The key stops working at once, on every instance (its next request answers 401), and leaves the list. 404 when the user has no such key: unknown, another user's, or revoked already. Recorded as `key.revoked`. To rotate without downtime: create the new key, deploy it, then revoke the old one.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/health": {
@@ -260,9 +308,43 @@ export interface components {
             /** @example alice */
             username: string;
         };
+        ApiKey: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 in UTC with milliseconds
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the key stops working; null: never
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            expiresAt: string | null;
+            /** @example 7 */
+            id: number;
+            /**
+             * Format: date-time
+             * @description When a request last came with the key, to the minute (written at most once a minute); null: never used
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            lastUsedAt: string | null;
+            /** @example billing-service */
+            name: string;
+            /**
+             * @description `uak_` and the first 8 characters of the key: names it in lists and logs
+             * @example uak_Xq3kP0aZ
+             */
+            prefix: string;
+        };
         AuditParty: {
             /** @example 1 */
             id: number;
+            /**
+             * @description Actors only: the API key the request came with (absent for a session)
+             * @example 7
+             */
+            keyId?: number;
             /**
              * @description The username at the time of the record
              * @example admin
@@ -271,7 +353,7 @@ export interface components {
         };
         AuditRecord: {
             /** @enum {string} */
-            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered";
+            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked";
             /** @description Who did it; null for the service itself (the first admin at startup), the recovery task and failed or throttled logins */
             actor: components["schemas"]["AuditParty"] | null;
             /**
@@ -280,7 +362,7 @@ export interface components {
              */
             clientAddress: string | null;
             /**
-             * @description Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; else {}
+             * @description Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `key.created`, `key.revoked` {keyId, name}; else {}
              * @example {
              *       "from": "viewer",
              *       "to": "admin"
@@ -304,6 +386,20 @@ export interface components {
              * @example 2026-11-25T21:07:00.123Z
              */
             time: string;
+        };
+        /** @description Unknown fields are ignored; `null` counts as missing. */
+        CreateApiKey: {
+            /**
+             * Format: date-time
+             * @description RFC 3339 date-time with `Z` or an offset, in the future and at most 2 years ahead. Absent or `null`: the key does not expire.
+             * @example 2027-06-30T00:00:00Z
+             */
+            expiresAt?: string;
+            /**
+             * @description 1..100 characters (Unicode code points), as given: what the key is for.
+             * @example billing-service
+             */
+            name: string;
         };
         /** @description All five fields are required. Unknown fields are ignored; `null` counts as missing. */
         CreateUser: {
@@ -345,6 +441,40 @@ export interface components {
              * @example admin
              */
             username: string;
+        };
+        NewApiKey: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 in UTC with milliseconds
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the key stops working; null: never
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            expiresAt: string | null;
+            /** @example 7 */
+            id: number;
+            /**
+             * @description The key: `uak_` and 43 base64url characters (256 random bits). Shown in this answer only (the service keeps its SHA-256): store it now. Send it as `Authorization: Bearer <key>`.
+             * @example uak_Xq3kP0aZ7bYc1dEf2gHi3jKl4mNo5pQr6sTu7vWx8yZ
+             */
+            key: string;
+            /**
+             * Format: date-time
+             * @description When a request last came with the key, to the minute (written at most once a minute); null: never used
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            lastUsedAt: string | null;
+            /** @example billing-service */
+            name: string;
+            /**
+             * @description `uak_` and the first 8 characters of the key: names it in lists and logs
+             * @example uak_Xq3kP0aZ
+             */
+            prefix: string;
         };
         Ok: {
             /** @enum {boolean} */
@@ -394,7 +524,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -437,7 +567,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -479,7 +609,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -515,7 +645,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -542,7 +672,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -576,7 +706,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -630,7 +760,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -657,7 +787,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -851,7 +981,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -893,7 +1023,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -968,7 +1098,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1009,7 +1139,10 @@ export interface operations {
     createUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1..255 printable ASCII characters (0x20-0x7E), else 400 `Invalid Idempotency-Key`; a fresh random value (a UUID) per intended request, reused for its retries. Kept per caller (user id) for 24 hours once answered 201 or 409. The same key with the same body answers that answer again, unchanged, with `Idempotent-Replayed: true` (nothing is created, no audit record written); with another body 422; while its first request still runs (on any instance) 409 `Request with this Idempotency-Key is in progress`. 400s and 500s are not kept: a retry runs again. Bodies compare as the service reads them (keys sorted, fields trimmed, unknown fields dropped), without the password: a retry that differs only in its password replays the first answer. */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1022,6 +1155,8 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    /** @description `true` on an answer kept for the request's `Idempotency-Key`, sent again */
+                    "Idempotent-Replayed"?: "true";
                     /** @description /api/users/{id} of the new user */
                     Location?: string;
                     [name: string]: unknown;
@@ -1030,7 +1165,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description A field is missing or breaks a rule */
+            /** @description The Idempotency-Key header is malformed, or a field is missing or breaks a rule */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1038,11 +1173,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "All fields are required" | "Role must be admin or viewer" | "Password must be at least 8 characters" | "Username must be at most 64 characters without control characters" | "Username contains characters that are not allowed" | "Name must be at most 200 characters" | "Name contains characters that are not allowed" | "Email must be a valid address" | "Password must be at most 72 bytes" | "Password must not contain NUL characters";
+                        error: "Invalid Idempotency-Key" | "All fields are required" | "Role must be admin or viewer" | "Password must be at least 8 characters" | "Username must be at most 64 characters without control characters" | "Username contains characters that are not allowed" | "Name must be at most 200 characters" | "Name contains characters that are not allowed" | "Email must be a valid address" | "Password must be at most 72 bytes" | "Password must not contain NUL characters";
                     };
                 };
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1066,15 +1201,17 @@ export interface operations {
                     };
                 };
             };
-            /** @description The username or e-mail is taken, regardless of case, or looks like one that is (same UTS #39 skeleton) */
+            /** @description The username or e-mail is taken, regardless of case, or looks like one that is (same UTS #39 skeleton); or the request's Idempotency-Key is in use by a request still running */
             409: {
                 headers: {
+                    /** @description `true` on an answer kept for the request's `Idempotency-Key`, sent again */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Username or email already exists";
+                        error: "Username or email already exists" | "Request with this Idempotency-Key is in progress";
                     };
                 };
             };
@@ -1087,6 +1224,18 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         error: "Request body too large";
+                    };
+                };
+            };
+            /** @description The Idempotency-Key was used with a different body */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Idempotency-Key reused with a different request";
                     };
                 };
             };
@@ -1156,7 +1305,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1213,7 +1362,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1298,7 +1447,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1392,7 +1541,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1461,7 +1610,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No valid session cookie */
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1530,6 +1679,293 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         error: "Update failed";
+                    };
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"][];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No user has this id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "User not found";
+                    };
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to list API keys";
+                    };
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKey"];
+            };
+        };
+        responses: {
+            /** @description Created; `key` is shown this once */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewApiKey"];
+                };
+            };
+            /** @description The body breaks a rule, or the user has 100 live keys */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid API key request" | "Too many API keys";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No user has this id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "User not found";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to create API key";
+                    };
+                };
+            };
+        };
+    };
+    listApiKeysHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No user has this id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                keyId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description The user has no such live key (also another user's key, and a key revoked already) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "API key not found";
+                    };
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to revoke API key";
                     };
                 };
             };

@@ -15,6 +15,7 @@ import { onError, onNotFound } from "./http/errors.ts";
 import { requestScope } from "./http/request.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
+import { mountKeys } from "./keys/keys.index.ts";
 import { mountUsers } from "./users/users.index.ts";
 
 export interface AppDeps {
@@ -40,7 +41,7 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
     version: "1.0.0",
     description:
       "List, create, update and delete user accounts. Only an authenticated `admin` may call `/api/users`; " +
-      "log in with `POST /api/auth/login`, which sets the `sid` session cookie. " +
+      "log in with `POST /api/auth/login`, which sets the `sid` session cookie, or send an API key (`POST /api/users/{id}/keys`) as `Authorization: Bearer uak_...`. " +
       "Every error answers `{error}` with the message listed for its status. " +
       "Bodies are read as JSON whatever the Content-Type says, up to 64 KiB (413 `Request body too large`). " +
       "Unknown paths answer 404 `Not found`; a known path with another method answers 405 `Method not allowed` with `Allow`. " +
@@ -58,6 +59,11 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
   tags: [
     { name: "auth", description: "Log in and out; who am I" },
     { name: "users", description: "User accounts (admins only)" },
+    {
+      name: "keys",
+      description:
+        "API keys of users, for other services (admins only): `Authorization: Bearer uak_...`",
+    },
     { name: "audit", description: "The audit trail (admins only)" },
     { name: "service", description: "Health" },
   ],
@@ -88,9 +94,19 @@ export function createApp(deps: AppDeps) {
       "Session cookie set by `POST /api/auth/login` (HttpOnly, SameSite=Strict). " +
       "In a browser (Swagger UI included) log in with that call: the browser then sends the cookie by itself, no Authorize step is needed.",
   });
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "uak_ API key",
+    description:
+      "An API key (`uak_` and 43 base64url characters) from `POST /api/users/{id}/keys`, sent as `Authorization: Bearer uak_...`. " +
+      "It acts as its owner with the owner's current role. When the header is present it decides alone (the cookie is not looked at): " +
+      "an unknown, revoked, expired or malformed key answers 401. In Swagger UI: Authorize, paste the key.",
+  });
   const devices = createDevices(store, config);
   mountAuth(app, { store, passwords, sessions, devices, config });
   mountUsers(app, { store, passwords, config });
+  mountKeys(app, { store, config });
   const feed = deps.feed ?? createAuditFeed({
     source: store.audit,
     listen: config.DATABASE_URL !== undefined,

@@ -26,6 +26,7 @@ export async function rekeyUsers(store: Store, log: Logger): Promise<void> {
  * Deletes expired sessions and ended login-failure windows now and then:
  * neither grants anything any more, but an attacker guessing random
  * usernames would otherwise grow login_failures without bound. Removes
+ * Idempotency-Key answers past 24 hours and runs that never ended. Removes
  * audit records past AUDIT_RETENTION_DAYS too (the chain stays verifiable
  * from the oldest kept). Every instance may run it; the deletes are
  * idempotent. Keys rows an older release wrote (`rekeyUsers`).
@@ -43,16 +44,18 @@ export function startHousekeeping(
         config.LOGIN_WINDOW_SECONDS,
         NO_DEADLINE,
       );
+      const idempotencyKeys = await store.idempotency.sweep();
       // Records a failed seal left behind, before the retention sweep.
       await store.audit.seal();
       const auditRecords = await store.audit.sweep(
         config.AUDIT_RETENTION_DAYS,
       );
       await rekeyUsers(store, log);
-      if (sessions || counters || auditRecords) {
+      if (sessions || counters || auditRecords || idempotencyKeys) {
         log.info("housekeeping", {
           expiredSessions: sessions,
           endedLoginWindows: counters,
+          expiredIdempotencyKeys: idempotencyKeys,
           expiredAuditRecords: auditRecords,
         });
       }

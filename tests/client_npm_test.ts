@@ -44,7 +44,7 @@ function typeCheck(file: string): string[] {
 }
 
 const TYPED_CONSUMER = `
-import { createUserAdminClient, type Role, type User } from "@user-admin/client";
+import { createUserAdminClient, createUserWithRetry, type Role, type User } from "@user-admin/client";
 
 const api = createUserAdminClient({ baseUrl: "http://127.0.0.1:1" });
 const created = await api.post("/api/users", {
@@ -54,9 +54,16 @@ if (created.ok) {
   const user: User = created.data;
   console.log(user.createdAt);
 } else if (created.status === 409) {
-  const message: "Username or email already exists" = created.error;
+  const message:
+    | "Username or email already exists"
+    | "Request with this Idempotency-Key is in progress" = created.error;
   console.log(message);
 }
+const service = createUserAdminClient({ baseUrl: "http://127.0.0.1:1", apiKey: "uak_x" });
+const retried = await createUserWithRetry(service, {
+  username: "b", name: "B", email: "b@example.com", password: "correct horse", role: "admin",
+}, { attempts: 3 });
+if (retried.ok) console.log(retried.data.id);
 const role: Role = "admin";
 // @ts-expect-error: a role the service does not have
 const wrong: Role = "root";
@@ -66,7 +73,7 @@ console.log(role, wrong);
 `;
 
 const JS_CONSUMER = `
-import { createUserAdminClient } from "@user-admin/client";
+import { createUserAdminClient, createUserWithRetry } from "@user-admin/client";
 
 const { USER_ADMIN_URL, USER_ADMIN_USERNAME, USER_ADMIN_PASSWORD } = process.env;
 const api = createUserAdminClient({ baseUrl: USER_ADMIN_URL });
@@ -90,6 +97,21 @@ const again = await api.post("/api/users", {
 });
 steps.duplicate = [again.status, again.error];
 
+const key = await api.post("/api/users/{id}/keys", {
+  params: { path: { id: login.data.id } },
+  body: { name: "node consumer" },
+});
+// A service's client: the key, no login.
+const service = createUserAdminClient({ baseUrl: USER_ADMIN_URL, apiKey: key.data.key });
+const me = await service.me();
+steps.keyMe = [me.status, me.ok && me.data.username, service.hasSession];
+const hopper = await createUserWithRetry(service, {
+  ...grace,
+  username: "hopper",
+  email: "hopper@example.com",
+});
+steps.keyCreate = [hopper.status, hopper.ok && hopper.data.username];
+
 const list = await api.get("/api/users");
 steps.list = [list.status, list.ok && list.data.map((u) => u.username)];
 
@@ -98,6 +120,8 @@ steps.logout = [logout.status, api.hasSession];
 
 const after = await api.get("/api/users");
 steps.afterLogout = [after.status, after.error];
+const keyAfter = await service.get("/api/users");
+steps.keyAfterLogout = [keyAfter.status];
 
 console.log(JSON.stringify(steps));
 `;
@@ -154,9 +178,12 @@ Deno.test(withTool(
         login: [200, "admin", true],
         create: [201, "grace"],
         duplicate: [409, "Username or email already exists"],
-        list: [200, [ADMIN.username, "grace"]],
+        keyMe: [200, ADMIN.username, false],
+        keyCreate: [201, "hopper"],
+        list: [200, [ADMIN.username, "grace", "hopper"]],
         logout: [200, false],
         afterLogout: [401, "Unauthorised"],
+        keyAfterLogout: [200],
       });
     } finally {
       await Deno.remove(project, { recursive: true });

@@ -29,6 +29,7 @@ Deno.test("each operation's error messages are the contract's, status by status"
   typeIs<
     Equal<
       ErrorMessage<"/api/users", "post">,
+      | "Invalid Idempotency-Key"
       | "All fields are required"
       | "Role must be admin or viewer"
       | "Password must be at least 8 characters"
@@ -42,7 +43,9 @@ Deno.test("each operation's error messages are the contract's, status by status"
       | "Unauthorised"
       | "Forbidden"
       | "Username or email already exists"
+      | "Request with this Idempotency-Key is in progress"
       | "Request body too large"
+      | "Idempotency-Key reused with a different request"
       | "Failed to create user"
     >
   >();
@@ -83,7 +86,13 @@ Deno.test("a correct call compiles and a failure narrows to its status's own mes
   const again = await svc.admin.post("/api/users", { body: carol });
   assert(!again.ok);
   if (again.status === 409) {
-    typeIs<Equal<typeof again.error, "Username or email already exists">>();
+    typeIs<
+      Equal<
+        typeof again.error,
+        | "Username or email already exists"
+        | "Request with this Idempotency-Key is in progress"
+      >
+    >();
   }
   assertEquals(again, {
     ok: false,

@@ -165,3 +165,44 @@ Deno.test(withTool(
     assertEquals(problems, [], "no script error and no CSP violation");
   },
 ));
+
+Deno.test(withTool(
+  'an API key pasted into Swagger UI\'s Authorize dialog signs "Try it out" in, with no login and no cookie',
+  CHROMIUM_TOOL,
+  async () => {
+    await using svc = await startService();
+    const created = await svc.admin.post("/api/users/{id}/keys", {
+      params: { path: { id: svc.adminAccount.id } },
+      body: { name: "swagger" },
+    });
+    assert(created.ok);
+    await using browser = await launch();
+    const page = await browser.newPage();
+    page.setDefaultTimeout(15_000);
+    const sent: (string | undefined)[] = [];
+    page.on("request", (r) => {
+      if (new URL(r.url()).pathname === "/api/auth/me") {
+        sent.push(r.headers()["authorization"]);
+      }
+    });
+    await page.goto(`${svc.baseUrl}/docs`);
+    // Without the key: 401.
+    const before = await tryItOut(page, "auth-me");
+    assertEquals(before.status, "401");
+
+    await page.locator(".auth-wrapper button.authorize").click();
+    const dialog = page.locator(".dialog-ux");
+    const bearer = dialog.locator(".auth-container").filter({
+      hasText: "bearerAuth",
+    });
+    await bearer.locator("input").fill(created.data.key);
+    await bearer.locator("button.authorize").click();
+    await dialog.locator("button.btn-done").first().click();
+
+    const me = await tryItOut(page, "auth-me");
+    assertEquals(me.status, "200");
+    assertEquals(JSON.parse(me.body!).username, ADMIN.username);
+    assertEquals(sent, [undefined, `Bearer ${created.data.key}`]);
+    assertEquals((await page.context().cookies()).length, 0);
+  },
+));

@@ -70,6 +70,12 @@ Deno.test("/openapi.json serves the document that openapi/openapi.yaml holds", a
     name: "sid",
     description: served.components.securitySchemes.cookieAuth.description,
   });
+  assertEquals(served.components.securitySchemes.bearerAuth, {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "uak_ API key",
+    description: served.components.securitySchemes.bearerAuth.description,
+  });
 });
 
 Deno.test("the document lists every status each operation answers, with the exact messages", async () => {
@@ -86,6 +92,8 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/auth/me",
     "/api/users",
     "/api/users/{id}",
+    "/api/users/{id}/keys",
+    "/api/users/{id}/keys/{keyId}",
     "/health",
     "/health/live",
     "/health/ready",
@@ -121,9 +129,11 @@ Deno.test("the document lists every status each operation answers, with the exac
     "403",
     "409",
     "413",
+    "422",
     "500",
   ]);
   assertEquals(messages("/api/users", "post", 400), [
+    "Invalid Idempotency-Key",
     "All fields are required",
     "Role must be admin or viewer",
     "Password must be at least 8 characters",
@@ -150,7 +160,7 @@ Deno.test("the document lists every status each operation answers, with the exac
   ) {
     if (!/^\/api\/(users|audit)/.test(path)) continue;
     for (const op of Object.values(item)) {
-      assertEquals(op.security, [{ cookieAuth: [] }]);
+      assertEquals(op.security, [{ cookieAuth: [] }, { bearerAuth: [] }]);
     }
   }
 });

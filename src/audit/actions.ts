@@ -13,6 +13,8 @@ export const AUDIT_ACTIONS = [
   "logout",
   "admin.bootstrapped",
   "admin.recovered",
+  "key.created",
+  "key.revoked",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

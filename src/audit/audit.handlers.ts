@@ -70,16 +70,18 @@ export function createAuditHandlers({ store, feed, heartbeatMs }: AuditDeps) {
     };
     // HEAD: the headers alone, and no stream that nobody would read.
     if (c.req.method === "HEAD") return c.body(null, 200, headers);
-    const { session } = c.get("caller");
+    const sessions = c.get("sessions");
     const body = feed.open({
       after: after ?? headId,
       head: headId,
       actions: query.action,
       heartbeatMs,
       recheckMs: STREAM_RECHECK_MS,
+      // The request's own credential (session or key), resolved again as
+      // the guard resolved it.
       async allowed() {
-        const account = await store.sessions.resolve(session);
-        return account?.role === "admin";
+        const caller = await sessions.caller(c);
+        return caller?.account.role === "admin";
       },
     });
     return c.body(body, 200, headers) as never;

@@ -105,6 +105,11 @@ const PartySchema = z.object({
     description: "The username at the time of the record",
     example: "admin",
   }),
+  keyId: z.number().int().optional().openapi({
+    description:
+      "Actors only: the API key the request came with (absent for a session)",
+    example: 7,
+  }),
 }).openapi("AuditParty");
 
 // A union, not `.nullable()`: the generator writes a nullable reference as
@@ -133,7 +138,7 @@ export const AuditRecordSchema = z.object({
   }),
   details: z.record(z.string(), z.unknown()).openapi({
     description:
-      "Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; else {}",
+      "Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `key.created`, `key.revoked` {keyId, name}; else {}",
     example: { from: "viewer", to: "admin" },
   }),
   requestId: z.string().nullable().openapi({

@@ -5,6 +5,8 @@ import type { AuditAction } from "./actions.ts";
 export interface AuditParty {
   id: number;
   username: string;
+  /** The API key the actor's request came with (actors only). */
+  keyId?: number;
 }
 
 /** What a record says, apart from its place in the chain. */
@@ -56,8 +58,11 @@ export function canonicalContent(r: AuditContent): string {
 /**
  * The canonical content after the id and the time (the rest of the array,
  * closing bracket included): what a writer knows and adds to the trail.
+ * The actor's key id, when there is one, is an eleventh element; a record
+ * without it (every record before keys existed) serialises as it always has.
  */
 export function canonicalTail(r: Omit<AuditContent, "id" | "time">): string {
+  const keyId = r.actor?.keyId;
   return `${
     [
       r.action,
@@ -68,6 +73,7 @@ export function canonicalTail(r: Omit<AuditContent, "id" | "time">): string {
       r.details,
       r.requestId,
       r.clientAddress,
+      ...(keyId === undefined ? [] : [keyId]),
     ].map(canonicalJson).join(",")
   }]`;
 }

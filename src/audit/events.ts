@@ -30,6 +30,10 @@ const party = (u: AuditParty): AuditParty => ({
   username: u.username,
 });
 
+/** The actor, and the key their request came with, if any. */
+const actorParty = (u: AuditParty): AuditParty =>
+  u.keyId === undefined ? party(u) : { ...party(u), keyId: u.keyId };
+
 const event = (
   action: AuditAction,
   actor: AuditParty | null,
@@ -38,7 +42,7 @@ const event = (
   context: AuditContext,
 ): AuditEvent => ({
   action,
-  actor: actor && party(actor),
+  actor: actor && actorParty(actor),
   target: target && party(target),
   details,
   requestId: context.requestId,
@@ -110,4 +114,32 @@ export const auditEvents = {
   /** The recovery task (`deno task create-admin`) created or reset an admin. */
   adminRecovered: (user: AuditParty, outcome: "created" | "reset") =>
     event("admin.recovered", null, user, { outcome }, NO_REQUEST),
+
+  keyCreated: (
+    actor: AuditParty,
+    owner: AuditParty,
+    key: { id: number; name: string },
+    context: AuditContext,
+  ) =>
+    event(
+      "key.created",
+      actor,
+      owner,
+      { keyId: key.id, name: key.name },
+      context,
+    ),
+
+  keyRevoked: (
+    actor: AuditParty,
+    owner: AuditParty,
+    key: { id: number; name: string },
+    context: AuditContext,
+  ) =>
+    event(
+      "key.revoked",
+      actor,
+      owner,
+      { keyId: key.id, name: key.name },
+      context,
+    ),
 };

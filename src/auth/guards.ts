@@ -9,10 +9,13 @@ import { MSG } from "../http/messages.ts";
 import { errors, guard } from "../http/openapi.ts";
 
 const unauthorised = {
-  401: errors("No valid session cookie", MSG.unauthorised),
+  401: errors(
+    "No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key",
+    MSG.unauthorised,
+  ),
 };
 
-/** Any signed-in caller: 401 unless the cookie names an unexpired session; sets `caller`. */
+/** Any signed-in caller: 401 unless the cookie names an unexpired session or the header a live key; sets `caller`. */
 export const signedIn = guard(unauthorised, async (c, next) => {
   const caller = await c.get("sessions").caller(c);
   if (!caller) return c.json({ error: MSG.unauthorised }, 401);

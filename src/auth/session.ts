@@ -6,6 +6,7 @@ import type { LoginCounter, Store } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
 import { isHttps, requestOrigin } from "../http/origin.ts";
 import type { Caller } from "./caller.ts";
+import { keyCaller } from "./keys.ts";
 import { isSessionToken, newSessionToken, sha256 } from "./tokens.ts";
 
 export const SESSION_COOKIE = "sid";
@@ -19,12 +20,16 @@ const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** Sessions as the HTTP layer sees them: the cookie and the origin rule. The guards (guards.ts) use it. */
 export interface Sessions {
-  /** The caller the request's cookie names, if its session is unexpired. */
+  /**
+   * The caller the request names: by its `Authorization` header when it
+   * has one (an API key, keys.ts), else by its cookie, if its session is
+   * unexpired.
+   */
   caller(c: Context<AppEnv>): Promise<Caller | undefined>;
   /**
    * Whether a page of another origin sent this state-changing request
-   * (refused on top of SameSite=Strict); requests without Origin, from
-   * other services, are not.
+   * (refused on top of SameSite=Strict); requests without Origin, or with
+   * an `Authorization` header, from other services, are not.
    */
   isForeign(c: Context<AppEnv>): boolean;
   /**
@@ -38,7 +43,10 @@ export interface Sessions {
     user: { id: number; username: string; passwordVersion: number },
     counter: LoginCounter,
   ): Promise<boolean>;
-  /** Ends the request's session, if any, and clears the cookie. */
+  /**
+   * Ends the request's session, if any, and clears the cookie; with an
+   * `Authorization` header, nothing.
+   */
   end(c: Context<AppEnv>): Promise<void>;
 }
 
@@ -64,12 +72,20 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
 
   return {
     async caller(c) {
+      // An Authorization header decides alone: no fallback to the cookie.
+      const authorization = c.req.header("authorization");
+      if (authorization !== undefined) {
+        return await keyCaller(store, authorization);
+      }
       const session = presentedHash(c);
       const account = session && await store.sessions.resolve(session);
       return session && account ? { account, session } : undefined;
     },
 
     isForeign(c) {
+      // A page of another origin cannot send Authorization without a CORS
+      // preflight, which the service never grants: key requests skip it.
+      if (c.req.header("authorization") !== undefined) return false;
       const origin = c.req.header("origin");
       return origin !== undefined && UNSAFE_METHODS.has(c.req.method) &&
         origin !== requestOrigin(c, config.TRUST_PROXY) &&
@@ -95,6 +111,9 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
     },
 
     async end(c) {
+      // With an API key the header decides alone, and a key is no session:
+      // nothing ends (a key ends when it is revoked).
+      if (c.req.header("authorization") !== undefined) return;
       const hash = presentedHash(c);
       if (hash) {
         await store.sessions.revoke(

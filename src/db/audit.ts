@@ -58,6 +58,7 @@ type Row = {
   details: Record<string, unknown>;
   request_id: string | null;
   client_address: string | null;
+  actor_key_id: number | null;
 };
 
 /** The one mapping from an audit_events row to a record. */
@@ -67,7 +68,13 @@ const toRecord = (r: Row): AuditRecord => ({
   action: r.action,
   actor: r.actor_id === null
     ? null
-    : { id: r.actor_id, username: r.actor_username ?? "" },
+    : r.actor_key_id === null
+    ? { id: r.actor_id, username: r.actor_username ?? "" }
+    : {
+      id: r.actor_id,
+      username: r.actor_username ?? "",
+      keyId: r.actor_key_id,
+    },
   target: r.target_id === null
     ? null
     : { id: r.target_id, username: r.target_username ?? "" },
@@ -221,7 +228,7 @@ export function createAuditStore(sql: Sql) {
   const columns = sql`id::text, to_char(time at time zone 'UTC', ${
     sql.unsafe(ISO_MS)
   }) as time, action, actor_id, actor_username, target_id, target_username,
-    details, request_id, client_address`;
+    details, request_id, client_address, actor_key_id`;
 
   return {
     /** Newest first, at most `limit`, after the filters. */

@@ -19,6 +19,8 @@ import {
   createSealer,
   recordAudit,
 } from "./audit.ts";
+import { createKeyStore, liveKeyOwner } from "./keys.ts";
+import { createIdempotencyStore } from "./idempotency.ts";
 import { createUserList, sameIdentity } from "./user-list.ts";
 
 /**
@@ -109,8 +111,9 @@ const isUniqueViolation = (e: unknown) =>
 /**
  * Locks the caller's row (and the target's, in id order, so two admins
  * writing each other wait for one another instead of deadlocking), then
- * re-reads the caller's session and role: a caller deleted, logged out,
- * reset or demoted by a write that committed meanwhile is refused.
+ * re-reads the caller's session (or API key) and role: a caller deleted,
+ * logged out, reset or demoted, or whose key was revoked or expired, by a
+ * write that committed meanwhile is refused.
  */
 async function checkCaller(
   tx: TransactionSql,
@@ -126,14 +129,18 @@ async function checkCaller(
     await tx`
       select 1 from users where id = any(${ids}::int[]) order by id for update`;
   }
-  const [row] = await tx<{ role: Role; username: string }[]>`
+  const [row] = caller.keyId === undefined
+    ? await tx<{ role: Role; username: string }[]>`
     select u.role, u.username from sessions s join users u on u.id = s.user_id
     where s.token_hash = ${caller.session} and u.id = ${callerId}
-      and s.expires_at > now() and s.password_version = u.password_version`;
+      and s.expires_at > now() and s.password_version = u.password_version`
+    : await liveKeyOwner(tx, caller.keyId, callerId);
   if (!row) return "caller_gone";
   if (row.role !== "admin") return "caller_not_admin";
   beforeWrite(writeBy);
-  return { id: callerId, username: row.username };
+  return caller.keyId === undefined
+    ? { id: callerId, username: row.username }
+    : { id: callerId, username: row.username, keyId: caller.keyId };
 }
 
 const isRefusal = (
@@ -382,7 +389,8 @@ export function createStore(
         if (!row) return await missing(tx, id, ifVersions);
         const { passwordVersion, before, ...updated } = row;
         if (hash !== null) {
-          const keep = write.caller.session;
+          // A key's caller has no session to keep; a reset leaves keys alone.
+          const keep = write.caller.session ?? new Uint8Array();
           await tx`
             delete from sessions where user_id = ${id} and token_hash <> ${keep}`;
           await tx`
@@ -751,6 +759,8 @@ export function createStore(
     sessions,
     loginThrottle,
     deviceKey,
+    keys: createKeyStore(sql, { transaction, checkCaller }),
+    idempotency: createIdempotencyStore(sql, beforeWrite),
     audit: {
       ...auditStore,
       /** As the trail's store lists, after sealing: every committed record is shown. */

@@ -44,6 +44,17 @@ export const MSG = {
   invalidLastEventId: "Invalid Last-Event-ID",
   eventHistoryGone: "Event history no longer available",
   auditStreamFailed: "Failed to stream audit events",
+
+  apiKeyRequestInvalid: "Invalid API key request",
+  tooManyApiKeys: "Too many API keys",
+  apiKeyNotFound: "API key not found",
+  apiKeyCreateFailed: "Failed to create API key",
+  apiKeyListFailed: "Failed to list API keys",
+  apiKeyRevokeFailed: "Failed to revoke API key",
+
+  invalidIdempotencyKey: "Invalid Idempotency-Key",
+  idempotencyKeyReused: "Idempotency-Key reused with a different request",
+  idempotencyKeyInProgress: "Request with this Idempotency-Key is in progress",
 } as const;
 
 /** The 400 of a query parameter with a bad value, which names the parameter. */

@@ -108,4 +108,11 @@ export const bodyTooLarge = {
   413: errors("The body is larger than 64 KiB", MSG.bodyTooLarge),
 };
 
-export const cookieAuth = [{ cookieAuth: [] }];
+/**
+ * What a protected operation takes: the session cookie, or an API key as
+ * `Authorization: Bearer uak_...` (either alone).
+ */
+export const cookieAuth: Record<string, string[]>[] = [
+  { cookieAuth: [] },
+  { bearerAuth: [] },
+];

@@ -6,6 +6,7 @@ import type { Config } from "../config.ts";
 import type { CallerRefusal, CallerWrite, Store } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ifMatchTags, noneMatch } from "../http/conditional.ts";
+import { idempotent } from "../http/idempotency.ts";
 import { jsonArrayBody } from "../http/json-array.ts";
 import { MSG } from "../http/messages.ts";
 import {
@@ -22,7 +23,7 @@ import type * as routes from "./users.routes.ts";
 export interface UserDeps {
   store: Store;
   passwords: PasswordHasher;
-  config: Pick<Config, "TRUST_PROXY">;
+  config: Pick<Config, "TRUST_PROXY" | "REQUEST_TIMEOUT_MS">;
 }
 
 const isRefusal = (outcome: unknown): outcome is CallerRefusal =>
@@ -42,6 +43,9 @@ const refused = (c: Context<AppEnv>, refusal: CallerRefusal) =>
  * reads as the rest of the contract's list of checks, in order.
  */
 export function createUserHandlers({ store, passwords, config }: UserDeps) {
+  // A run of an Idempotency-Key counts as crashed once its deadline passed:
+  // past it, it can no longer write.
+  const runningMs = config.REQUEST_TIMEOUT_MS;
   /**
    * The write as the request asks for it: the caller the write's
    * transaction re-checks, what its audit record keeps of the request, and
@@ -103,18 +107,23 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
     return c.json(found.user, 200, { ETag: tag });
   };
 
-  const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
+  /** Runs once per Idempotency-Key, when the request has one (idempotency.ts). */
+  const create: RouteHandler<typeof routes.create, AppEnv> = (c) => {
     const { password, ...fields } = c.req.valid("json");
-    const passwordHash = await passwords.hash(password);
-    const created = await store.users.create(
-      { ...fields, passwordHash },
-      callerWrite(c),
-    );
-    if (isRefusal(created)) return refused(c, created);
-    if (created === "duplicate") {
-      return c.json({ error: MSG.duplicateUser }, 409);
-    }
-    return c.json(created, 201, { Location: `/api/users/${created.id}` });
+    // The password stays out of the fingerprint: the database never holds
+    // a fast hash of it.
+    return idempotent(c, { store, runningMs }, fields, async () => {
+      const passwordHash = await passwords.hash(password);
+      const created = await store.users.create(
+        { ...fields, passwordHash },
+        callerWrite(c),
+      );
+      if (isRefusal(created)) return refused(c, created);
+      if (created === "duplicate") {
+        return c.json({ error: MSG.duplicateUser }, 409);
+      }
+      return c.json(created, 201, { Location: `/api/users/${created.id}` });
+    });
   };
 
   const update: RouteHandler<typeof routes.update, AppEnv> = async (c) => {

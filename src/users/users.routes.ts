@@ -9,6 +9,12 @@ import {
   jsonBody,
   queryErrors,
 } from "../http/openapi.ts";
+import {
+  idempotencyConflicts,
+  idempotencyKey,
+  IdempotencyKeyHeader,
+  REPLAYED_HEADER,
+} from "../http/idempotency.ts";
 import { decodeCursor } from "./listing.ts";
 import {
   ACCOUNT_RULE_ORDER,
@@ -290,10 +296,14 @@ export const create = createRoute({
   summary: "Create a user",
   description:
     "Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's length, then its characters; the email's limits; the password's length, then NUL in it; then uniqueness (the canonical form or the look-alike skeleton of the username or e-mail is another user's: 409). A value's checks stop at its first broken rule. " +
-    RECHECK,
+    RECHECK +
+    " With an `Idempotency-Key` header (checked after 401/403, before the body), a retry of the same request never creates a second user: see the header.",
   security: cookieAuth,
-  middleware: admin,
-  request: { body: jsonBody(CreateUserSchema, "failure") },
+  middleware: [admin, idempotencyKey],
+  request: {
+    headers: IdempotencyKeyHeader,
+    body: jsonBody(CreateUserSchema, "failure"),
+  },
   responses: {
     201: {
       ...json(UserSchema, "Created"),
@@ -302,20 +312,27 @@ export const create = createRoute({
           description: "/api/users/{id} of the new user",
           schema: { type: "string" },
         },
+        ...REPLAYED_HEADER,
       },
     },
     400: errors(
-      "A field is missing or breaks a rule",
+      "The Idempotency-Key header is malformed, or a field is missing or breaks a rule",
+      MSG.invalidIdempotencyKey,
       MSG.allFieldsRequired,
       MSG.roleMustBeAdminOrViewer,
       ...ACCOUNT_RULE_ORDER,
     ),
     ...admin.responses,
-    409: errors(
-      "The username or e-mail is taken, regardless of case, or looks like one that is (same UTS #39 skeleton)",
-      MSG.duplicateUser,
-    ),
+    409: {
+      ...errors(
+        "The username or e-mail is taken, regardless of case, or looks like one that is (same UTS #39 skeleton); or the request's Idempotency-Key is in use by a request still running",
+        MSG.duplicateUser,
+        MSG.idempotencyKeyInProgress,
+      ),
+      headers: REPLAYED_HEADER,
+    },
     ...bodyTooLarge,
+    ...idempotencyConflicts,
     500: errors(
       "Unexpected failure, including a body that is not JSON",
       MSG.createFailed,

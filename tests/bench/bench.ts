@@ -21,6 +21,12 @@
  * median round. One run of each, one after the other, moved by 20% and more
  * on this shared machine.
  *
+ *   deno task bench --keys [--duration 5] [--rounds 5] [--warmup 10]
+ *
+ * `--keys` measures only GET /api/auth/me with an API key beside the same
+ * with the cookie, and POST /api/users with an Idempotency-Key beside
+ * without (each target 0.9), and prints them; RESULTS.md is not written.
+ *
  *   deno task bench --million [--million-users 1000000] [--duration 5]
  *
  * `--million` measures the service alone on `--million-users` users and as
@@ -216,6 +222,8 @@ interface Load {
   method?: string;
   body?: string;
   create?: string;
+  /** With `create`: each creation with an Idempotency-Key of its own. */
+  idempotent?: boolean;
   /** Extra request headers, `Name: value`. */
   headers?: string[];
   /** Two bodies that requests alternate (instead of `body`). */
@@ -237,6 +245,7 @@ async function wrk(
   const env: Record<string, string> = { BENCH_METHOD: load.method ?? "GET" };
   if (load.body) env.BENCH_BODY = load.body;
   if (load.create) env.BENCH_CREATE = load.create;
+  if (load.idempotent) env.BENCH_IDEMPOTENT = "1";
   if (load.alternate) env.BENCH_ALTERNATE = load.alternate.join("\n");
   if (load.targets) env.BENCH_TARGETS = load.targets.join(",");
   if (load.targetFirst !== undefined) {
@@ -695,6 +704,11 @@ async function main() {
       }% of it)`,
     );
 
+    const keyed = await keyScenarios(wrkPath, service, sid);
+    rows.push(...keyed.rows);
+    notes.push(...keyed.notes);
+    console.log(table(keyed.rows).split("\n").slice(2).join("\n"));
+
     // Streaming: the whole list at streamUsers, one request at a time.
     let streamRows: string[] = [];
     let millionRows: string[] = [];
@@ -890,6 +904,7 @@ async function main() {
         lookup.service.p99Ms < 50,
       ]);
     }
+    targets.push(...keyed.targets);
     targets.push([
       "start against a migrated PostgreSQL < 1 s",
       `${fmt(service.readyMs)} ms`,
@@ -1160,6 +1175,130 @@ async function writeSection(section: string) {
   await run(Deno.execPath(), ["fmt", opts.out]);
 }
 
+// ---------------------------------------------------------------- keys
+
+/**
+ * API keys and Idempotency-Key against what they stand beside, in turns:
+ * `GET /api/auth/me` with a key against the same with the cookie (the key
+ * is looked up instead of the session: targets 0.9), and POST /api/users
+ * with an Idempotency-Key of its own per request against without (its row
+ * inserted and answered: 0.9). Answers the rows and notes.
+ */
+async function keyScenarios(
+  wrkPath: string,
+  service: Proc,
+  sid: string,
+): Promise<
+  { rows: Row[]; notes: string[]; targets: [string, string, boolean][] }
+> {
+  const me = await fetch(`${service.baseUrl}/api/auth/me`, {
+    headers: { cookie: `sid=${sid}` },
+  });
+  const { id } = await me.json();
+  const created = await fetch(`${service.baseUrl}/api/users/${id}/keys`, {
+    method: "POST",
+    headers: { cookie: `sid=${sid}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "bench" }),
+  });
+  if (created.status !== 201) throw new Error(`key: ${created.status}`);
+  const { key } = await created.json();
+  const withKey: Load = {
+    path: "/api/auth/me",
+    headers: [`Authorization: Bearer ${key}`],
+  };
+  const withCookie: Load = { path: "/api/auth/me" };
+  say("GET /api/auth/me with a key and with the cookie, in turns ...");
+  const auth = await paired(
+    () => wrk(wrkPath, service, sid, withKey),
+    () => wrk(wrkPath, service, sid, withCookie),
+    async () => {
+      for (const load of [withKey, withCookie]) {
+        await wrk(wrkPath, service, sid, { ...load, duration: opts.warmup });
+      }
+    },
+  );
+  let n = 0;
+  const creating = (idempotent: boolean): Load => ({
+    path: "/api/users",
+    method: "POST",
+    create: `k${Date.now().toString(36)}${++n}`,
+    idempotent,
+    connections: 4,
+  });
+  say("POST /api/users with and without an Idempotency-Key, in turns ...");
+  const create = await paired(
+    () => wrk(wrkPath, service, sid, creating(true)),
+    () => wrk(wrkPath, service, sid, creating(false)),
+    () => wrk(wrkPath, service, sid, { ...creating(true), duration: 2 }),
+  );
+  const rows: Row[] = [
+    { scenario: "GET /api/auth/me (session cookie)", service: auth.b },
+    { scenario: "GET /api/auth/me (API key)", service: auth.a },
+    {
+      scenario: "POST /api/users (bcrypt) without an Idempotency-Key",
+      service: create.b,
+    },
+    {
+      scenario: "POST /api/users (bcrypt) with an Idempotency-Key each",
+      service: create.a,
+    },
+  ];
+  const notes = [
+    `GET /api/auth/me with an API key beside the same with the session cookie: ${
+      auth.ratio.median.toFixed(2)
+    }, median of ${opts.rounds} rounds (${
+      roundList(auth.ratio)
+    }; the target is 0.9); ${cpuNote(auth.as, auth.bs, "key", "cookie")}`,
+    `POST /api/users with an Idempotency-Key beside without: ${
+      create.ratio.median.toFixed(2)
+    }, median of ${opts.rounds} rounds (${
+      roundList(create.ratio)
+    }; the target is 0.9); ${
+      cpuNote(create.as, create.bs, "with a key", "without")
+    }`,
+  ];
+  const targets: [string, string, boolean][] = [
+    [
+      "GET /api/auth/me with an API key: ≥ 0.9 × with the cookie",
+      `${auth.ratio.median.toFixed(2)} (${roundRange(auth.ratio)})`,
+      auth.ratio.median >= 0.9,
+    ],
+    [
+      "POST /api/users with an Idempotency-Key: ≥ 0.9 × without",
+      `${create.ratio.median.toFixed(2)} (${roundRange(create.ratio)})`,
+      create.ratio.median >= 0.9,
+    ],
+  ];
+  return { rows, notes, targets };
+}
+
+/** `--keys`: the key and Idempotency-Key scenarios alone, printed (RESULTS.md untouched). */
+async function keysOnly() {
+  const wrkPath = await findWrk();
+  const load = async () =>
+    (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
+  console.log(`load average at start: ${await load()}`);
+  const name = `ua_bench_${crypto.randomUUID().replaceAll("-", "")}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  await admin`create database ${admin(name)}`;
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  try {
+    await using service = await startService({ DATABASE_URL: url.href });
+    const sid = await login(service.baseUrl);
+    const { rows, notes, targets } = await keyScenarios(wrkPath, service, sid);
+    console.log(table(rows));
+    for (const note of notes) console.log(`- ${note}`);
+    for (const [what, measured, met] of targets) {
+      console.log(`${met ? "met" : "MISSED"}: ${what}: ${measured}`);
+    }
+    console.log(`load average at end: ${await load()}`);
+  } finally {
+    await admin`drop database if exists ${admin(name)} with (force)`;
+    await admin.end();
+  }
+}
+
 function say(what: string) {
   console.log(what);
 }
@@ -1289,4 +1428,5 @@ async function sseFanOut() {
 
 if (Deno.args.includes("--million")) await million();
 else if (Deno.args.includes("--sse")) await sseFanOut();
+else if (Deno.args.includes("--keys")) await keysOnly();
 else await main();

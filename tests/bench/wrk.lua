@@ -10,12 +10,15 @@
 --   BENCH_TARGET_FIRST  an id: each request appends the next id from it to
 --                  the URL's path, never one twice (thread t of n takes
 --                  first + t - 1, then every n-th); for DELETE
+--   BENCH_IDEMPOTENT  with BENCH_CREATE: each creation carries an
+--                  Idempotency-Key of its own (the new user's name)
 --   BENCH_THREADS  wrk's thread count (set by wrk.ts)
 -- On exit it prints one line, "BENCH {json}", that bench.ts reads.
 
 local method = os.getenv("BENCH_METHOD") or "GET"
 local body = os.getenv("BENCH_BODY")
 local create = os.getenv("BENCH_CREATE")
+local idempotent = os.getenv("BENCH_IDEMPOTENT")
 local alternate = {}
 for line in (os.getenv("BENCH_ALTERNATE") or ""):gmatch("[^\n]+") do
   alternate[#alternate + 1] = line
@@ -67,7 +70,11 @@ function request()
   local user = string.format(
     '{"username":"%s","name":"Bench %s","email":"%s@example.com","password":"bench-password","role":"viewer"}',
     name, name, name)
-  return wrk.format("POST", nil, nil, user)
+  if not idempotent then return wrk.format("POST", nil, nil, user) end
+  local headers = {}
+  for k, v in pairs(wrk.headers) do headers[k] = v end
+  headers["Idempotency-Key"] = name
+  return wrk.format("POST", nil, headers, user)
 end
 
 function done(summary, latency, requests)

@@ -429,6 +429,8 @@ async function start(env: Record<string, string>, options: ServiceOptions) {
         await tx`delete from users where id <> ${adminId}`;
         await tx`delete from sessions`;
         await tx`delete from login_failures`;
+        await tx`delete from api_keys`;
+        await tx`delete from idempotency_keys`;
         const restored = await tx`update users set ${
           tx(adminRow)
         } where id = ${adminId}`;

@@ -23,9 +23,16 @@ check(
   client.getConfig().baseUrl,
 );
 
-// The session: the cookie `login` sets, sent by every call that declares it.
+// The session: the cookie `login` sets, sent by every call that declares
+// it; an API key for `bearerAuth` once one is made. Each scheme gets its
+// own credential (a token for the wrong scheme would be refused: an
+// Authorization header decides alone).
 let sid: string | undefined;
-client.setConfig({ baseUrl: BASE_URL, auth: () => sid });
+let apiKey: string | undefined;
+client.setConfig({
+  baseUrl: BASE_URL,
+  auth: (scheme) => scheme.in === "cookie" ? sid : apiKey,
+});
 
 const wrong = await sdk.login({
   body: { username: ADMIN_USERNAME, password: "not the password" },
@@ -191,6 +198,53 @@ for (const probe of [sdk.health, sdk.healthLive, sdk.healthReady]) {
   const answer = await probe();
   check(answer.data?.status === "ok", "health", answer.error);
 }
+
+// API keys: made, listed, used alone (no cookie), revoked.
+const key = await sdk.createApiKey({
+  path: { id: login.data!.id },
+  body: { name: "heyapi" },
+});
+check(key.response.status === 201, "create key", key.error);
+const badKey = await sdk.createApiKey({
+  path: { id: login.data!.id },
+  body: { name: "" },
+});
+check(
+  badKey.error?.error === "Invalid API key request",
+  "key 400",
+  badKey.error,
+);
+const keys = await sdk.listApiKeys({ path: { id: login.data!.id } });
+check(keys.data?.[0]?.id === key.data!.id, "list keys", keys.error);
+const session = sid;
+sid = undefined;
+apiKey = key.data!.key;
+const byKey = await sdk.me();
+check(byKey.data?.username === ADMIN_USERNAME, "me with a key", byKey.error);
+const replayed = await sdk.createUser({
+  body: { ...fields, username: "keyed", email: "keyed@example.com" },
+  headers: { "idempotency-key": "heyapi-1" },
+});
+check(replayed.response.status === 201, "create with a key", replayed.error);
+const again = await sdk.createUser({
+  body: { ...fields, username: "keyed", email: "keyed@example.com" },
+  headers: { "idempotency-key": "heyapi-1" },
+});
+check(
+  again.response.headers.get("idempotent-replayed") === "true",
+  "replay",
+  again.response.status,
+);
+apiKey = undefined;
+sid = session;
+const revoked = await sdk.revokeApiKey({
+  path: { id: login.data!.id, keyId: key.data!.id },
+});
+check(revoked.data?.ok === true, "revoke key", revoked.error);
+const gone = await sdk.revokeApiKey({
+  path: { id: login.data!.id, keyId: key.data!.id },
+});
+check(gone.error?.error === "API key not found", "key 404", gone.error);
 
 // Logout sends the cookie and ends the session: the same cookie is refused.
 const out = await sdk.logout();

@@ -1,0 +1,210 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { admin } from "../auth/guards.ts";
+import { MSG } from "../http/messages.ts";
+import {
+  bodyTooLarge,
+  cookieAuth,
+  errors,
+  guard,
+  json,
+  jsonBody,
+} from "../http/openapi.ts";
+import { codePoints } from "../users/account-rules.ts";
+import { parseUserId, USER_ID_MAX } from "../users/user.ts";
+import { OkSchema } from "../users/users.routes.ts";
+
+/** How far ahead a key's `expiresAt` may lie. */
+export const KEY_LIFETIME_MAX_YEARS = 2;
+
+const invalid = { error: MSG.apiKeyRequestInvalid };
+
+const time = (description: string) =>
+  z.string().openapi({
+    format: "date-time",
+    description,
+    example: "2026-11-25T21:07:00.123Z",
+  });
+
+export const ApiKeySchema = z.object({
+  id: z.number().int().openapi({ example: 7 }),
+  name: z.string().openapi({ example: "billing-service" }),
+  prefix: z.string().openapi({
+    description:
+      "`uak_` and the first 8 characters of the key: names it in lists and logs",
+    example: "uak_Xq3kP0aZ",
+  }),
+  createdAt: time("ISO 8601 in UTC with milliseconds"),
+  expiresAt: time("When the key stops working; null: never").nullable(),
+  lastUsedAt: time(
+    "When a request last came with the key, to the minute (written at most once a minute); null: never used",
+  ).nullable(),
+}).openapi("ApiKey");
+
+export const NewApiKeySchema = z.object({
+  ...ApiKeySchema.shape,
+  key: z.string().openapi({
+    description:
+      "The key: `uak_` and 43 base64url characters (256 random bits). Shown in this answer only (the service keeps its SHA-256): store it now. Send it as `Authorization: Bearer <key>`.",
+    example: "uak_Xq3kP0aZ7bYc1dEf2gHi3jKl4mNo5pQr6sTu7vWx8yZ",
+  }),
+}).openapi("NewApiKey");
+
+/** `expiresAt`: ISO 8601 with `Z` or an offset, in the future, at most two years ahead. */
+const expiresAt = z.iso.datetime({
+  offset: true,
+  error: MSG.apiKeyRequestInvalid,
+})
+  .transform((s, ctx) => {
+    const at = new Date(s);
+    const latest = new Date();
+    latest.setUTCFullYear(latest.getUTCFullYear() + KEY_LIFETIME_MAX_YEARS);
+    if (!(at.getTime() > Date.now() && at.getTime() <= latest.getTime())) {
+      ctx.addIssue({ code: "custom", message: MSG.apiKeyRequestInvalid });
+      return z.NEVER;
+    }
+    return at.toISOString();
+  });
+
+export const CreateApiKeySchema = z.object({
+  name: z.string(invalid)
+    .refine((s) => codePoints(s) >= 1 && codePoints(s) <= 100, invalid)
+    .openapi({
+      description:
+        "1..100 characters (Unicode code points), as given: what the key is for.",
+      minLength: 1,
+      maxLength: 100,
+      example: "billing-service",
+    }),
+  expiresAt: expiresAt.nullish().openapi({
+    type: "string",
+    format: "date-time",
+    description:
+      "RFC 3339 date-time with `Z` or an offset, in the future and at most 2 years ahead. Absent or `null`: the key does not expire.",
+    example: "2027-06-30T00:00:00Z",
+  }),
+}, invalid).openapi("CreateApiKey", {
+  description: "Unknown fields are ignored; `null` counts as missing.",
+});
+
+/**
+ * `{id}` as in the users routes: anything that cannot be a user's id
+ * becomes null, answered 404.
+ */
+const idParam = (name: string, example: number) =>
+  z.string().transform(parseUserId).openapi({
+    param: { name, in: "path" },
+    type: "integer",
+    minimum: 1,
+    maximum: USER_ID_MAX,
+    example,
+  });
+
+const UserParam = z.object({ id: idParam("id", 2) });
+const KeyParams = z.object({
+  id: idParam("id", 2),
+  keyId: idParam("keyId", 7),
+});
+
+const tags = ["keys"];
+
+const userNotFound = {
+  404: errors(
+    "No user has this id (also for ids that cannot exist)",
+    MSG.userNotFound,
+  ),
+};
+
+const USE =
+  " Keys act as their owner with the owner's current role: a service account is an ordinary user made for the purpose.";
+
+/**
+ * The routes of users' keys. Creating one checks that the user exists
+ * before the body is read (the contract's order: 401, 403, 404, 400), so
+ * its middleware needs the store's lookup: `ownerExists`.
+ */
+export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
+  const knownOwner = guard(userNotFound, async (c, next) => {
+    const id = parseUserId(c.req.param("id") ?? "");
+    if (id === null || !await ownerExists(id)) {
+      return c.json({ error: MSG.userNotFound }, 404);
+    }
+    await next();
+  });
+
+  const create = createRoute({
+    operationId: "createApiKey",
+    method: "post",
+    path: "/api/users/{id}/keys",
+    tags,
+    summary: "Create an API key for a user",
+    description:
+      "Checks, in order (after 401/403): the user exists (404); the body (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead: 400 `Invalid API key request`); at most 100 live (unrevoked, unexpired) keys per user (400 `Too many API keys`). " +
+      "The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`." +
+      USE,
+    security: cookieAuth,
+    middleware: [admin, knownOwner],
+    request: {
+      params: UserParam,
+      body: jsonBody(CreateApiKeySchema, "invalid"),
+    },
+    responses: {
+      201: json(NewApiKeySchema, "Created; `key` is shown this once"),
+      400: errors(
+        "The body breaks a rule, or the user has 100 live keys",
+        MSG.apiKeyRequestInvalid,
+        MSG.tooManyApiKeys,
+      ),
+      ...admin.responses,
+      ...userNotFound,
+      ...bodyTooLarge,
+      500: errors("Unexpected failure", MSG.apiKeyCreateFailed),
+    },
+  });
+
+  const list = createRoute({
+    operationId: "listApiKeys",
+    method: "get",
+    path: "/api/users/{id}/keys",
+    tags,
+    summary: "List a user's API keys",
+    description:
+      "The user's keys that are not revoked (expired ones included, with their `expiresAt`), newest first. Never the key itself.",
+    security: cookieAuth,
+    middleware: admin,
+    request: { params: UserParam },
+    responses: {
+      200: json(z.array(ApiKeySchema), "The keys, newest first"),
+      ...admin.responses,
+      ...userNotFound,
+      500: errors("Unexpected failure", MSG.apiKeyListFailed),
+    },
+  });
+
+  const revoke = createRoute({
+    operationId: "revokeApiKey",
+    method: "delete",
+    path: "/api/users/{id}/keys/{keyId}",
+    tags,
+    summary: "Revoke an API key",
+    description:
+      "The key stops working at once, on every instance (its next request answers 401), and leaves the list. " +
+      "404 when the user has no such key: unknown, another user's, or revoked already. Recorded as `key.revoked`. " +
+      "To rotate without downtime: create the new key, deploy it, then revoke the old one.",
+    security: cookieAuth,
+    middleware: admin,
+    request: { params: KeyParams },
+    responses: {
+      200: json(OkSchema, "Revoked"),
+      ...admin.responses,
+      404: errors(
+        "The user has no such live key (also another user's key, and a key revoked already)",
+        MSG.apiKeyNotFound,
+      ),
+      500: errors("Unexpected failure", MSG.apiKeyRevokeFailed),
+    },
+  });
+
+  return { create, list, revoke };
+}
+
+export type KeyRoutes = ReturnType<typeof keyRoutes>;
