@@ -14,6 +14,7 @@ import { requestScope } from "./http/request.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import { mountUsers } from "./users/users.index.ts";
+import { mountWebhooks } from "./webhooks/webhooks.index.ts";
 
 export interface AppDeps {
   store: Store;
@@ -55,6 +56,10 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
     { name: "auth", description: "Log in and out; who am I" },
     { name: "users", description: "User accounts (admins only)" },
     { name: "audit", description: "The audit trail (admins only)" },
+    {
+      name: "webhooks",
+      description: "Signed deliveries of the audit trail (admins only)",
+    },
     { name: "service", description: "Health" },
   ],
 };
@@ -87,6 +92,7 @@ export function createApp(deps: AppDeps) {
   mountAuth(app, { store, passwords, sessions, config });
   mountUsers(app, { store, passwords, config });
   mountAudit(app, { store });
+  mountWebhooks(app, { store, config });
   mountHealth(app, store, statementTimeoutMs(config));
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);
   mountDocs(app, OPENAPI_PATH);

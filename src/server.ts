@@ -19,6 +19,7 @@ import { countInFlight } from "./db/in-flight.ts";
 import { createStore, type Store } from "./db/store.ts";
 import { rekeyUsers, startHousekeeping } from "./housekeeping.ts";
 import type { Logger } from "./log.ts";
+import { startWebhookWorker } from "./webhooks/worker.ts";
 
 export interface StartOptions {
   log: Logger;
@@ -124,6 +125,13 @@ export async function startService(
     const app = createApp({ store, config, log, passwords, metrics });
     setReady(app.fetch);
     const housekeeping = startHousekeeping(store, config, log);
+    const webhooks = startWebhookWorker(
+      store,
+      config,
+      log,
+      metrics?.webhookAttempt,
+    );
+    metrics?.watchWebhookQueue(() => store.webhooks.backlog());
     const url = publicUrl(config.HOST, server.addr.port);
     const metricsUrl = metrics
       ? `${publicUrl(config.METRICS_HOST, servers[1].addr.port)}/metrics`
@@ -144,6 +152,8 @@ export async function startService(
       sql: db.sql,
       async close() {
         await stopServers();
+        // Deliveries under way are abandoned and sent again later.
+        await webhooks.stop();
         housekeeping.stop();
         await store.stop();
         await openDb.close();

@@ -13,6 +13,10 @@ export const AUDIT_ACTIONS = [
   "logout",
   "admin.bootstrapped",
   "admin.recovered",
+  "webhook.created",
+  "webhook.deleted",
+  "webhook.disabled",
+  "webhook.enabled",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

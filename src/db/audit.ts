@@ -44,7 +44,8 @@ const WALK_BATCH = 1000;
 
 const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
-type Row = {
+/** An audit_events row as `recordColumns` selects it. */
+export type Row = {
   id: string;
   time: string;
   action: AuditAction;
@@ -58,7 +59,7 @@ type Row = {
 };
 
 /** The one mapping from an audit_events row to a record. */
-const toRecord = (r: Row): AuditRecord => ({
+export const toRecord = (r: Row): AuditRecord => ({
   id: Number(r.id),
   time: r.time,
   action: r.action,
@@ -116,6 +117,8 @@ const insertsSentAhead = new WeakMap<TransactionSql, Promise<unknown>[]>();
 export interface Sealer {
   soon(): void;
   now(): Promise<void>;
+  /** Calls `listener` after each seal of this pool that sealed records. */
+  onSealed(listener: () => void): void;
 }
 
 /**
@@ -138,10 +141,12 @@ export function createSealer(
   let next: Promise<void> | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
+  const listeners: (() => void)[] = [];
   const sealAll = async () => {
     for (;;) {
       const [{ n }] = await sql<{ n: number }[]>`
         select audit_seal(${SEAL_BATCH}) as n`;
+      if (n > 0) { for (const listener of listeners) listener(); }
       if (n < SEAL_BATCH) return;
     }
   };
@@ -174,6 +179,7 @@ export function createSealer(
       Deno.unrefTimer(timer);
     },
     now,
+    onSealed: (listener) => void listeners.push(listener),
     async stop() {
       stopped = true;
       if (timer === undefined) return await last.catch(() => {});
@@ -206,14 +212,19 @@ export async function audited<T>(
   return result as T;
 }
 
-/** Reading, verifying and sweeping the trail: all its SQL but the writers' and the seal's. */
-export function createAuditStore(sql: Sql) {
-  // Output names equal column names: `order by` must qualify `audit_events.id`,
-  // or it would sort the text.
-  const columns = sql`id::text, to_char(time at time zone 'UTC', ${
+/**
+ * The columns `toRecord` maps. Output names equal column names: `order by`
+ * must qualify `audit_events.id`, or it would sort the text.
+ */
+export const recordColumns = (sql: Sql) =>
+  sql`id::text, to_char(time at time zone 'UTC', ${
     sql.unsafe(ISO_MS)
   }) as time, action, actor_id, actor_username, target_id, target_username,
     details, request_id, client_address`;
+
+/** Reading, verifying and sweeping the trail: all its SQL but the writers' and the seal's. */
+export function createAuditStore(sql: Sql) {
+  const columns = recordColumns(sql);
 
   return {
     /** Newest first, at most `limit`, after the filters. */

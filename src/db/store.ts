@@ -20,6 +20,7 @@ import {
   recordAudit,
 } from "./audit.ts";
 import { createUserList, sameIdentity } from "./user-list.ts";
+import { createWebhookStore } from "./webhooks.ts";
 
 /**
  * The `performance.now()` after which no write may begin: a request's
@@ -636,6 +637,7 @@ export function createStore(
     users,
     sessions,
     loginThrottle,
+    webhooks: createWebhookStore(sql, transaction, checkCaller),
     audit: {
       ...auditStore,
       /** As the trail's store lists, after sealing: every committed record is shown. */
@@ -650,6 +652,8 @@ export function createStore(
        * process left.
        */
       seal: sealer.now,
+      /** Calls `listener` after each seal of this store's that sealed records. */
+      onSealed: sealer.onSealed,
       /** One record in a transaction of its own (see recordAudit). */
       record: (event: AuditEvent, writeBy: WriteBy) =>
         transaction(writeBy, (tx) => recordAudit(tx, event)),
