@@ -6,7 +6,12 @@
  * timeouts on the configured schedule; disabling after the retry budget and
  * enabling again; no delivery to refused addresses, nor through redirects.
  */
-import type { AuditRecord } from "@user-admin/client";
+import {
+  type AuditRecord,
+  type WebhookMessage,
+  webhooks,
+} from "@user-admin/client";
+import { receiver } from "../clients/examples/receiver.ts";
 import { auditEvents } from "../src/audit/events.ts";
 import { NO_DEADLINE } from "../src/db/store.ts";
 import { createLogger } from "../src/log.ts";
@@ -453,4 +458,64 @@ Deno.test("two workers on one database deliver each record exactly once", async 
   } finally {
     await second.stop();
   }
+});
+
+Deno.test("the receiver example of clients/README.md verifies each delivery, refuses a forged one and takes a repeated one once", async () => {
+  const readme = await Deno.readTextFile(
+    new URL("../clients/README.md", import.meta.url),
+  );
+  const example = await Deno.readTextFile(
+    new URL("../clients/examples/receiver.ts", import.meta.url),
+  );
+  assert(
+    readme.includes("```ts\n" + example + "```\n"),
+    "clients/README.md's copy of clients/examples/receiver.ts differs from the file: paste it again",
+  );
+  await using svc = await startService(FAST);
+  const got: WebhookMessage[] = [];
+  let handler: (req: Request) => Promise<Response> = () =>
+    Promise.resolve(new Response(null, { status: 503 }));
+  const requests: Request[] = [];
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (req) => {
+      requests.push(req.clone());
+      return handler(req);
+    },
+  );
+  const url = `http://127.0.0.1:${server.addr.port}/hook`;
+  const created = await webhooks(svc.admin).create({
+    url,
+    actions: ["logout"],
+  });
+  assert(created.ok, JSON.stringify(created));
+  handler = receiver(created.data.secret, (m) => void got.push(m));
+  const ctx = { requestId: null, clientAddress: null };
+  await svc.store.audit.record(
+    auditEvents.logout({ id: 1, username: "admin" }, ctx),
+    NO_DEADLINE,
+  );
+  await eventually("delivered", () => got.length === 1);
+  assertEquals(got[0].type, "logout");
+  const delivered = requests[0];
+  const body = await delivered.text();
+  // The same delivery again (at least once): answered 204, handed on once.
+  const again = await handler(
+    new Request(url, { method: "POST", headers: delivered.headers, body }),
+  );
+  assertEquals(again.status, 204);
+  assertEquals(got.length, 1);
+  // A changed body does not verify.
+  const forged = await handler(
+    new Request(url, {
+      method: "POST",
+      headers: delivered.headers,
+      body: body.replace('"logout"', '"user.deleted"'),
+    }),
+  );
+  assertEquals(forged.status, 401);
+  assertEquals(got.length, 1);
+  const listed = await webhooks(svc.admin).deliveries(created.data.id);
+  assert(listed.ok);
+  assertEquals(listed.data.map((a) => a.outcome), ["delivered"]);
 });

@@ -31,6 +31,8 @@ export interface DeliveryCounter {
 
 /** Endpoints one instance delivers to at once (each holds no connection while it waits). */
 const ENDPOINTS_AT_ONCE = 4;
+/** How often a worker seals what other processes left pending. */
+const SEAL_EVERY_MS = 5_000;
 /** Records read per query; an endpoint is given back after two such batches, for fairness. */
 const RECORD_BATCH = 50;
 
@@ -135,11 +137,18 @@ export function startWebhookWorker(
     return claimed.length;
   };
 
+  let sealedAt = 0;
   const loop = (async () => {
     while (!stopping.signal.aborted) {
       woken = false;
       let claimed = 0;
       try {
+        // Records an ended process left unsealed wait for any seal; an
+        // idle check costs one read of the (small) pending table.
+        if (Date.now() - sealedAt > SEAL_EVERY_MS) {
+          sealedAt = Date.now();
+          await store.audit.seal();
+        }
         claimed = await tick();
       } catch (cause) {
         log.warn("webhook queue unavailable", { cause });
