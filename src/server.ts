@@ -116,6 +116,8 @@ export async function startService(
       sealFailed: (cause) =>
         log.error("audit records left to the next seal", { cause }),
     });
+    // The webhook worker's background work is not a request's: uncounted.
+    const background = store;
     if (metrics) store = countInFlight(store, metrics.dbInFlight);
     // Rows an older release wrote meanwhile; not a reason to stay down.
     await rekeyUsers(store, log).catch((cause) =>
@@ -126,12 +128,12 @@ export async function startService(
     setReady(app.fetch);
     const housekeeping = startHousekeeping(store, config, log);
     const webhooks = startWebhookWorker(
-      store,
+      background,
       config,
       log,
       metrics?.webhookAttempt,
     );
-    metrics?.watchWebhookQueue(() => store.webhooks.backlog());
+    metrics?.watchWebhookQueue(() => background.webhooks.backlog());
     const url = publicUrl(config.HOST, server.addr.port);
     const metricsUrl = metrics
       ? `${publicUrl(config.METRICS_HOST, servers[1].addr.port)}/metrics`

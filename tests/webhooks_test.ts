@@ -519,3 +519,47 @@ Deno.test("the receiver example of clients/README.md verifies each delivery, ref
   assert(listed.ok);
   assertEquals(listed.data.map((a) => a.outcome), ["delivered"]);
 });
+
+Deno.test("metrics: attempts by outcome, the queue's depth and its oldest record's age", async () => {
+  await using receiver = startReceiver();
+  await using svc = await startService({ ...FAST, METRICS_PORT: "0" });
+  let up = false;
+  receiver.answer("/m", () => (up ? 200 : 500));
+  const scrape = async () => {
+    const text = await (await fetch(svc.metricsUrl!)).text();
+    const value = (series: string) =>
+      Number(
+        new RegExp(`^${series.replace(/[{}]/g, "\\$&")} (\\S+)$`, "m")
+          .exec(text)?.[1],
+      );
+    return {
+      delivered: value(
+        'useradmin_webhook_deliveries_total{outcome="delivered"}',
+      ),
+      failed: value('useradmin_webhook_deliveries_total{outcome="failed"}'),
+      queue: value("useradmin_webhook_queue_records"),
+      oldest: value("useradmin_webhook_oldest_undelivered_seconds"),
+    };
+  };
+  assertEquals(await scrape(), {
+    delivered: 0,
+    failed: 0,
+    queue: 0,
+    oldest: 0,
+  });
+  await createHook(svc, { url: receiver.url("/m") });
+  await writeRecords(svc.store, 3);
+  const failing = await eventually("a failure counted", async () => {
+    const m = await scrape();
+    return m.failed >= 1 && m.oldest > 0 && m;
+  });
+  // Its own webhook.created and the three written wait.
+  assertEquals(failing.queue, 4);
+  assertEquals(failing.delivered, 0);
+  up = true;
+  const done = await eventually("delivered", async () => {
+    const m = await scrape();
+    return m.queue === 0 && m;
+  });
+  assertEquals([done.delivered, done.oldest], [4, 0]);
+});
