@@ -15,9 +15,11 @@ import { receiver } from "../clients/examples/receiver.ts";
 import { auditEvents } from "../src/audit/events.ts";
 import { NO_DEADLINE } from "../src/db/store.ts";
 import { createLogger } from "../src/log.ts";
+import { deliver } from "../src/webhooks/deliver.ts";
 import { startWebhookWorker } from "../src/webhooks/worker.ts";
 import { writeRecords } from "./audit_support.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
+import { withTool } from "./support/conditions.ts";
 import { startService, type TestService } from "./support/service.ts";
 import { eventually, startReceiver } from "./webhook_support.ts";
 
@@ -563,3 +565,109 @@ Deno.test("metrics: attempts by outcome, the queue's depth and its oldest record
   });
   assertEquals([done.delivered, done.oldest], [4, 0]);
 });
+
+const OPENSSL = "/usr/bin/openssl";
+const openssl = {
+  what: `openssl at ${OPENSSL}`,
+  present: await Deno.stat(OPENSSL).then(() => true, () => false),
+  install: "apt-get install -y openssl",
+};
+
+async function run(args: string[]) {
+  const out = await new Deno.Command(OPENSSL, { args, stderr: "null" })
+    .output();
+  assert(out.success, `openssl ${args[0]} failed`);
+}
+
+/** A test authority in `dir`, and a certificate it signed for `name`, with its key. */
+async function certificate(dir: string, name: string) {
+  const f = (ext: string) => `${dir}/${name}.${ext}`;
+  const ca = `${dir}/ca`;
+  if (!await Deno.stat(`${ca}.pem`).then(() => true, () => false)) {
+    await run([
+      ...["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"],
+      ...["-keyout", `${ca}.key`, "-out", `${ca}.pem`, "-subj", "/CN=test"],
+    ]);
+  }
+  await run([
+    ...["req", "-newkey", "rsa:2048", "-nodes", "-keyout", f("key")],
+    ...["-out", f("csr"), "-subj", `/CN=${name}`],
+  ]);
+  await Deno.writeTextFile(
+    f("ext"),
+    `subjectAltName=DNS:${name}\nbasicConstraints=CA:FALSE\n`,
+  );
+  await run([
+    ...["x509", "-req", "-in", f("csr"), "-CA", `${ca}.pem`],
+    ...["-CAkey", `${ca}.key`, "-CAcreateserial", "-days", "1"],
+    ...["-out", f("pem"), "-extfile", f("ext")],
+  ]);
+  return {
+    cert: await Deno.readTextFile(f("pem")),
+    key: await Deno.readTextFile(f("key")),
+    ca: await Deno.readTextFile(`${ca}.pem`),
+  };
+}
+
+Deno.test(withTool(
+  "https: the connection goes to the checked address, and TLS still verifies the host's name",
+  openssl,
+  async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const good = await certificate(dir, "localhost");
+      const other = await certificate(dir, "other.example");
+      const bodies: string[] = [];
+      const serve = (tls: { cert: string; key: string }) =>
+        Deno.serve(
+          {
+            hostname: "127.0.0.1",
+            port: 0,
+            onListen: () => {},
+            cert: tls.cert,
+            key: tls.key,
+          },
+          async (req) => {
+            bodies.push(await req.text());
+            return new Response("ok");
+          },
+        );
+      await using right = serve(good);
+      await using wrong = serve(other);
+      const options = {
+        timeoutMs: 5_000,
+        allowPrivate: true,
+        caCerts: [good.ca],
+      };
+      const message = {
+        secret: `whsec_${btoa("k".repeat(32))}`,
+        id: "msg_1_1",
+      };
+      // `localhost` resolves to 127.0.0.1, where the certificate names it.
+      const ok = await deliver({
+        ...message,
+        url: `https://localhost:${right.addr.port}/hook`,
+        body: '{"a":1}',
+      }, options);
+      assertEquals([ok.ok, ok.status, ok.responseExcerpt], [true, 200, "ok"]);
+      // A certificate for another name: the handshake fails, nothing is sent.
+      const refused = await deliver({
+        ...message,
+        url: `https://localhost:${wrong.addr.port}/hook`,
+        body: '{"b":2}',
+      }, options);
+      assertEquals([refused.ok, refused.status], [false, null]);
+      assertEquals(bodies, ['{"a":1}']);
+      // Without the switch, the name's loopback address is refused first.
+      const blocked = await deliver({
+        ...message,
+        url: `https://localhost:${right.addr.port}/hook`,
+        body: '{"c":3}',
+      }, { ...options, allowPrivate: false });
+      assertMatch(blocked.error!, /^address not allowed: /);
+      assertEquals(bodies, ['{"a":1}']);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+));

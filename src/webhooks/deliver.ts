@@ -37,6 +37,8 @@ export interface DeliveryOptions {
   signal?: AbortSignal;
   /** Seconds since the epoch; now by default. */
   now?: () => number;
+  /** Certificate authorities for https instead of the system's (tests). */
+  caCerts?: string[];
 }
 
 /** The three headers that sign `body` (Standard Webhooks, `v1` HMAC-SHA256). */
@@ -132,9 +134,13 @@ export async function deliver(
     if (url.protocol === "https:") {
       // The checked address's connection, with the host's name for SNI
       // and certificate verification.
-      conn = await Deno.startTls(tcp, {
-        hostname: ipLiteral(host) ?? host,
-      });
+      conn = await withTimeout(
+        Deno.startTls(tcp, {
+          hostname: ipLiteral(host) ?? host,
+          caCerts: options.caCerts,
+        }),
+        options.timeoutMs,
+      );
     }
     const timestamp = Math.floor(options.now?.() ?? Date.now() / 1000);
     const body = new TextEncoder().encode(d.body);
