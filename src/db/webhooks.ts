@@ -235,14 +235,22 @@ export function createWebhookStore(
       actions: AuditAction[] | null,
       limit: number,
     ): Promise<{ records: AuditRecord[]; head: number }> {
-      const [{ head }] = await sql<{ head: string }[]>`
-        select head_id::text as head from audit_chain where singleton`;
-      const rows = await sql<Row[]>`
-        select ${recordColumns(sql)} from audit_events
-        where id > ${cursor} and id <= ${head}
-          ${actions ? sql`and action = any(${actions}::text[])` : sql``}
-        order by audit_events.id limit ${limit}`;
-      return { records: rows.map(toRecord), head: Number(head) };
+      // One round trip: the head, and the records up to it (none: one row
+      // of nulls beside the head).
+      const rows = await sql<(Row & { head: string })[]>`
+        select c.head_id::text as head, r.*
+        from audit_chain c left join lateral (
+          select ${recordColumns(sql)} from audit_events
+          where id > ${cursor} and id <= c.head_id
+            ${actions ? sql`and action = any(${actions}::text[])` : sql``}
+          order by audit_events.id limit ${limit}
+        ) r on true
+        where c.singleton`;
+      const head = rows[0].head;
+      return {
+        records: rows.filter((r) => r.id !== null).map(toRecord),
+        head: Number(head),
+      };
     },
 
     /**
@@ -256,17 +264,31 @@ export function createWebhookStore(
       leaseMs: number,
       attempt?: AttemptResult,
     ): Promise<boolean> {
-      return await sql.begin(async (tx) => {
-        const [row] = await tx`
+      // One statement, one round trip: the cursor moves and the attempt is
+      // kept together, or neither when the lease is lost.
+      const [{ n }] = await sql<{ n: number }[]>`
+        with moved as (
           update webhook_endpoints set cursor = ${recordId}, failures = 0,
             failing_since = null,
             lease_until = now() + make_interval(secs => ${leaseMs / 1000})
           where id = ${c.id} and lease_token = ${c.token} and lease_until > now()
-          returning 1`;
-        if (!row) return false;
-        if (attempt) await insertAttempt(tx, c, attempt);
-        return true;
-      }) as boolean;
+          returning id
+        ), kept as (
+          ${
+        attempt
+          ? sql`insert into webhook_attempts (endpoint_id, record_id, attempt,
+              outcome, status, error, response_excerpt, duration_ms)
+            select id, ${attempt.recordId}, ${
+            c.failures + 1
+          }, ${attempt.outcome},
+              ${attempt.status}, ${attempt.error}, ${attempt.responseExcerpt},
+              ${attempt.durationMs}
+            from moved returning 1`
+          : sql`select 1`
+      }
+        )
+        select count(*)::int as n from moved`;
+      return n === 1;
     },
 
     /**
