@@ -563,15 +563,16 @@ Deno.test("metrics: attempts by outcome, the queue's depth and its oldest record
     const m = await scrape();
     return m.failed >= 1 && m.oldest > 0 && m;
   });
-  // Its own webhook.created and the three written wait.
-  assertEquals(failing.queue, 4);
+  // Its own webhook.created and the three written wait (and the admin's
+  // login, when it was sealed only after the creation).
+  assert(failing.queue === 4 || failing.queue === 5, `${failing.queue}`);
   assertEquals(failing.delivered, 0);
   up = true;
   const done = await eventually("delivered", async () => {
     const m = await scrape();
     return m.queue === 0 && m;
   });
-  assertEquals([done.delivered, done.oldest], [4, 0]);
+  assertEquals([done.delivered, done.oldest], [failing.queue, 0]);
 });
 
 const OPENSSL = "/usr/bin/openssl";

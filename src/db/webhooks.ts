@@ -254,18 +254,27 @@ export function createWebhookStore(
     },
 
     /**
-     * Moves the cursor past `recordId` after a success (or past records
-     * that do not match), keeping the lease; with `attempt`, its attempt is
-     * kept too; the lease is renewed. False when the lease is no longer this worker's.
+     * Moves the cursor to `recordId` after successes (or past records that
+     * do not match), keeping their attempts (each numbered as the
+     * endpoint's failures at it + 1) and renewing the lease, in one
+     * statement: all of it, or nothing when the lease is no longer this
+     * worker's (false).
      */
     async advance(
       c: ClaimedEndpoint,
       recordId: number,
       leaseMs: number,
-      attempt?: AttemptResult,
+      attempts: (AttemptResult & { attempt: number })[] = [],
     ): Promise<boolean> {
-      // One statement, one round trip: the cursor moves and the attempt is
-      // kept together, or neither when the lease is lost.
+      const rows = attempts.map((a) => ({
+        record_id: a.recordId,
+        attempt: a.attempt,
+        outcome: a.outcome,
+        status: a.status,
+        error: a.error,
+        response_excerpt: a.responseExcerpt,
+        duration_ms: a.durationMs,
+      }));
       const [{ n }] = await sql<{ n: number }[]>`
         with moved as (
           update webhook_endpoints set cursor = ${recordId}, failures = 0,
@@ -274,18 +283,17 @@ export function createWebhookStore(
           where id = ${c.id} and lease_token = ${c.token} and lease_until > now()
           returning id
         ), kept as (
-          ${
-        attempt
-          ? sql`insert into webhook_attempts (endpoint_id, record_id, attempt,
-              outcome, status, error, response_excerpt, duration_ms)
-            select id, ${attempt.recordId}, ${
-            c.failures + 1
-          }, ${attempt.outcome},
-              ${attempt.status}, ${attempt.error}, ${attempt.responseExcerpt},
-              ${attempt.durationMs}
-            from moved returning 1`
-          : sql`select 1`
-      }
+          insert into webhook_attempts (endpoint_id, record_id, attempt,
+            outcome, status, error, response_excerpt, duration_ms)
+          select moved.id, a.record_id, a.attempt, a.outcome, a.status,
+            a.error, a.response_excerpt, a.duration_ms
+          from moved, jsonb_to_recordset(${
+        JSON.stringify(rows)
+      }::text::jsonb) as a(
+            record_id bigint, attempt integer, outcome text, status integer,
+            error text, response_excerpt text, duration_ms integer)
+          order by a.record_id
+          returning 1
         )
         select count(*)::int as n from moved`;
       return n === 1;

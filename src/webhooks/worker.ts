@@ -10,7 +10,7 @@
  */
 import type { AuditRecord } from "../db/audit.ts";
 import type { Store } from "../db/store.ts";
-import type { ClaimedEndpoint } from "../db/webhooks.ts";
+import type { AttemptResult, ClaimedEndpoint } from "../db/webhooks.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { deliver } from "./deliver.ts";
@@ -31,6 +31,8 @@ export interface DeliveryCounter {
 
 /** Endpoints one instance delivers to at once (each holds no connection while it waits). */
 const ENDPOINTS_AT_ONCE = 4;
+/** Successes written together (the cursor moved once for them all). */
+const WRITE_EVERY = 20;
 /** How often a worker seals what other processes left pending. */
 const SEAL_EVERY_MS = 5_000;
 /** Records read per query; an endpoint is given back after two such batches, for fairness. */
@@ -63,9 +65,24 @@ export function startWebhookWorker(
   };
 
   const runEndpoint = async (c: ClaimedEndpoint) => {
+    // Successes not yet written: the cursor moves after several at once
+    // (one statement for them all). A process that dies before writing
+    // them sends them again: at least once.
+    let done: (AttemptResult & { attempt: number })[] = [];
+    let writtenAt = performance.now();
+    const write = async () => {
+      if (done.length === 0) return true;
+      const last = done[done.length - 1].recordId;
+      const kept = await webhooks.advance(c, last, leaseMs, done);
+      done = [];
+      writtenAt = performance.now();
+      if (kept) c.cursor = last;
+      return kept;
+    };
+    let sent = c.cursor;
     for (let batch = 0; batch < 2; batch++) {
       const { records, head } = await webhooks.recordsAfter(
-        c.cursor,
+        sent,
         c.actions,
         RECORD_BATCH,
       );
@@ -80,11 +97,14 @@ export function startWebhookWorker(
           allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
           signal: stopping.signal,
         });
-        // Stopping: nothing is recorded, the record is sent again later.
-        if (stopping.signal.aborted) return await webhooks.release(c);
-        const attempt = {
+        // Stopping: this one is not recorded, and is sent again later.
+        if (stopping.signal.aborted) {
+          await write();
+          return await webhooks.release(c);
+        }
+        const attempt: AttemptResult = {
           recordId: record.id,
-          outcome: outcome.ok ? "delivered" as const : "failed" as const,
+          outcome: outcome.ok ? "delivered" : "failed",
           status: outcome.status,
           error: outcome.error,
           responseExcerpt: outcome.responseExcerpt,
@@ -92,6 +112,7 @@ export function startWebhookWorker(
         };
         counted?.(attempt.outcome);
         if (!outcome.ok) {
+          if (!await write()) return;
           const next = await webhooks.failed(
             c,
             attempt,
@@ -106,11 +127,18 @@ export function startWebhookWorker(
           }
           return;
         }
-        if (!await webhooks.advance(c, record.id, leaseMs, attempt)) return;
-        c.cursor = record.id;
+        done.push({ ...attempt, attempt: c.failures + 1 });
         c.failures = 0;
+        sent = record.id;
+        if (
+          done.length >= WRITE_EVERY ||
+          performance.now() - writtenAt > leaseMs / 3
+        ) {
+          if (!await write()) return;
+        }
       }
       if (records.length < RECORD_BATCH) {
+        if (!await write()) return;
         // Whatever follows up to the head is not of its actions.
         if (head > c.cursor && await webhooks.advance(c, head, leaseMs)) {
           c.cursor = head;
@@ -118,6 +146,7 @@ export function startWebhookWorker(
         break;
       }
     }
+    if (!await write()) return;
     await webhooks.release(c);
   };
 
