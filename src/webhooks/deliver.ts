@@ -69,6 +69,10 @@ export function newSecret(): string {
 
 class Refused extends Error {}
 
+const encoder = new TextEncoder();
+const latin1 = new TextDecoder("latin1");
+const utf8 = new TextDecoder();
+
 /** The addresses of `host`, each checked; throws Refused when one is not allowed. */
 async function checkedAddresses(
   host: string,
@@ -143,7 +147,7 @@ export async function deliver(
       );
     }
     const timestamp = Math.floor(options.now?.() ?? Date.now() / 1000);
-    const body = new TextEncoder().encode(d.body);
+    const body = encoder.encode(d.body);
     const headers = {
       Host: url.host,
       "Content-Type": "application/json",
@@ -155,8 +159,12 @@ export async function deliver(
     const head = `POST ${url.pathname}${url.search} HTTP/1.1\r\n` +
       Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("") +
       "\r\n";
-    await writeAll(conn, new TextEncoder().encode(head));
-    await writeAll(conn, body);
+    // Head and body in one write.
+    const headBytes = encoder.encode(head);
+    const request = new Uint8Array(headBytes.length + body.length);
+    request.set(headBytes);
+    request.set(body, headBytes.length);
+    await writeAll(conn, request);
     const response = await readResponse(conn);
     const ok = response.status >= 200 && response.status < 300;
     return done({
@@ -232,7 +240,7 @@ async function readResponse(
     if (n === null) break;
     size += n;
     if (headEnd < 0) {
-      const text = new TextDecoder("latin1").decode(buffer.subarray(0, size));
+      const text = latin1.decode(buffer.subarray(0, size));
       const at = text.indexOf("\r\n\r\n");
       if (at < 0) {
         if (size >= HEAD_LIMIT) throw new Error("response head too large");
@@ -250,10 +258,12 @@ async function readResponse(
         headEnd = -1;
         continue;
       }
+      // No body follows these, whatever the headers say.
+      if (status === 204 || status === 304) contentLength = 0;
       for (const line of lines.slice(1)) {
         const [name, ...rest] = line.split(":");
         const value = rest.join(":").trim().toLowerCase();
-        if (name.toLowerCase() === "content-length") {
+        if (name.toLowerCase() === "content-length" && contentLength !== 0) {
           contentLength = Number(value);
         }
         if (name.toLowerCase() === "transfer-encoding") {
@@ -273,7 +283,7 @@ async function readResponse(
   return {
     status,
     excerpt: excerpt.length
-      ? new TextDecoder().decode(excerpt).replace(/\uFFFD+$/, "")
+      ? utf8.decode(excerpt).replace(/\uFFFD+$/, "")
       : null,
   };
 }
@@ -286,7 +296,7 @@ function dechunk(bytes: Uint8Array): Uint8Array {
     const lineEnd = bytes.indexOf(0x0a, at);
     if (lineEnd < 0) break;
     const size = parseInt(
-      new TextDecoder().decode(bytes.subarray(at, lineEnd)).trim(),
+      utf8.decode(bytes.subarray(at, lineEnd)).trim(),
       16,
     );
     if (!(size > 0)) break;
