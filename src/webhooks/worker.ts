@@ -167,6 +167,8 @@ export function startWebhookWorker(
   };
 
   let sealedAt = 0;
+  let downSince: number | undefined;
+  let loggedAt = 0;
   const loop = (async () => {
     while (!stopping.signal.aborted) {
       woken = false;
@@ -179,8 +181,19 @@ export function startWebhookWorker(
           await store.audit.seal();
         }
         claimed = await tick();
+        if (downSince !== undefined) {
+          log.info("webhook queue available again");
+          downSince = undefined;
+        }
       } catch (cause) {
-        log.warn("webhook queue unavailable", { cause });
+        // Once when it starts, then once a minute: an outage must not
+        // flood the log at the poll's rate.
+        const now = Date.now();
+        if (downSince === undefined || now - loggedAt >= 60_000) {
+          log.warn("webhook queue unavailable", { cause });
+          loggedAt = now;
+        }
+        downSince ??= now;
       }
       if (stopping.signal.aborted) break;
       if (claimed > 0 || woken) continue;
