@@ -15,7 +15,11 @@ import { receiver } from "../clients/examples/receiver.ts";
 import { auditEvents } from "../src/audit/events.ts";
 import { NO_DEADLINE } from "../src/db/store.ts";
 import { createLogger } from "../src/log.ts";
-import { deliver } from "../src/webhooks/deliver.ts";
+import {
+  closeKept,
+  deliver,
+  type KeptConnection,
+} from "../src/webhooks/deliver.ts";
 import { startWebhookWorker } from "../src/webhooks/worker.ts";
 import { writeRecords } from "./audit_support.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
@@ -680,3 +684,37 @@ Deno.test(withTool(
     }
   },
 ));
+
+Deno.test("a kept connection the receiver closed meanwhile: the delivery goes over a new one", async () => {
+  // A receiver that answers one request per connection, then closes it
+  // without saying so.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  let connections = 0;
+  const serving = (async () => {
+    for await (const conn of listener) {
+      connections++;
+      const buffer = new Uint8Array(4096);
+      await conn.read(buffer);
+      await conn.write(
+        new TextEncoder().encode(
+          "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        ),
+      );
+      await new Promise((r) => setTimeout(r, 20));
+      conn.close();
+    }
+  })();
+  const kept: KeptConnection = {};
+  const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/h`;
+  const message = { secret: `whsec_${btoa("k".repeat(32))}`, url, body: "{}" };
+  const options = { timeoutMs: 2_000, allowPrivate: true, kept };
+  const first = await deliver({ ...message, id: "msg_1_1" }, options);
+  assert(kept.conn, "the connection is kept after a complete answer");
+  await new Promise((r) => setTimeout(r, 100));
+  const second = await deliver({ ...message, id: "msg_1_2" }, options);
+  assertEquals([first.ok, second.ok, second.status], [true, true, 200]);
+  assertEquals(connections, 2);
+  closeKept(kept);
+  listener.close();
+  await serving.catch(() => {});
+});

@@ -39,6 +39,12 @@ export interface DeliveryOptions {
   now?: () => number;
   /** Certificate authorities for https instead of the system's (tests). */
   caCerts?: string[];
+  /**
+   * Where a connection is kept between deliveries to the same URL by one
+   * worker (HTTP/1.1 keep-alive): it stays pinned to the address checked
+   * when it was opened. Close it with `closeKept` when done.
+   */
+  kept?: KeptConnection;
 }
 
 /** The three headers that sign `body` (Standard Webhooks, `v1` HMAC-SHA256). */
@@ -65,6 +71,19 @@ export function signatureHeaders(
 export function newSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
   return `whsec_${btoa(String.fromCharCode(...bytes))}`;
+}
+
+/** A connection left open after a delivery, for the next one to the same URL. */
+export interface KeptConnection {
+  url?: string;
+  conn?: Deno.Conn;
+}
+
+export function closeKept(kept: KeptConnection) {
+  try {
+    kept.conn?.close();
+  } catch { /* closed already */ }
+  kept.conn = kept.url = undefined;
 }
 
 class Refused extends Error {}
@@ -108,6 +127,16 @@ export async function deliver(
     durationMs: Math.round(performance.now() - started),
   });
   let conn: Deno.Conn | undefined;
+  let keep = false;
+  let reused = false;
+  const kept = options.kept;
+  if (kept?.conn && kept.url === d.url) {
+    conn = kept.conn;
+    reused = true;
+    kept.conn = kept.url = undefined;
+  } else if (kept) {
+    closeKept(kept);
+  }
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -123,29 +152,8 @@ export async function deliver(
   options.signal?.addEventListener("abort", abort);
   try {
     const url = new URL(d.url);
-    const host = url.hostname;
-    const addresses = await withTimeout(
-      checkedAddresses(host, options.allowPrivate),
-      options.timeoutMs,
-    );
-    const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
-    const tcp = await withTimeout(
-      Deno.connect({ hostname: addresses[0], port }),
-      options.timeoutMs,
-    );
-    conn = tcp;
+    if (!reused) conn = await connect(url, options);
     if (timedOut || options.signal?.aborted) throw new Error("timeout");
-    if (url.protocol === "https:") {
-      // The checked address's connection, with the host's name for SNI
-      // and certificate verification.
-      conn = await withTimeout(
-        Deno.startTls(tcp, {
-          hostname: ipLiteral(host) ?? host,
-          caCerts: options.caCerts,
-        }),
-        options.timeoutMs,
-      );
-    }
     const timestamp = Math.floor(options.now?.() ?? Date.now() / 1000);
     const body = encoder.encode(d.body);
     const headers = {
@@ -153,7 +161,6 @@ export async function deliver(
       "Content-Type": "application/json",
       "Content-Length": String(body.byteLength),
       "User-Agent": "user-admin-webhooks",
-      Connection: "close",
       ...signatureHeaders(d.secret, d.id, timestamp, d.body),
     };
     const head = `POST ${url.pathname}${url.search} HTTP/1.1\r\n` +
@@ -164,9 +171,10 @@ export async function deliver(
     const request = new Uint8Array(headBytes.length + body.length);
     request.set(headBytes);
     request.set(body, headBytes.length);
-    await writeAll(conn, request);
-    const response = await readResponse(conn);
+    await writeAll(conn!, request);
+    const response = await readResponse(conn!);
     const ok = response.status >= 200 && response.status < 300;
+    keep = ok && response.reusable && kept !== undefined;
     return done({
       ok,
       status: response.status,
@@ -178,6 +186,17 @@ export async function deliver(
       responseExcerpt: response.excerpt,
     });
   } catch (e) {
+    if (reused && !timedOut && !options.signal?.aborted) {
+      // The kept connection was closed by the receiver meanwhile: once
+      // more on a new one.
+      try {
+        conn?.close();
+      } catch { /* closed already */ }
+      conn = undefined;
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", abort);
+      return await deliver(d, options);
+    }
     const error = timedOut
       ? `no answer within ${options.timeoutMs} ms`
       : options.signal?.aborted
@@ -189,9 +208,48 @@ export async function deliver(
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", abort);
+    if (keep && kept && conn) {
+      kept.conn = conn;
+      kept.url = d.url;
+    } else {
+      try {
+        conn?.close();
+      } catch { /* closed already */ }
+    }
+  }
+}
+
+/**
+ * A connection to the URL's host on an address checked first; for https the
+ * TLS handshake on it names and verifies the host.
+ */
+async function connect(url: URL, options: DeliveryOptions): Promise<Deno.Conn> {
+  const host = url.hostname;
+  const addresses = await withTimeout(
+    checkedAddresses(host, options.allowPrivate),
+    options.timeoutMs,
+  );
+  const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
+  const tcp = await withTimeout(
+    Deno.connect({ hostname: addresses[0], port }),
+    options.timeoutMs,
+  );
+  if (url.protocol !== "https:") return tcp;
+  try {
+    // The checked address's connection, with the host's name for SNI and
+    // certificate verification.
+    return await withTimeout(
+      Deno.startTls(tcp, {
+        hostname: ipLiteral(host) ?? host,
+        caCerts: options.caCerts,
+      }),
+      options.timeoutMs,
+    );
+  } catch (e) {
     try {
-      conn?.close();
+      tcp.close();
     } catch { /* closed already */ }
+    throw e;
   }
 }
 
@@ -221,12 +279,13 @@ const HEAD_LIMIT = 16 * 1024;
  */
 async function readResponse(
   conn: Deno.Conn,
-): Promise<{ status: number; excerpt: string | null }> {
+): Promise<{ status: number; excerpt: string | null; reusable: boolean }> {
   const buffer = new Uint8Array(HEAD_LIMIT + EXCERPT_BYTES);
   let size = 0;
   let headEnd = -1;
   let contentLength = Infinity;
   let chunked = false;
+  let closing = false;
   let status = 0;
   for (;;) {
     let n: number | null;
@@ -269,10 +328,19 @@ async function readResponse(
         if (name.toLowerCase() === "transfer-encoding") {
           chunked = value.includes("chunked");
         }
+        if (name.toLowerCase() === "connection") {
+          closing = value.includes("close");
+        }
       }
     }
     const bodyBytes = size - headEnd;
-    if (bodyBytes >= Math.min(EXCERPT_BYTES, contentLength)) break;
+    // A body that fits is read whole, so that the connection can serve
+    // the next delivery; a longer one only as far as the excerpt.
+    if (bodyBytes >= contentLength) break;
+    if (
+      headEnd + contentLength > buffer.length &&
+      bodyBytes >= EXCERPT_BYTES
+    ) break;
     if (chunked && bodyBytes >= EXCERPT_BYTES + 16) break;
     if (size >= buffer.length) break;
   }
@@ -282,6 +350,7 @@ async function readResponse(
   const excerpt = body.subarray(0, Math.min(EXCERPT_BYTES, contentLength));
   return {
     status,
+    reusable: !chunked && !closing && size - headEnd === contentLength,
     excerpt: excerpt.length
       ? utf8.decode(excerpt).replace(/\uFFFD+$/, "")
       : null,

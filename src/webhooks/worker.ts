@@ -13,7 +13,7 @@ import type { Store } from "../db/store.ts";
 import type { AttemptResult, ClaimedEndpoint } from "../db/webhooks.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
-import { deliver } from "./deliver.ts";
+import { closeKept, deliver, type KeptConnection } from "./deliver.ts";
 
 export type WebhookConfig = Pick<
   Config,
@@ -64,7 +64,17 @@ export function startWebhookWorker(
     wakeUp?.();
   };
 
+  // One connection per endpoint, kept across its records in one run.
   const runEndpoint = async (c: ClaimedEndpoint) => {
+    const kept: KeptConnection = {};
+    try {
+      await deliverRecords(c, kept);
+    } finally {
+      closeKept(kept);
+    }
+  };
+
+  const deliverRecords = async (c: ClaimedEndpoint, kept: KeptConnection) => {
     // Successes not yet written: the cursor moves after several at once
     // (one statement for them all). A process that dies before writing
     // them sends them again: at least once.
@@ -96,6 +106,7 @@ export function startWebhookWorker(
           timeoutMs: config.WEBHOOK_TIMEOUT_MS,
           allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
           signal: stopping.signal,
+          kept,
         });
         // Stopping: this one is not recorded, and is sent again later.
         if (stopping.signal.aborted) {
