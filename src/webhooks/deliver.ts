@@ -5,7 +5,9 @@
  * checked address itself (for https the TLS handshake still names and
  * verifies the host): a name that resolves elsewhere between the check
  * and the connection (DNS rebinding) cannot redirect it. fetch resolves on
- * its own, so it is not used. Redirects are not followed: a 3xx fails.
+ * its own, so it is not used. Redirects are not followed: a 3xx fails. A
+ * connection may be kept for the next delivery to the same URL (`kept`),
+ * pinned to the address checked when it opened.
  */
 import { createHmac } from "node:crypto";
 import { addressAllowed, ipLiteral } from "./address.ts";
