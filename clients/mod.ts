@@ -657,3 +657,63 @@ export async function createUserWithRetry(
     await new Promise((r) => setTimeout(r, wait / 2 + Math.random() * wait));
   }
 }
+
+// --- Webhooks --------------------------------------------------------------
+
+/** A registered endpoint, as every webhook call but creation answers it. */
+export type Webhook = components["schemas"]["Webhook"];
+/** The answer of creation: the endpoint and its `secret`, shown this once. */
+export type CreatedWebhook = components["schemas"]["CreatedWebhook"];
+/** The body of `POST /api/webhooks`. */
+export type CreateWebhook = components["schemas"]["CreateWebhook"];
+/** One delivery attempt, as `GET /api/webhooks/{id}/deliveries` lists it. */
+export type DeliveryAttempt = components["schemas"]["DeliveryAttempt"];
+/** The JSON body of every delivery: `{type, timestamp, data}`. */
+export type WebhookMessage = components["schemas"]["WebhookMessage"];
+
+/** What {@link webhooks} answers: one call per webhook operation. */
+export interface WebhookCalls {
+  create(
+    body: CreateWebhook,
+  ): Promise<Outcome<Operation<"/api/webhooks", "post">>>;
+  list(): Promise<Outcome<Operation<"/api/webhooks", "get">>>;
+  get(id: number): Promise<Outcome<Operation<"/api/webhooks/{id}", "get">>>;
+  delete(
+    id: number,
+  ): Promise<Outcome<Operation<"/api/webhooks/{id}", "delete">>>;
+  deliveries(
+    id: number,
+    limit?: number,
+  ): Promise<Outcome<Operation<"/api/webhooks/{id}/deliveries", "get">>>;
+  enable(
+    id: number,
+  ): Promise<Outcome<Operation<"/api/webhooks/{id}/enable", "post">>>;
+}
+
+/**
+ * The webhook calls of a client, typed: thin wrappers over its lowercase
+ * calls, each answering an {@link Outcome} with the contract's messages
+ * (`400 Invalid webhook`, `404 Webhook not found`, ...).
+ *
+ * ```ts
+ * const hooks = webhooks(api);
+ * const created = await hooks.create({ url: "https://hooks.example.com/x" });
+ * if (created.ok) saveSecret(created.data.secret); // shown this once
+ * ```
+ */
+export function webhooks(client: UserAdminClient): WebhookCalls {
+  const id = (id: number) => ({ params: { path: { id } } });
+  return {
+    create: (body: CreateWebhook) => client.post("/api/webhooks", { body }),
+    list: () => client.get("/api/webhooks"),
+    get: (webhookId: number) => client.get("/api/webhooks/{id}", id(webhookId)),
+    delete: (webhookId: number) =>
+      client.delete("/api/webhooks/{id}", id(webhookId)),
+    deliveries: (webhookId: number, limit?: number) =>
+      client.get("/api/webhooks/{id}/deliveries", {
+        params: { path: { id: webhookId }, query: { limit } },
+      }),
+    enable: (webhookId: number) =>
+      client.post("/api/webhooks/{id}/enable", id(webhookId)),
+  };
+}

@@ -17,6 +17,7 @@ import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import { mountKeys } from "./keys/keys.index.ts";
 import { mountUsers } from "./users/users.index.ts";
+import { mountWebhooks } from "./webhooks/webhooks.index.ts";
 
 export interface AppDeps {
   store: Store;
@@ -65,6 +66,10 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
         "API keys of users, for other services (admins only): `Authorization: Bearer uak_...`",
     },
     { name: "audit", description: "The audit trail (admins only)" },
+    {
+      name: "webhooks",
+      description: "Signed deliveries of the audit trail (admins only)",
+    },
     { name: "service", description: "Health" },
   ],
 };
@@ -118,6 +123,7 @@ export function createApp(deps: AppDeps) {
     feed,
     heartbeatMs: config.AUDIT_STREAM_HEARTBEAT_MS,
   });
+  mountWebhooks(app, { store, config });
   mountHealth(app, store, statementTimeoutMs(config));
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);
   mountDocs(app, OPENAPI_PATH);

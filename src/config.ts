@@ -40,6 +40,28 @@ const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default(
     "info",
   ),
+  /** Webhooks may target loopback, private, link-local and metadata addresses. */
+  WEBHOOK_ALLOW_PRIVATE: flag.default(false),
+  /** Delays between delivery attempts (ms, comma-separated); the last repeats. */
+  WEBHOOK_RETRY_SCHEDULE: z.string().default(
+    "5000,60000,300000,1800000,7200000,21600000",
+  ).transform((list, ctx) => {
+    const delays = list.split(",").map((s) => Number(s.trim()));
+    if (
+      !delays.every((d) => Number.isInteger(d) && d >= 0 && d <= 86_400_000)
+    ) {
+      ctx.addIssue({ code: "custom", message: "not a list of milliseconds" });
+    }
+    return delays;
+  }),
+  /** How long an endpoint keeps failing before it is disabled (3 days). */
+  WEBHOOK_RETRY_BUDGET_MS: int(0, 31_536_000_000).default(259_200_000),
+  /** A delivery's time to connect, send and receive the status (10 s). */
+  WEBHOOK_TIMEOUT_MS: int(100, 60_000).default(10_000),
+  /** How often an idle delivery worker looks for due work. */
+  WEBHOOK_POLL_MS: int(10, 60_000).default(500),
+  /** Days delivery attempts are kept for `GET /api/webhooks/{id}/deliveries`. */
+  WEBHOOK_ATTEMPT_RETENTION_DAYS: int(1, 36_500).default(30),
   ADMIN_USERNAME: optionalText,
   ADMIN_PASSWORD: z.string().min(1).optional(),
   ADMIN_EMAIL: optionalText,

@@ -28,12 +28,15 @@ export async function rekeyUsers(store: Store, log: Logger): Promise<void> {
  * usernames would otherwise grow login_failures without bound. Removes
  * Idempotency-Key answers past 24 hours and runs that never ended. Removes
  * audit records past AUDIT_RETENTION_DAYS too (the chain stays verifiable
- * from the oldest kept). Every instance may run it; the deletes are
+ * from the oldest kept), and webhook delivery attempts past
+ * WEBHOOK_ATTEMPT_RETENTION_DAYS. Every instance may run it; the deletes are
  * idempotent. Keys rows an older release wrote (`rekeyUsers`).
  */
 export function startHousekeeping(
   store: Store,
-  config: Pick<Config, "LOGIN_WINDOW_SECONDS" | "AUDIT_RETENTION_DAYS">,
+  config:
+    & Pick<Config, "LOGIN_WINDOW_SECONDS" | "AUDIT_RETENTION_DAYS">
+    & Partial<Pick<Config, "WEBHOOK_ATTEMPT_RETENTION_DAYS">>,
   log: Logger,
   everyMs = 10 * 60 * 1000,
 ): { stop(): void } {
@@ -50,13 +53,20 @@ export function startHousekeeping(
       const auditRecords = await store.audit.sweep(
         config.AUDIT_RETENTION_DAYS,
       );
+      const webhookAttempts = await store.webhooks.pruneAttempts(
+        config.WEBHOOK_ATTEMPT_RETENTION_DAYS ?? 30,
+      );
       await rekeyUsers(store, log);
-      if (sessions || counters || auditRecords || idempotencyKeys) {
+      if (
+        sessions || counters || auditRecords || idempotencyKeys ||
+        webhookAttempts
+      ) {
         log.info("housekeeping", {
           expiredSessions: sessions,
           endedLoginWindows: counters,
           expiredIdempotencyKeys: idempotencyKeys,
           expiredAuditRecords: auditRecords,
+          expiredWebhookAttempts: webhookAttempts,
         });
       }
     } catch (e) {

@@ -40,6 +40,12 @@ export interface Metrics {
   auditStreams: InFlight;
   /** The hasher, with each hash or verify counted while it runs. */
   countBcrypt(hasher: PasswordHasher): PasswordHasher;
+  /** Counts one webhook delivery attempt by outcome. */
+  webhookAttempt(outcome: "delivered" | "failed"): void;
+  /** Reads the webhook queue's backlog at each scrape. */
+  watchWebhookQueue(
+    read: () => Promise<{ records: number; oldestSeconds: number }>,
+  ): void;
   /** GET /metrics: the Prometheus text exposition, for a listener of its own. */
   serve(req: Request): Promise<Response>;
 }
@@ -96,6 +102,48 @@ export function createMetrics(options: { poolMax: number }): Metrics {
     help: "Change feed streams (GET /api/audit/stream) open now.",
     registers: [registry],
   });
+  const webhookAttempts = new client.Counter({
+    name: "useradmin_webhook_deliveries_total",
+    help:
+      "Webhook delivery attempts by outcome: delivered (2xx within the timeout) or failed.",
+    labelNames: ["outcome"] as const,
+    registers: [registry],
+  });
+  for (const outcome of ["delivered", "failed"]) {
+    webhookAttempts.inc({ outcome }, 0);
+  }
+  let readQueue:
+    | (() => Promise<{ records: number; oldestSeconds: number }>)
+    | undefined;
+  // Both gauges from one query per scrape (the first collect reads it).
+  let queueRead:
+    | Promise<{ records: number; oldestSeconds: number }>
+    | undefined;
+  const queue = () => {
+    queueRead ??= (readQueue?.() ?? Promise.resolve(undefined))
+      .then((q) => q ?? { records: 0, oldestSeconds: 0 })
+      .catch(() => ({ records: Number.NaN, oldestSeconds: Number.NaN }))
+      .finally(() => setTimeout(() => queueRead = undefined, 0));
+    return queueRead;
+  };
+  new client.Gauge({
+    name: "useradmin_webhook_queue_records",
+    help:
+      "Audit records after the cursors of the enabled webhook endpoints, summed over them: not yet delivered (or not yet passed over, for endpoints filtered by action).",
+    registers: [registry],
+    async collect() {
+      this.set((await queue()).records);
+    },
+  });
+  new client.Gauge({
+    name: "useradmin_webhook_oldest_undelivered_seconds",
+    help:
+      "Age of the oldest audit record that an enabled webhook endpoint has not yet passed; 0 when none waits.",
+    registers: [registry],
+    async collect() {
+      this.set((await queue()).oldestSeconds);
+    },
+  });
 
   const middleware: MiddlewareHandler = async (c, next) => {
     const started = performance.now();
@@ -123,6 +171,10 @@ export function createMetrics(options: { poolMax: number }): Metrics {
     middleware,
     dbInFlight: db,
     auditStreams,
+    webhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
+    watchWebhookQueue(read) {
+      readQueue = read;
+    },
     countBcrypt(hasher) {
       const counted = <T>(job: Promise<T>) => {
         bcrypt.inc();

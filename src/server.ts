@@ -20,6 +20,7 @@ import { countInFlight } from "./db/in-flight.ts";
 import { createStore, type Store } from "./db/store.ts";
 import { rekeyUsers, startHousekeeping } from "./housekeeping.ts";
 import type { Logger } from "./log.ts";
+import { startWebhookWorker } from "./webhooks/worker.ts";
 
 export interface StartOptions {
   log: Logger;
@@ -116,6 +117,8 @@ export async function startService(
       sealFailed: (cause) =>
         log.error("audit records left to the next seal", { cause }),
     });
+    // The webhook worker's background work is not a request's: uncounted.
+    const background = store;
     if (metrics) store = countInFlight(store, metrics.dbInFlight);
     // Rows an older release wrote meanwhile; not a reason to stay down.
     await rekeyUsers(store, log).catch((cause) =>
@@ -132,6 +135,13 @@ export async function startService(
     const app = createApp({ store, config, log, passwords, metrics, feed });
     setReady(app.fetch);
     const housekeeping = startHousekeeping(store, config, log);
+    const webhooks = startWebhookWorker(
+      background,
+      config,
+      log,
+      metrics?.webhookAttempt,
+    );
+    metrics?.watchWebhookQueue(() => background.webhooks.backlog());
     const url = publicUrl(config.HOST, server.addr.port);
     const metricsUrl = metrics
       ? `${publicUrl(config.METRICS_HOST, servers[1].addr.port)}/metrics`
@@ -164,6 +174,8 @@ export async function startService(
           new Promise((r) => timer = setTimeout(r, config.REQUEST_TIMEOUT_MS)),
         ]);
         clearTimeout(timer);
+        // Deliveries under way are abandoned and sent again later.
+        await webhooks.stop();
         housekeeping.stop();
         await store.stop();
         await openDb.close();

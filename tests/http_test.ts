@@ -94,6 +94,10 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/users/{id}",
     "/api/users/{id}/keys",
     "/api/users/{id}/keys/{keyId}",
+    "/api/webhooks",
+    "/api/webhooks/{id}",
+    "/api/webhooks/{id}/deliveries",
+    "/api/webhooks/{id}/enable",
     "/health",
     "/health/live",
     "/health/ready",
@@ -122,6 +126,16 @@ Deno.test("the document lists every status each operation answers, with the exac
   assertEquals(messages("/api/audit/stream", "get", 500), [
     "Failed to stream audit events",
   ]);
+  assertEquals(messages("/api/webhooks", "post", 400), ["Invalid webhook"]);
+  assertEquals(messages("/api/webhooks/{id}/enable", "post", 404), [
+    "Webhook not found",
+  ]);
+  assertEquals(
+    Object.keys(doc.paths["/api/webhooks/{id}/deliveries"].get.responses)
+      .sort(),
+    ["200", "400", "401", "403", "404", "500"],
+  );
+  assertEquals(Object.keys(doc.webhooks), ["auditRecord"]);
   assertEquals(Object.keys(doc.paths["/api/users"].post.responses).sort(), [
     "201",
     "400",
@@ -158,7 +172,7 @@ Deno.test("the document lists every status each operation answers, with the exac
       Record<string, { security?: unknown }>
     >(doc.paths)
   ) {
-    if (!/^\/api\/(users|audit)/.test(path)) continue;
+    if (!/^\/api\/(users|audit|webhooks)/.test(path)) continue;
     for (const op of Object.values(item)) {
       assertEquals(op.security, [{ cookieAuth: [] }, { bearerAuth: [] }]);
     }

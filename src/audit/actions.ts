@@ -15,6 +15,10 @@ export const AUDIT_ACTIONS = [
   "admin.recovered",
   "key.created",
   "key.revoked",
+  "webhook.created",
+  "webhook.deleted",
+  "webhook.disabled",
+  "webhook.enabled",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

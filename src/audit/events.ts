@@ -142,4 +142,38 @@ export const auditEvents = {
       { keyId: key.id, name: key.name },
       context,
     ),
+
+  /** Webhook writes: the endpoint's id and URL (never its secret). */
+  webhookCreated: (
+    actor: AuditParty,
+    webhook: WebhookRef,
+    context: AuditContext,
+  ) => event("webhook.created", actor, null, webhookDetails(webhook), context),
+
+  webhookDeleted: (
+    actor: AuditParty,
+    webhook: WebhookRef,
+    context: AuditContext,
+  ) => event("webhook.deleted", actor, null, webhookDetails(webhook), context),
+
+  webhookEnabled: (
+    actor: AuditParty,
+    webhook: WebhookRef,
+    context: AuditContext,
+  ) => event("webhook.enabled", actor, null, webhookDetails(webhook), context),
+
+  /** The service gave up on an endpoint: its retry budget ran out. */
+  webhookDisabled: (webhook: WebhookRef, recordId: number) =>
+    event("webhook.disabled", null, null, {
+      ...webhookDetails(webhook),
+      heldRecordId: recordId,
+    }, NO_REQUEST),
 };
+
+/** What a webhook's records keep of the endpoint. */
+export interface WebhookRef {
+  id: number;
+  url: string;
+}
+
+const webhookDetails = (w: WebhookRef) => ({ webhookId: w.id, url: w.url });

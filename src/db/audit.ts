@@ -47,7 +47,8 @@ const WALK_BATCH = 1000;
 
 const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
-type Row = {
+/** An audit_events row as `recordColumns` selects it. */
+export type Row = {
   id: string;
   time: string;
   action: AuditAction;
@@ -62,7 +63,7 @@ type Row = {
 };
 
 /** The one mapping from an audit_events row to a record. */
-const toRecord = (r: Row): AuditRecord => ({
+export const toRecord = (r: Row): AuditRecord => ({
   id: Number(r.id),
   time: r.time,
   action: r.action,
@@ -221,14 +222,19 @@ export async function audited<T>(
   return result as T;
 }
 
-/** Reading, verifying and sweeping the trail: all its SQL but the writers' and the seal's. */
-export function createAuditStore(sql: Sql) {
-  // Output names equal column names: `order by` must qualify `audit_events.id`,
-  // or it would sort the text.
-  const columns = sql`id::text, to_char(time at time zone 'UTC', ${
+/**
+ * The columns `toRecord` maps. Output names equal column names: `order by`
+ * must qualify `audit_events.id`, or it would sort the text.
+ */
+export const recordColumns = (sql: Sql) =>
+  sql`id::text, to_char(time at time zone 'UTC', ${
     sql.unsafe(ISO_MS)
   }) as time, action, actor_id, actor_username, target_id, target_username,
     details, request_id, client_address, actor_key_id`;
+
+/** Reading, verifying and sweeping the trail: all its SQL but the writers' and the seal's. */
+export function createAuditStore(sql: Sql) {
+  const columns = recordColumns(sql);
 
   return {
     /** Newest first, at most `limit`, after the filters. */

@@ -22,6 +22,7 @@ import {
 import { createKeyStore, liveKeyOwner } from "./keys.ts";
 import { createIdempotencyStore } from "./idempotency.ts";
 import { createUserList, sameIdentity } from "./user-list.ts";
+import { createWebhookStore } from "./webhooks.ts";
 
 /**
  * The `performance.now()` after which no write may begin: a request's
@@ -761,6 +762,7 @@ export function createStore(
     deviceKey,
     keys: createKeyStore(sql, { transaction, checkCaller }),
     idempotency: createIdempotencyStore(sql, beforeWrite),
+    webhooks: createWebhookStore(sql, transaction, checkCaller),
     audit: {
       ...auditStore,
       /** As the trail's store lists, after sealing: every committed record is shown. */

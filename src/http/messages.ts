@@ -55,6 +55,15 @@ export const MSG = {
   invalidIdempotencyKey: "Invalid Idempotency-Key",
   idempotencyKeyReused: "Idempotency-Key reused with a different request",
   idempotencyKeyInProgress: "Request with this Idempotency-Key is in progress",
+
+  invalidWebhook: "Invalid webhook",
+  webhookNotFound: "Webhook not found",
+  webhookCreateFailed: "Failed to create webhook",
+  webhookListFailed: "Failed to list webhooks",
+  webhookGetFailed: "Failed to get webhook",
+  webhookDeleteFailed: "Failed to delete webhook",
+  webhookEnableFailed: "Failed to enable webhook",
+  webhookDeliveriesFailed: "Failed to list webhook deliveries",
 } as const;
 
 /** The 400 of a query parameter with a bad value, which names the parameter. */

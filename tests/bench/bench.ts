@@ -27,6 +27,14 @@
  * with the cookie, and POST /api/users with an Idempotency-Key beside
  * without (each target 0.9), and prints them; RESULTS.md is not written.
  *
+ *   deno task bench --webhooks [--duration 5] [--rounds 5] [--warmup 10]
+ *
+ * `--webhooks` measures PATCH (role flips: an audit record each) with one
+ * webhook endpoint attached beside the same PATCH with none, in turns, and
+ * the delivery latency from a record's time (written in its transaction)
+ * to its arrival at a receiver in this process, for paced writes and under
+ * wrk's load. It prints its figures and writes nothing.
+ *
  *   deno task bench --million [--million-users 1000000] [--duration 5]
  *
  * `--million` measures the service alone on `--million-users` users and as
@@ -1299,6 +1307,178 @@ async function keysOnly() {
   }
 }
 
+// ---------------------------------------------------------------- webhooks
+
+/** Milliseconds from each record's time to its arrival at the receiver. */
+function webhookReceiver() {
+  const latencies: number[] = [];
+  let count = 0;
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    async (req) => {
+      const message = JSON.parse(await req.text());
+      latencies.push(Date.now() - Date.parse(message.data.time));
+      count++;
+      return new Response(null, { status: 204 });
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/hook`,
+    latencies,
+    get count() {
+      return count;
+    },
+    close: () => server.shutdown(),
+  };
+}
+
+const percentile = (xs: number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+};
+
+/** `--webhooks`: the cost of one endpoint on writes, and delivery latency. */
+async function webhooksBench() {
+  const wrkPath = await findWrk();
+  const name = `ua_bench_${crypto.randomUUID().replaceAll("-", "")}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  await admin`create database ${admin(name)}`;
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.href;
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  const receiver = webhookReceiver();
+  try {
+    const env = { DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE: "true" };
+    {
+      await using _first = await startService(env);
+    }
+    await seed(sql, Math.max(opts.users, 300));
+    await using service = await startService(env);
+    const sid = await login(service.baseUrl);
+    const call = async (path: string, init: RequestInit = {}) => {
+      const res = await fetch(service.baseUrl + path, {
+        ...init,
+        headers: { cookie: `sid=${sid}`, ...init.headers },
+      });
+      const body = await res.json();
+      if (!res.ok) throw new Error(`${path}: ${res.status} ${body.error}`);
+      return body;
+    };
+    const targets = (await sql<{ id: number }[]>`
+      select id from users where role = 'viewer' order by id limit 200`)
+      .map((r) => r.id);
+    const head = async () =>
+      Number(
+        (await sql<{ n: string }[]>`
+          select head_id::text as n from audit_chain where singleton`)[0].n,
+      );
+    const flips: Load = {
+      path: "/api/users/",
+      method: "PATCH",
+      targets,
+      alternate: [
+        JSON.stringify({ role: "admin" }),
+        JSON.stringify({ role: "viewer" }),
+      ],
+    };
+    const lag: string[] = [];
+    const patchRun = (attached: boolean) => async () => {
+      await sql`update users set role = 'viewer' where id in ${sql(targets)}`;
+      let hook: { id: number } | undefined;
+      if (attached) {
+        hook = await call("/api/webhooks", {
+          method: "POST",
+          body: JSON.stringify({ url: receiver.url }),
+        });
+      }
+      const before = receiver.count;
+      const headBefore = await head();
+      const m = await wrk(wrkPath, service, sid, flips);
+      if (hook) {
+        lag.push(
+          `${(await head()) - headBefore} written, ${
+            receiver.count - before
+          } delivered during the run`,
+        );
+        // Its backlog is not delivered into the other side's run.
+        await call(`/api/webhooks/${hook.id}`, { method: "DELETE" });
+      }
+      return m;
+    };
+    say("PATCH with one webhook endpoint attached and with none, in turns ...");
+    const p = await paired(patchRun(true), patchRun(false), async () => {
+      await patchRun(true)();
+      await patchRun(false)();
+    });
+
+    say("delivery latency, paced writes (one PATCH each 20 ms) ...");
+    const hook = await call("/api/webhooks", {
+      method: "POST",
+      body: JSON.stringify({ url: receiver.url }),
+    });
+    await sql`update users set role = 'viewer' where id in ${sql(targets)}`;
+    const quietFrom = receiver.latencies.length;
+    const paced = 500;
+    for (let i = 0; i < paced; i++) {
+      await call(`/api/users/${targets[i % targets.length]}`, {
+        method: "PATCH",
+        body: JSON.stringify({
+          role: (i / targets.length) % 2 < 1 ? "admin" : "viewer",
+        }),
+      });
+      await sleep(20);
+    }
+    const drained = async () => {
+      const until = Date.now() + 120_000;
+      for (;;) {
+        const [e] = await sql<{ cursor: string }[]>`
+          select cursor::text from webhook_endpoints where id = ${hook.id}`;
+        if (Number(e.cursor) >= await head() || Date.now() > until) return;
+        await sleep(50);
+      }
+    };
+    await drained();
+    const quiet = receiver.latencies.slice(quietFrom);
+    say("delivery latency under wrk's PATCH load ...");
+    const loadedFrom = receiver.latencies.length;
+    await wrk(wrkPath, service, sid, flips);
+    await drained();
+    const loaded = receiver.latencies.slice(loadedFrom);
+
+    const ms = (xs: number[], q: number) => `${fmt(percentile(xs, q))} ms`;
+    console.log(
+      [
+        "",
+        `PATCH /api/users/:id (role flips: an audit record each), ${opts.rounds} rounds of ${opts.duration} s a side:`,
+        `  one webhook endpoint attached: ${fmt(p.a.rps)} req/s (p50 ${
+          fmt(p.a.p50Ms, 1)
+        } ms, p99 ${fmt(p.a.p99Ms, 1)} ms)`,
+        `  no endpoint:                   ${fmt(p.b.rps)} req/s (p50 ${
+          fmt(p.b.p50Ms, 1)
+        } ms, p99 ${fmt(p.b.p99Ms, 1)} ms)`,
+        `  attached/none: ${p.ratio.median.toFixed(2)} median (rounds ${
+          roundList(p.ratio)
+        }; the target is 0.85)`,
+        `  ${cpuNote(p.as, p.bs, "attached", "none")}`,
+        `  records in the attached runs: ${lag.join("; ")}`,
+        "delivery latency, from the record's time to its arrival at the receiver:",
+        `  paced writes (${quiet.length} records, one PATCH each 20 ms): p50 ${
+          ms(quiet, 0.5)
+        }, p99 ${ms(quiet, 0.99)}, max ${ms(quiet, 1)}`,
+        `  under wrk's PATCH load (${loaded.length} records in ${opts.duration} s): p50 ${
+          ms(loaded, 0.5)
+        }, p99 ${ms(loaded, 0.99)}, max ${ms(loaded, 1)}`,
+      ].join("\n"),
+    );
+  } finally {
+    await receiver.close();
+    await sql.end();
+    await admin`drop database if exists ${admin(name)} with (force)`;
+    await admin.end();
+  }
+}
+
 function say(what: string) {
   console.log(what);
 }
@@ -1427,6 +1607,7 @@ async function sseFanOut() {
 }
 
 if (Deno.args.includes("--million")) await million();
+else if (Deno.args.includes("--webhooks")) await webhooksBench();
 else if (Deno.args.includes("--sse")) await sseFanOut();
 else if (Deno.args.includes("--keys")) await keysOnly();
 else await main();

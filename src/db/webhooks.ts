@@ -1,0 +1,395 @@
+import type { Sql, TransactionSql } from "postgres";
+import type { AuditAction } from "../audit/actions.ts";
+import type { AuditParty } from "../audit/chain.ts";
+import { auditEvents } from "../audit/events.ts";
+import {
+  type AuditRecord,
+  recordAudit,
+  recordColumns,
+  type Row,
+  toRecord,
+} from "./audit.ts";
+import type { CallerRefusal, CallerWrite, WriteBy } from "./store.ts";
+
+/** An endpoint as the API shows it: never its secret. */
+export interface Webhook {
+  id: number;
+  url: string;
+  actions: AuditAction[] | null;
+  description: string | null;
+  createdAt: string;
+  /** `disabled` once its retry budget ran out, until enabled again. */
+  status: "active" | "disabled";
+  disabledAt: string | null;
+  /** The last audit record passed (delivered, or not of its actions). */
+  lastRecordId: number;
+  /** Failed attempts at the record after `lastRecordId`. */
+  failures: number;
+  /** When the record after `lastRecordId` is tried again, while failing. */
+  nextAttemptAt: string | null;
+}
+
+export interface NewWebhook {
+  url: string;
+  actions: AuditAction[] | null;
+  description: string | null;
+  secret: string;
+}
+
+/** One delivery attempt, as `GET /api/webhooks/{id}/deliveries` shows it. */
+export interface DeliveryAttempt {
+  id: number;
+  recordId: number;
+  attempt: number;
+  at: string;
+  outcome: "delivered" | "failed";
+  status: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+  durationMs: number;
+}
+
+/** An endpoint a worker holds the lease of. */
+export interface ClaimedEndpoint {
+  id: number;
+  url: string;
+  secret: string;
+  actions: AuditAction[] | null;
+  cursor: number;
+  failures: number;
+  token: string;
+}
+
+export type AttemptResult = Omit<DeliveryAttempt, "id" | "at" | "attempt">;
+
+const ISO = (column: string) =>
+  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+type Transaction = <T>(
+  writeBy: WriteBy,
+  body: (tx: TransactionSql) => Promise<T>,
+) => Promise<T>;
+
+type CheckCaller = (
+  tx: TransactionSql,
+  write: CallerWrite,
+  lock: "share" | "update",
+) => Promise<CallerRefusal | AuditParty>;
+
+const isRefusal = (o: CallerRefusal | AuditParty): o is CallerRefusal =>
+  typeof o === "string";
+
+/** All SQL of webhooks: their management, the delivery queue, its attempts. */
+export function createWebhookStore(
+  sql: Sql,
+  transaction: Transaction,
+  checkCaller: CheckCaller,
+) {
+  const shown = sql`id, url, actions, description,
+    ${sql.unsafe(ISO("created_at"))} as "createdAt",
+    case when disabled_at is null then 'active' else 'disabled' end as status,
+    ${sql.unsafe(ISO("disabled_at"))} as "disabledAt",
+    cursor::float8 as "lastRecordId", failures,
+    case when failures > 0 then ${
+    sql.unsafe(ISO("next_attempt_at"))
+  } end as "nextAttemptAt"`;
+
+  return {
+    /** Creates the endpoint, delivering the records sealed after this moment. */
+    async create(
+      w: NewWebhook,
+      write: CallerWrite,
+    ): Promise<Webhook | CallerRefusal> {
+      return await transaction(write.writeBy, async (tx) => {
+        const actor = await checkCaller(tx, write, "share");
+        if (isRefusal(actor)) return actor;
+        const [row] = await tx<Webhook[]>`
+          insert into webhook_endpoints (url, actions, description, secret, cursor)
+          values (${w.url}, ${w.actions}, ${w.description}, ${w.secret},
+            (select head_id from audit_chain where singleton))
+          returning ${shown}`;
+        await recordAudit(
+          tx,
+          auditEvents.webhookCreated(actor, row, write.context),
+        );
+        return row;
+      });
+    },
+
+    async list(): Promise<Webhook[]> {
+      return await sql<Webhook[]>`
+        select ${shown} from webhook_endpoints order by id`;
+    },
+
+    async get(id: number): Promise<Webhook | undefined> {
+      const [row] = await sql<Webhook[]>`
+        select ${shown} from webhook_endpoints where id = ${id}`;
+      return row;
+    },
+
+    /** Deletes the endpoint and its attempts; delivery to it stops. */
+    async remove(
+      id: number,
+      write: CallerWrite,
+    ): Promise<"deleted" | "not_found" | CallerRefusal> {
+      return await transaction(write.writeBy, async (tx) => {
+        const actor = await checkCaller(tx, write, "share");
+        if (isRefusal(actor)) return actor;
+        const [row] = await tx<{ id: number; url: string }[]>`
+          delete from webhook_endpoints where id = ${id} returning id, url`;
+        if (!row) return "not_found";
+        await recordAudit(
+          tx,
+          auditEvents.webhookDeleted(actor, row, write.context),
+        );
+        return "deleted";
+      });
+    },
+
+    /**
+     * Enables a disabled endpoint: delivery resumes at once from the record
+     * it was held at, with a fresh retry budget. An active endpoint is
+     * answered as it is, without a record.
+     */
+    async enable(
+      id: number,
+      write: CallerWrite,
+    ): Promise<Webhook | "not_found" | CallerRefusal> {
+      return await transaction(write.writeBy, async (tx) => {
+        const actor = await checkCaller(tx, write, "share");
+        if (isRefusal(actor)) return actor;
+        const [row] = await tx<(Webhook & { was: boolean })[]>`
+          update webhook_endpoints set disabled_at = null, failures = 0,
+            failing_since = null, next_attempt_at = now()
+          from (select disabled_at is not null as was from webhook_endpoints
+            where id = ${id} for update) old
+          where id = ${id}
+          returning ${shown}, old.was`;
+        if (!row) return "not_found";
+        const { was, ...webhook } = row;
+        if (was) {
+          await recordAudit(
+            tx,
+            auditEvents.webhookEnabled(actor, webhook, write.context),
+          );
+        }
+        return webhook;
+      });
+    },
+
+    /** The endpoint's attempts, newest first; undefined when there is no such endpoint. */
+    async deliveries(
+      id: number,
+      limit: number,
+    ): Promise<DeliveryAttempt[] | undefined> {
+      const [endpoint] =
+        await sql`select 1 from webhook_endpoints where id = ${id}`;
+      if (!endpoint) return undefined;
+      return await sql<DeliveryAttempt[]>`
+        select id::float8 as id, record_id::float8 as "recordId", attempt,
+          ${sql.unsafe(ISO("at"))} as at, outcome, status, error,
+          response_excerpt as "responseExcerpt", duration_ms as "durationMs"
+        from webhook_attempts where endpoint_id = ${id}
+        order by id desc limit ${limit}`;
+    },
+
+    /**
+     * Leases up to `max` endpoints that have records past their cursor and
+     * are due, skipping those another instance holds (SKIP LOCKED, and the
+     * lease while it runs). An idle call reads the due index and the
+     * chain's row, nothing else.
+     */
+    async claim(
+      max: number,
+      leaseMs: number,
+      token: string,
+    ): Promise<ClaimedEndpoint[]> {
+      const rows = await sql<
+        (Omit<ClaimedEndpoint, "cursor"> & { cursor: string })[]
+      >`
+        with ready as (
+          select e.id from webhook_endpoints e
+          where e.disabled_at is null and e.next_attempt_at <= now()
+            and (e.lease_until is null or e.lease_until < now())
+            and e.cursor < (select head_id from audit_chain where singleton)
+          order by e.next_attempt_at
+          limit ${max}
+          for update skip locked
+        )
+        update webhook_endpoints e
+        set lease_until = now() + make_interval(secs => ${leaseMs / 1000}),
+          lease_token = ${token}
+        from ready where e.id = ready.id
+        returning e.id, e.url, e.secret, e.actions, e.cursor::text, e.failures,
+          e.lease_token::text as token`;
+      return rows.map((r) => ({ ...r, cursor: Number(r.cursor) }));
+    },
+
+    /**
+     * The next sealed records after `cursor` of the endpoint's actions, and
+     * the chain's head: when none match up to the head, the cursor may move
+     * there.
+     */
+    async recordsAfter(
+      cursor: number,
+      actions: AuditAction[] | null,
+      limit: number,
+    ): Promise<{ records: AuditRecord[]; head: number }> {
+      // One round trip: the head, and the records up to it (none: one row
+      // of nulls beside the head).
+      const rows = await sql<(Row & { head: string })[]>`
+        select c.head_id::text as head, r.*
+        from audit_chain c left join lateral (
+          select ${recordColumns(sql)} from audit_events
+          where id > ${cursor} and id <= c.head_id
+            ${actions ? sql`and action = any(${actions}::text[])` : sql``}
+          order by audit_events.id limit ${limit}
+        ) r on true
+        where c.singleton`;
+      const head = rows[0].head;
+      return {
+        records: rows.filter((r) => r.id !== null).map(toRecord),
+        head: Number(head),
+      };
+    },
+
+    /**
+     * Moves the cursor to `recordId` after successes (or past records that
+     * do not match), keeping their attempts (each numbered as the
+     * endpoint's failures at it + 1) and renewing the lease, in one
+     * statement: all of it, or nothing when the lease is no longer this
+     * worker's (false).
+     */
+    async advance(
+      c: ClaimedEndpoint,
+      recordId: number,
+      leaseMs: number,
+      attempts: (AttemptResult & { attempt: number })[] = [],
+    ): Promise<boolean> {
+      const rows = attempts.map((a) => ({
+        record_id: a.recordId,
+        attempt: a.attempt,
+        outcome: a.outcome,
+        status: a.status,
+        error: a.error,
+        response_excerpt: a.responseExcerpt,
+        duration_ms: a.durationMs,
+      }));
+      const [{ n }] = await sql<{ n: number }[]>`
+        with moved as (
+          update webhook_endpoints set cursor = ${recordId}, failures = 0,
+            failing_since = null,
+            lease_until = now() + make_interval(secs => ${leaseMs / 1000})
+          where id = ${c.id} and lease_token = ${c.token} and lease_until > now()
+          returning id
+        ), kept as (
+          insert into webhook_attempts (endpoint_id, record_id, attempt,
+            outcome, status, error, response_excerpt, duration_ms)
+          select moved.id, a.record_id, a.attempt, a.outcome, a.status,
+            a.error, a.response_excerpt, a.duration_ms
+          from moved, jsonb_to_recordset(${
+        JSON.stringify(rows)
+      }::text::jsonb) as a(
+            record_id bigint, attempt integer, outcome text, status integer,
+            error text, response_excerpt text, duration_ms integer)
+          order by a.record_id
+          returning 1
+        )
+        select count(*)::int as n from moved`;
+      return n === 1;
+    },
+
+    /**
+     * A failed attempt: kept, and the next one scheduled after
+     * `delays[failures]` (the last delay repeating), but never later than
+     * the end of the retry budget, which runs from the first failure. A
+     * failure at or past that end disables the endpoint and records
+     * `webhook.disabled` instead. Ends the lease.
+     */
+    async failed(
+      c: ClaimedEndpoint,
+      attempt: AttemptResult,
+      delays: number[],
+      budgetMs: number,
+    ): Promise<"retry" | "disabled" | "lost"> {
+      const delay = delays[Math.min(c.failures, delays.length - 1)] ?? 0;
+      return await transaction(Infinity, async (tx) => {
+        const [row] = await tx<
+          { id: number; url: string; disabled: boolean }[]
+        >`
+          update webhook_endpoints set failures = failures + 1,
+            failing_since = coalesce(failing_since, now()),
+            next_attempt_at = least(
+              now() + make_interval(secs => ${delay / 1000}),
+              coalesce(failing_since, now())
+                + make_interval(secs => ${budgetMs / 1000})),
+            disabled_at = case
+              when now() >= coalesce(failing_since, now())
+                + make_interval(secs => ${budgetMs / 1000})
+              then now() end,
+            lease_until = null, lease_token = null
+          where id = ${c.id} and lease_token = ${c.token} and lease_until > now()
+          returning id, url, disabled_at is not null as disabled`;
+        if (!row) return "lost";
+        await insertAttempt(tx, c, attempt);
+        if (!row.disabled) return "retry";
+        await recordAudit(
+          tx,
+          auditEvents.webhookDisabled(row, attempt.recordId),
+        );
+        return "disabled";
+      });
+    },
+
+    /** Gives the lease back (nothing was attempted, or all is delivered). */
+    async release(c: ClaimedEndpoint): Promise<void> {
+      await sql`
+        update webhook_endpoints set lease_until = null, lease_token = null
+        where id = ${c.id} and lease_token = ${c.token}`;
+    },
+
+    /**
+     * What the queue holds over the enabled endpoints: records after their
+     * cursors (not all of which may match their actions), and the time of
+     * the oldest such record.
+     */
+    async backlog(): Promise<{ records: number; oldestSeconds: number }> {
+      const [row] = await sql<{ records: number; oldest: number | null }[]>`
+        select coalesce(sum(greatest(c.head_id - e.cursor, 0)), 0)::float8
+            as records,
+          extract(epoch from now() - min(first.time))::float8 as oldest
+        from webhook_endpoints e
+        cross join (select head_id from audit_chain where singleton) c
+        left join lateral (
+          select time from audit_events a where a.id > e.cursor
+          order by a.id limit 1
+        ) first on true
+        where e.disabled_at is null`;
+      return { records: row.records, oldestSeconds: row.oldest ?? 0 };
+    },
+
+    /** Removes attempts older than `days`; returns how many. */
+    async pruneAttempts(days: number): Promise<number> {
+      const [{ n }] = await sql<{ n: number }[]>`
+        with gone as (
+          delete from webhook_attempts
+          where at < now() - make_interval(days => ${days}) returning 1
+        ) select count(*)::int as n from gone`;
+      return n;
+    },
+  };
+
+  async function insertAttempt(
+    tx: TransactionSql,
+    c: ClaimedEndpoint,
+    a: AttemptResult,
+  ) {
+    await tx`
+      insert into webhook_attempts (endpoint_id, record_id, attempt, outcome,
+        status, error, response_excerpt, duration_ms)
+      values (${c.id}, ${a.recordId}, ${c.failures + 1}, ${a.outcome},
+        ${a.status}, ${a.error}, ${a.responseExcerpt}, ${a.durationMs})`;
+  }
+}
+
+export type WebhookStore = ReturnType<typeof createWebhookStore>;

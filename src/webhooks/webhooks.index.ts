@@ -1,0 +1,55 @@
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import { mount } from "../http/endpoint.ts";
+import type { AppEnv } from "../http/env.ts";
+import {
+  createWebhookHandlers,
+  type WebhookDeps,
+} from "./webhooks.handlers.ts";
+import * as routes from "./webhooks.routes.ts";
+
+/** /api/webhooks: each route as webhooks.routes.ts declares it, answered by webhooks.handlers.ts. */
+export function mountWebhooks(app: OpenAPIHono<AppEnv>, deps: WebhookDeps) {
+  const h = createWebhookHandlers(deps);
+  mount(app, routes.create, h.create);
+  mount(app, routes.list, h.list);
+  mount(app, routes.get, h.get);
+  mount(app, routes.remove, h.remove);
+  mount(app, routes.deliveries, h.deliveries);
+  mount(app, routes.enable, h.enable);
+  // The message each delivery POSTs, in the document's `webhooks` section.
+  app.openAPIRegistry.registerWebhook({
+    method: "post",
+    path: "auditRecord",
+    operationId: "receiveAuditRecord",
+    tags: ["webhooks"],
+    // The receiver authenticates the message by its signature.
+    security: [],
+    summary: "An audit record, delivered to a registered endpoint",
+    description:
+      "Sent per the Standard Webhooks specification (verify it with the `standardwebhooks` library and the endpoint's secret): headers `webhook-id`, `webhook-timestamp`, `webhook-signature`. Answer 2xx within 10 s; anything else (a 3xx included) is retried.",
+    request: {
+      headers: z.object({
+        "webhook-id": z.string().openapi({
+          description:
+            "`msg_<endpoint id>_<record id>`: the same on every attempt at one record; deduplicate by it",
+        }),
+        "webhook-timestamp": z.string().openapi({
+          description: "Seconds since the epoch when the attempt was signed",
+        }),
+        "webhook-signature": z.string().openapi({
+          description:
+            "`v1,` + base64 of HMAC-SHA256 over `webhook-id.webhook-timestamp.body`, keyed with the base64-decoded secret after `whsec_`",
+        }),
+      }),
+      body: {
+        required: true,
+        content: {
+          "application/json": { schema: routes.WebhookMessageSchema },
+        },
+      },
+    },
+    responses: {
+      200: { description: "Any 2xx: delivered" },
+    },
+  });
+}

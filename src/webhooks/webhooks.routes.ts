@@ -1,0 +1,279 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { AUDIT_ACTIONS } from "../audit/actions.ts";
+import { AuditRecordSchema } from "../audit/audit.routes.ts";
+import { admin } from "../auth/guards.ts";
+import { MSG } from "../http/messages.ts";
+import {
+  bodyTooLarge,
+  cookieAuth,
+  errors,
+  json,
+  jsonBody,
+  queryErrors,
+} from "../http/openapi.ts";
+import { OkSchema } from "../users/users.routes.ts";
+import { parseUserId, USER_ID_MAX } from "../users/user.ts";
+
+export const DELIVERIES_LIMIT_DEFAULT = 100;
+const DELIVERIES_LIMIT_MAX = 1000;
+
+const invalid = { error: MSG.invalidWebhook };
+
+const TARGET_RULE =
+  "`http` or `https`, at most 2048 characters, no user name or password. Loopback, private (RFC 1918, ULA fc00::/7), link-local (169.254.0.0/16, fe80::/10, the metadata addresses 169.254.169.254 and fd00:ec2::254), CGNAT (100.64.0.0/10), unspecified, multicast and reserved addresses are refused unless the service runs with `WEBHOOK_ALLOW_PRIVATE=true`: written as an IP address, at creation (400); as a host name, at each delivery, on every address the name resolves to (the attempt fails and is retried). Redirects are not followed.";
+
+export const CreateWebhookSchema = z.object({
+  url: z.string(invalid).min(1, invalid).max(2048, invalid).openapi({
+    description: `Where records are POSTed. ${TARGET_RULE}`,
+    maxLength: 2048,
+    example: "https://hooks.example.com/user-admin",
+  }),
+  actions: z.array(z.enum(AUDIT_ACTIONS, invalid), invalid).min(1, invalid)
+    .nullish().openapi({
+      description:
+        "Only records of these actions are delivered; absent or `null`: every action.",
+      example: ["user.created", "user.deleted"],
+    }),
+  description: z.string(invalid).max(500, invalid).nullish().openapi({
+    description: "A note for people, at most 500 characters.",
+    maxLength: 500,
+    example: "Directory sync",
+  }),
+}, invalid).openapi("CreateWebhook", {
+  description: "Unknown fields are ignored; `null` counts as absent.",
+});
+
+export const WebhookSchema = z.object({
+  id: z.number().int().openapi({ example: 1 }),
+  url: z.string().openapi({ example: "https://hooks.example.com/user-admin" }),
+  actions: z.array(z.enum(AUDIT_ACTIONS)).nullable().openapi({
+    description: "The actions delivered; null: every action.",
+  }),
+  description: z.string().nullable(),
+  createdAt: z.string().openapi({
+    format: "date-time",
+    example: "2026-11-25T21:07:00.123Z",
+  }),
+  status: z.enum(["active", "disabled"]).openapi({
+    description:
+      "`disabled` once an undelivered record kept failing for the whole retry budget (3 days); `POST /api/webhooks/{id}/enable` resumes delivery.",
+  }),
+  disabledAt: z.string().nullable().openapi({ format: "date-time" }),
+  lastRecordId: z.number().int().openapi({
+    description:
+      "The last audit record passed: delivered, or not of its actions. The next record of its actions after it is the one being delivered.",
+    example: 41,
+  }),
+  failures: z.number().int().openapi({
+    description: "Failed attempts at the record being delivered.",
+  }),
+  nextAttemptAt: z.string().nullable().openapi({
+    format: "date-time",
+    description: "When that record is tried again, while it is failing.",
+  }),
+}).openapi("Webhook");
+
+export const CreatedWebhookSchema = z.object({
+  ...WebhookSchema.shape,
+  secret: z.string().openapi({
+    description:
+      "The signing secret: `whsec_` + base64 of 32 random bytes. Shown in this answer only; keep it to verify deliveries.",
+    example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  }),
+}).openapi("CreatedWebhook");
+
+export const DeliveryAttemptSchema = z.object({
+  id: z.number().int(),
+  recordId: z.number().int().openapi({
+    description: "The audit record delivered",
+  }),
+  attempt: z.number().int().openapi({
+    description: "1 for the first attempt at the record, then 2, 3, ...",
+  }),
+  at: z.string().openapi({ format: "date-time" }),
+  outcome: z.enum(["delivered", "failed"]),
+  status: z.number().int().nullable().openapi({
+    description: "The HTTP status answered; null when none came",
+  }),
+  error: z.string().nullable().openapi({
+    description:
+      "Why it failed (`HTTP status not 2xx`, `redirect not followed`, `address not allowed: ...`, a timeout, a connection error)",
+  }),
+  responseExcerpt: z.string().nullable().openapi({
+    description: "At most the first 256 bytes of the response body",
+  }),
+  durationMs: z.number().int(),
+}).openapi("DeliveryAttempt");
+
+/** The message every delivery carries as its JSON body. */
+export const WebhookMessageSchema = z.object({
+  type: z.enum(AUDIT_ACTIONS).openapi({
+    description: "The record's action",
+  }),
+  timestamp: z.string().openapi({
+    format: "date-time",
+    description: "The record's time",
+  }),
+  data: AuditRecordSchema,
+}).openapi("WebhookMessage");
+
+/**
+ * `{id}` as an integer; anything that cannot be an endpoint's id becomes
+ * null, answered 404 like an unknown one.
+ */
+const IdParam = z.object({
+  id: z.string().transform(parseUserId).openapi({
+    param: { name: "id", in: "path" },
+    type: "integer",
+    minimum: 1,
+    maximum: USER_ID_MAX,
+    example: 1,
+  }),
+});
+
+const DeliveriesQuery = z.object({
+  limit: z.string().regex(/^[0-9]{1,4}$/).transform(Number)
+    .refine((n) => n >= 1 && n <= DELIVERIES_LIMIT_MAX).optional().openapi({
+      param: { name: "limit", in: "query" },
+      type: "integer",
+      minimum: 1,
+      maximum: DELIVERIES_LIMIT_MAX,
+      default: DELIVERIES_LIMIT_DEFAULT,
+      description: "At most this many attempts, the newest.",
+    }),
+});
+
+const tags = ["webhooks"];
+const notFound = {
+  404: errors(
+    "No webhook has this id (also for ids that cannot exist)",
+    MSG.webhookNotFound,
+  ),
+};
+
+export const create = createRoute({
+  operationId: "createWebhook",
+  method: "post",
+  path: "/api/webhooks",
+  tags,
+  summary: "Register a webhook endpoint",
+  description:
+    "Checks, in order: the caller (401, 403), the body (400 `Invalid webhook` for any broken rule, a body that is not JSON included), the URL's target. " +
+    "Every audit record sealed after this call (of `actions`, when given) is then POSTed to `url` as a `WebhookMessage` signed per the Standard Webhooks specification: " +
+    "`webhook-id` (`msg_<endpoint id>_<record id>`, the same on every attempt), `webhook-timestamp` (seconds), `webhook-signature` (`v1,` + base64 of HMAC-SHA256 over `id.timestamp.body` keyed with the secret's base64-decoded bytes). " +
+    "Delivery is at least once, in record order: a 2xx within 10 s counts; a record that fails holds back the later ones and is retried after about 5 s, 1 min, 5 min, 30 min, 2 h, then every 6 h, for 3 days, after which the endpoint is disabled (`webhook.disabled` in the trail). " +
+    "Answers the `secret` once. Recorded as `webhook.created`.",
+  security: cookieAuth,
+  middleware: admin,
+  request: { body: jsonBody(CreateWebhookSchema, "invalid") },
+  responses: {
+    201: {
+      ...json(CreatedWebhookSchema, "Created; the only answer with the secret"),
+      headers: {
+        Location: {
+          description: "/api/webhooks/{id} of the new endpoint",
+          schema: { type: "string" },
+        },
+      },
+    },
+    400: errors(
+      `The body breaks a rule, or the URL's target is refused. ${TARGET_RULE}`,
+      MSG.invalidWebhook,
+    ),
+    ...admin.responses,
+    ...bodyTooLarge,
+    500: errors("Unexpected failure", MSG.webhookCreateFailed),
+  },
+});
+
+export const list = createRoute({
+  operationId: "listWebhooks",
+  method: "get",
+  path: "/api/webhooks",
+  tags,
+  summary: "List webhook endpoints",
+  description: "Every endpoint, oldest first, without secrets.",
+  security: cookieAuth,
+  middleware: admin,
+  responses: {
+    200: json(z.array(WebhookSchema), "The endpoints"),
+    ...admin.responses,
+    500: errors("Unexpected failure", MSG.webhookListFailed),
+  },
+});
+
+export const get = createRoute({
+  operationId: "getWebhook",
+  method: "get",
+  path: "/api/webhooks/{id}",
+  tags,
+  summary: "Get one webhook endpoint",
+  description: "The endpoint, without its secret. Checks: 401, 403, then 404.",
+  security: cookieAuth,
+  middleware: admin,
+  request: { params: IdParam },
+  responses: {
+    200: json(WebhookSchema, "The endpoint"),
+    ...admin.responses,
+    ...notFound,
+    500: errors("Unexpected failure", MSG.webhookGetFailed),
+  },
+});
+
+export const remove = createRoute({
+  operationId: "deleteWebhook",
+  method: "delete",
+  path: "/api/webhooks/{id}",
+  tags,
+  summary: "Delete a webhook endpoint",
+  description:
+    "Delivery to it stops; its attempts are deleted with it. Checks: 401, 403, then 404. Recorded as `webhook.deleted`.",
+  security: cookieAuth,
+  middleware: admin,
+  request: { params: IdParam },
+  responses: {
+    200: json(OkSchema, "Deleted"),
+    ...admin.responses,
+    ...notFound,
+    500: errors("Unexpected failure", MSG.webhookDeleteFailed),
+  },
+});
+
+export const deliveries = createRoute({
+  operationId: "listWebhookDeliveries",
+  method: "get",
+  path: "/api/webhooks/{id}/deliveries",
+  tags,
+  summary: "A webhook endpoint's delivery attempts, newest first",
+  description:
+    `The newest \`limit\` attempts (default ${DELIVERIES_LIMIT_DEFAULT}); attempts older than \`WEBHOOK_ATTEMPT_RETENTION_DAYS\` (default 30) are removed. Checks: 401, 403, the query (400), then 404.`,
+  security: cookieAuth,
+  middleware: admin,
+  request: { params: IdParam, query: DeliveriesQuery },
+  responses: {
+    200: json(z.array(DeliveryAttemptSchema), "Attempts, newest first"),
+    400: queryErrors("`limit` has a bad value", DeliveriesQuery),
+    ...admin.responses,
+    ...notFound,
+    500: errors("Unexpected failure", MSG.webhookDeliveriesFailed),
+  },
+});
+
+export const enable = createRoute({
+  operationId: "enableWebhook",
+  method: "post",
+  path: "/api/webhooks/{id}/enable",
+  tags,
+  summary: "Enable a disabled webhook endpoint",
+  description:
+    "Delivery resumes at once from the record it was held at, with a fresh retry budget. An endpoint that is active is answered unchanged. Checks: 401, 403, then 404. Recorded as `webhook.enabled` when it was disabled.",
+  security: cookieAuth,
+  middleware: admin,
+  request: { params: IdParam },
+  responses: {
+    200: json(WebhookSchema, "The endpoint, active"),
+    ...admin.responses,
+    ...notFound,
+    500: errors("Unexpected failure", MSG.webhookEnableFailed),
+  },
+});
