@@ -27,8 +27,9 @@ export async function rekeyUsers(store: Store, log: Logger): Promise<void> {
  * neither grants anything any more, but an attacker guessing random
  * usernames would otherwise grow login_failures without bound. Removes
  * audit records past AUDIT_RETENTION_DAYS too (the chain stays verifiable
- * from the oldest kept). Every instance may run it; the deletes are
- * idempotent. Keys rows an older release wrote (`rekeyUsers`).
+ * from the oldest kept). Records disables whose `until` passed as
+ * `user.enabled` (the users are active from that moment already). Every
+ * instance may run it; the deletes are idempotent. Keys rows an older release wrote (`rekeyUsers`).
  */
 export function startHousekeeping(
   store: Store,
@@ -39,6 +40,7 @@ export function startHousekeeping(
   const sweep = async () => {
     try {
       const sessions = await store.sessions.revokeExpired(NO_DEADLINE);
+      const disables = await store.users.recordExpiredDisables(NO_DEADLINE);
       const counters = await store.loginThrottle.forgetExpired(
         config.LOGIN_WINDOW_SECONDS,
         NO_DEADLINE,
@@ -49,9 +51,10 @@ export function startHousekeeping(
         config.AUDIT_RETENTION_DAYS,
       );
       await rekeyUsers(store, log);
-      if (sessions || counters || auditRecords) {
+      if (sessions || disables || counters || auditRecords) {
         log.info("housekeeping", {
           expiredSessions: sessions,
+          expiredDisables: disables,
           endedLoginWindows: counters,
           expiredAuditRecords: auditRecords,
         });

@@ -10,9 +10,13 @@ export const AUDIT_ACTIONS = [
   "login.succeeded",
   "login.failed",
   "login.throttled",
+  "login.refused",
   "logout",
   "admin.bootstrapped",
   "admin.recovered",
+  "user.disabled",
+  "user.enabled",
+  "sessions.ended",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -125,7 +125,7 @@ export const AuditRecordSchema = z.object({
   action: z.enum(AUDIT_ACTIONS),
   actor: nullableParty.openapi({
     description:
-      "Who did it; null for the service itself (the first admin at startup), the recovery task and failed or throttled logins",
+      "Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task and failed, throttled or refused logins",
   }),
   target: nullableParty.openapi({
     description:
@@ -133,7 +133,7 @@ export const AuditRecordSchema = z.object({
   }),
   details: z.record(z.string(), z.unknown()).openapi({
     description:
-      "Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; else {}",
+      "Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; else {}",
     example: { from: "viewer", to: "admin" },
   }),
   requestId: z.string().nullable().openapi({
