@@ -720,6 +720,10 @@ export function createStore(
     return outcome;
   };
 
+  /** A session (`s`) whose `last_seen_at` is due: never written, or over a minute ago. */
+  const unseen = sql`(s.last_seen_at is null
+    or s.last_seen_at <= now() - interval '1 minute')`;
+
   const sessions = {
     /**
      * A session for a login whose password was right, under the user's row
@@ -779,26 +783,26 @@ export function createStore(
     },
 
     /**
-     * One round trip: the session, if live (unexpired, opened with the
-     * user's current password, the user not disabled), and its user's
-     * current row. It notes when the session was last seen, at most once a
-     * minute: the update matches no row in between, so most requests
-     * write nothing.
+     * The session, if live (unexpired, opened with the user's current
+     * password, the user not disabled), and its user's current row, in one
+     * statement. When the session was last seen over a minute ago (or
+     * never), a second statement notes it, under the same condition, so
+     * that requests at the same moment write it once: at most one write a
+     * minute per session, none on the other requests.
      */
     async resolve(tokenHash: Uint8Array): Promise<Account | undefined> {
-      const [row] = await sql<Account[]>`
-        with caller as (
-          select u.id, u.username, u.name, u.email, u.role
-          from sessions s join users u on u.id = s.user_id
-          where s.token_hash = ${tokenHash} and ${liveSession(sql)}
-        ), seen as (
-          update sessions set last_seen_at = now()
-          where token_hash = ${tokenHash} and exists (select from caller)
-            and (last_seen_at is null
-              or last_seen_at <= now() - interval '1 minute')
-        )
-        select * from caller`;
-      return row;
+      const [row] = await sql<(Account & { unseen: boolean })[]>`
+        select u.id, u.username, u.name, u.email, u.role, ${unseen} as unseen
+        from sessions s join users u on u.id = s.user_id
+        where s.token_hash = ${tokenHash} and ${liveSession(sql)}`;
+      if (!row) return undefined;
+      const { unseen: due, ...account } = row;
+      if (due) {
+        await sql`
+          update sessions s set last_seen_at = now()
+          where s.token_hash = ${tokenHash} and ${unseen}`;
+      }
+      return account;
     },
 
     /**
