@@ -420,7 +420,7 @@ export interface components {
         /** @description Optional: a request without a body disables without reason or end. Unknown fields are ignored. */
         DisableUser: {
             /**
-             * @description Why, at most 200 characters (no NUL). Absent or `null`: no reason.
+             * @description Why, at most 200 characters (Unicode code points; no NUL, no lone surrogate). Absent or `null`: no reason.
              * @example Left the company
              */
             reason?: string | null;

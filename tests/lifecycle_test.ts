@@ -180,6 +180,8 @@ Deno.test("disable and enable check in the declared order, and refuse bad input"
       '"reason"',
       JSON.stringify({ reason: "x".repeat(201) }),
       JSON.stringify({ reason: 5 }),
+      '{"reason": "a\\u0000b"}',
+      '{"reason": "\\ud800"}',
       JSON.stringify({ until: past }),
       JSON.stringify({ until: "tomorrow" }),
       JSON.stringify({ until: "2999-02-30T00:00:00Z" }),

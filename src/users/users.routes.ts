@@ -74,14 +74,18 @@ export const UserDetailSchema = z.object({
 /** The body of a disable: every issue is the contract's one message. */
 export const DisableUserSchema = z.object({
   reason: z.string({ error: MSG.invalidBody })
-    .refine((s) => codePoints(s) <= 200 && !s.includes("\u0000"), {
-      error: MSG.invalidBody,
-    })
+    // NUL and lone surrogates: PostgreSQL's text and jsonb (the audit
+    // record's details) hold neither.
+    .refine(
+      (s) =>
+        codePoints(s) <= 200 && !s.includes("\u0000") && !/\p{Cs}/u.test(s),
+      { error: MSG.invalidBody },
+    )
     .nullish()
     .openapi({
       maxLength: 200,
       description:
-        "Why, at most 200 characters (no NUL). Absent or `null`: no reason.",
+        "Why, at most 200 characters (Unicode code points; no NUL, no lone surrogate). Absent or `null`: no reason.",
       example: "Left the company",
     }),
   until: z.iso.datetime({ offset: true, error: MSG.invalidBody })
