@@ -556,3 +556,33 @@ Deno.test({
     }]);
   },
 });
+
+Deno.test("a disable whose sessions cannot be ended is not applied: 500 Failed to disable user, the user still active and signed in", async () => {
+  const svc = await service();
+  const { client, account } = await svc.userClient("viewer");
+  await svc.sql.unsafe(`
+    create function refuse_session_delete() returns trigger language plpgsql
+    as $$ begin raise exception 'refused'; end $$`);
+  await svc.sql`
+    create trigger refuse_session_delete before delete on sessions
+    for each row execute function refuse_session_delete()`;
+  try {
+    const res = await svc.admin.disableUser(account.id, { reason: "x" });
+    assertEquals([res.status, !res.ok && res.error], [
+      500,
+      "Failed to disable user",
+    ]);
+  } finally {
+    await svc.sql`drop trigger refuse_session_delete on sessions`;
+    await svc.sql`drop function refuse_session_delete`;
+  }
+  const one = await svc.admin.get("/api/users/{id}", {
+    params: { path: { id: account.id } },
+  });
+  assertEquals(one.ok && one.data.disabled, null);
+  assertEquals((await client.me()).status, 200);
+  assertEquals(
+    (await records(svc.admin, "user.disabled", account.id)).length,
+    0,
+  );
+});
