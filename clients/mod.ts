@@ -52,6 +52,12 @@ export type ApiKey = components["schemas"]["ApiKey"];
 export type NewApiKey = components["schemas"]["NewApiKey"];
 /** The body of `PATCH /api/users/{id}`. */
 export type UpdateUser = components["schemas"]["UpdateUser"];
+/** One user as `GET /api/users/{id}` answers: a User with `disabled` and `lastLoginAt`. */
+export type UserDetail = components["schemas"]["UserDetail"];
+/** The body of `POST /api/users/{id}/disable`: `{reason?, until?}`. */
+export type DisableUser = components["schemas"]["DisableUser"];
+/** One of a user's live sessions (`GET /api/users/{id}/sessions`). */
+export type Session = components["schemas"]["Session"];
 /** `"admin"` or `"viewer"`. */
 export type Role = User["role"];
 /** The list's query parameters (`limit`, `after`, `role`, `q`, `username`, `email`). */
@@ -228,6 +234,31 @@ export type UserAdminClient = Client<paths> & {
   findByUsername(username: string): Promise<Lookup>;
   /** The user with this e-mail (any case, canonical form), or null. */
   findByEmail(email: string): Promise<Lookup>;
+  /** Disables the user (no login; their sessions end); without `body`, no reason and no end. */
+  disableUser(
+    id: number,
+    body?: DisableUser,
+  ): Promise<Outcome<Operation<"/api/users/{id}/disable", "post">>>;
+  /** Lifts the user's disable (also fine when there is none). */
+  enableUser(
+    id: number,
+  ): Promise<Outcome<Operation<"/api/users/{id}/enable", "post">>>;
+  /** The user's live sessions, newest first. */
+  listSessions(
+    id: number,
+  ): Promise<Outcome<Operation<"/api/users/{id}/sessions", "get">>>;
+  /** Ends all of the user's sessions, or (with `sessionId`) that one. */
+  endSessions(
+    id: number,
+    sessionId?: string,
+  ): Promise<
+    Outcome<
+      Operation<
+        "/api/users/{id}/sessions" | "/api/users/{id}/sessions/{sessionId}",
+        "delete"
+      >
+    >
+  >;
 };
 
 const SESSION_COOKIE = "sid";
@@ -292,6 +323,23 @@ export function createUserAdminClient(
       walk(api, query, pageSize),
     findByUsername: (username: string) => lookup(typed, { username }),
     findByEmail: (email: string) => lookup(typed, { email }),
+    disableUser: (id: number, body?: DisableUser) =>
+      typed.post("/api/users/{id}/disable", {
+        params: { path: { id } },
+        ...(body === undefined ? {} : { body }),
+      } as never),
+    enableUser: (id: number) =>
+      typed.post("/api/users/{id}/enable", { params: { path: { id } } }),
+    listSessions: (id: number) =>
+      typed.get("/api/users/{id}/sessions", { params: { path: { id } } }),
+    endSessions: (id: number, sessionId?: string) =>
+      sessionId === undefined
+        ? typed.delete("/api/users/{id}/sessions", {
+          params: { path: { id } },
+        })
+        : typed.delete("/api/users/{id}/sessions/{sessionId}", {
+          params: { path: { id, sessionId } },
+        }),
   });
   // Defined, not assigned: Object.assign would copy a getter's value once.
   return Object.defineProperty(client, "hasSession", {

@@ -59,7 +59,7 @@ export interface paths {
         put?: never;
         /**
          * Log in: sets the session cookie `sid`
-         * @description Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (under its canonical key, known or not) from one client address inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it from that address answers 429 with Retry-After until the window ends; past 10 x `LOGIN_MAX_FAILURES` from all addresses together, from every address. Only failed password checks count: an attempt answered 429 counts nowhere. The client address is the socket's peer, or the first `X-Forwarded-For` hop with `TRUST_PROXY=true`. A success clears its address's count; an admin's password reset of the user and the recovery task clear all of the username's counts. A success also sets the known-device cookie `did` (signed, 180 days, sent to this path only). A login that presents a valid `did` for the username it tries is counted per device instead: not per address, not toward the ceiling, and `LOGIN_MAX_FAILURES` failures lock only that device; a success from it clears that device's count. A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.
+         * @description Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (under its canonical key, known or not) from one client address inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it from that address answers 429 with Retry-After until the window ends; past 10 x `LOGIN_MAX_FAILURES` from all addresses together, from every address. Only failed password checks count: an attempt answered 429 counts nowhere. The client address is the socket's peer, or the first `X-Forwarded-For` hop with `TRUST_PROXY=true`. A success clears its address's count; an admin's password reset of the user and the recovery task clear all of the username's counts. A success also sets the known-device cookie `did` (signed, 180 days, sent to this path only). A login that presents a valid `did` for the username it tries is counted per device instead: not per address, not toward the ceiling, and `LOGIN_MAX_FAILURES` failures lock only that device; a success from it clears that device's count. A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). A disabled user with the right password gets 403 `Account disabled` (a wrong password still gets 401): no cookie, and the attempt neither counts as a failure nor clears any; a disable that races a login leaves no session. In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.
          */
         post: operations["login"];
         delete?: never;
@@ -121,7 +121,7 @@ export interface paths {
         };
         /**
          * List users
-         * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
+         * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
          */
         get: operations["listUsers"];
         put?: never;
@@ -149,7 +149,7 @@ export interface paths {
         };
         /**
          * Get one user
-         * @description The user with this id. An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user; send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.
+         * @description The user with this id, with their account state (`disabled`, `lastLoginAt`; the list's items do not carry these). An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user (a login, a disable, an enable, and a disable's `until` passing included); send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.
          */
         get: operations["getUser"];
         put?: never;
@@ -170,6 +170,46 @@ export interface paths {
          * @description Role is checked before password (length, then NUL); then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          */
         patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/api/users/{id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a user: no login, every session ended
+         * @description Checks, in order: 401/403; the id is the caller's own (400, before any lookup); no user has the id (404); the body (400). The user can no longer sign in (a login with the right password answers 403 `Account disabled`), and all their sessions end in the same transaction; their requests answer 401 from then on, on every instance. Without a body: no reason, no end. With `until` the user is active again from that moment by itself; the housekeeping sweep or the user's next login records `user.enabled` `{expired: true}`. Disabling a disabled user changes its reason and end (its `since` stays). Recorded as `user.disabled` `{reason, until}`. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         */
+        post: operations["disableUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a user
+         * @description Checks, in order: 401/403; no user has the id (404). Lifts a disable; a user who is not disabled is answered as is (200, nothing changes). Recorded as `user.enabled`. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         */
+        post: operations["enableUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/users/{id}/keys": {
@@ -215,6 +255,54 @@ export interface paths {
          * @description The key stops working at once, on every instance (its next request answers 401), and leaves the list. 404 when the user has no such key: unknown, another user's, or revoked already. Recorded as `key.revoked`. To rotate without downtime: create the new key, deploy it, then revoke the old one.
          */
         delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's live sessions
+         * @description Checks, in order: 401/403; no user has the id (404). The sessions that still let the user in, newest first: never a token, `current` marks the caller's own.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        /**
+         * End all of a user's sessions
+         * @description Checks, in order: 401/403; no user has the id (404). Ends every session of the user (the caller's own too, when the id is theirs): their next request answers 401. Recorded as `sessions.ended` `{count}` when any ended. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         */
+        delete: operations["endSessions"];
+        options?: never;
+        /**
+         * A user's live sessions: headers only (HEAD)
+         * @description As `GET /api/users/{id}/sessions` with the same checks, status and headers, without a body.
+         */
+        head: operations["listSessionsHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of a user's sessions
+         * @description Checks, in order: 401/403; no user has the id (404 `User not found`); the user has no live session of this public id (404 `Session not found`, also for another user's session and an id that is no UUID). Recorded as `sessions.ended` `{count: 1}`. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         */
+        delete: operations["endSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -474,8 +562,8 @@ export interface components {
         };
         AuditRecord: {
             /** @enum {string} */
-            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled";
-            /** @description Who did it; null for the service itself (the first admin at startup), the recovery task and failed or throttled logins */
+            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled";
+            /** @description Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task and failed, throttled or refused logins */
             actor: components["schemas"]["AuditParty"] | null;
             /**
              * @description The client's address as the login throttle sees it; null outside a request
@@ -483,7 +571,7 @@ export interface components {
              */
             clientAddress: string | null;
             /**
-             * @description Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `key.created`, `key.revoked` {keyId, name}; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId}; else {}
+             * @description Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId}; else {}
              * @example {
              *       "from": "viewer",
              *       "to": "admin"
@@ -524,7 +612,7 @@ export interface components {
         };
         CreatedWebhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -597,7 +685,7 @@ export interface components {
              *       "user.deleted"
              *     ]
              */
-            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[] | null;
+            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[] | null;
             /**
              * @description A note for people, at most 500 characters.
              * @example Directory sync
@@ -626,6 +714,40 @@ export interface components {
             responseExcerpt: string | null;
             /** @description The HTTP status answered; null when none came */
             status: number | null;
+        };
+        /** @description Null while the user may sign in (never disabled, enabled again, or the disable's `until` has passed) */
+        Disabled: {
+            /**
+             * @description Why, as the admin gave it; null without one
+             * @example Left the company
+             */
+            reason: string | null;
+            /**
+             * Format: date-time
+             * @description When the user was disabled (ISO 8601 in UTC with milliseconds)
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description When the disable ends by itself (ISO 8601 in UTC with milliseconds); null: until enabled
+             * @example 2026-12-31T00:00:00.000Z
+             */
+            until: string | null;
+        } | null;
+        /** @description Optional: a request without a body disables without reason or end. Unknown fields are ignored. */
+        DisableUser: {
+            /**
+             * @description Why, at most 200 characters (Unicode code points; no NUL, no lone surrogate). Absent or `null`: no reason.
+             * @example Left the company
+             */
+            reason?: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 date and time with `Z` or an offset, in the future: the user is active again from then on, by itself. Absent or `null`: until enabled.
+             * @example 2026-12-31T00:00:00Z
+             */
+            until?: string | null;
         };
         Health: {
             /** @enum {string} */
@@ -678,6 +800,56 @@ export interface components {
             /** @enum {boolean} */
             ok: true;
         };
+        Session: {
+            /**
+             * @description The login's client address, as the login throttle sees it; null for a session opened by an older release
+             * @example 203.0.113.7
+             */
+            clientAddress: string | null;
+            /**
+             * Format: date-time
+             * @description When the login made it
+             * @example 2026-11-26T08:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * @description True for the session of the request itself
+             * @example false
+             */
+            current: boolean;
+            /**
+             * Format: date-time
+             * @description When it ends by itself
+             * @example 2026-11-26T20:30:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * Format: uuid
+             * @description The session's public id (random; never its token)
+             * @example 5b0e6a2c-8f0f-4a55-9f4e-2d9b8f3c1a77
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When a request last used it, to the minute (written at most once a minute); null until the first request after its login
+             * @example 2026-11-26T09:12:00.000Z
+             */
+            lastSeenAt: string | null;
+            /**
+             * @description The login's User-Agent, cut to 256 characters; null when none was sent
+             * @example Mozilla/5.0 (X11; Linux x86_64)
+             */
+            userAgent: string | null;
+        };
+        SessionsEnded: {
+            /**
+             * @description How many live sessions ended
+             * @example 2
+             */
+            ended: number;
+            /** @enum {boolean} */
+            ok: true;
+        };
         UpdateUser: {
             /**
              * @description New password; it ends the user's other sessions. At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit; no NUL (U+0000), at which bcrypt would stop reading. Never trimmed. Absent, `null` or empty leaves it unchanged.
@@ -709,9 +881,34 @@ export interface components {
             /** @example alice */
             username: string;
         };
+        UserDetail: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 in UTC with milliseconds
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            createdAt: string;
+            disabled: components["schemas"]["Disabled"];
+            /** @example alice@example.com */
+            email: string;
+            /** @example 2 */
+            id: number;
+            /**
+             * Format: date-time
+             * @description The last successful login (ISO 8601 in UTC with milliseconds); null before the first
+             * @example 2026-11-26T08:30:00.000Z
+             */
+            lastLoginAt: string | null;
+            /** @example Alice Example */
+            name: string;
+            /** @enum {string} */
+            role: "admin" | "viewer";
+            /** @example alice */
+            username: string;
+        };
         Webhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -753,7 +950,7 @@ export interface components {
              * @description The record's action
              * @enum {string}
              */
-            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled";
+            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled";
         };
     };
     responses: never;
@@ -768,7 +965,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -853,7 +1050,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -916,7 +1113,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -1004,7 +1201,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "logout" | "admin.bootstrapped" | "admin.recovered" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -1109,7 +1306,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request came from a foreign Origin */
+            /** @description The request came from a foreign Origin; or the password is right but the account is disabled (no cookie is set, and the attempt counts as no failure) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1117,7 +1314,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Account disabled";
                     };
                 };
             };
@@ -1296,6 +1493,8 @@ export interface operations {
                 q?: string;
                 /** @description Only users with this role. */
                 role?: "admin" | "viewer";
+                /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
+                status?: "active" | "disabled";
                 /** @description Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`, `STRASSE` finds `straße`): an array of zero or one user. */
                 username?: string;
             };
@@ -1338,7 +1537,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid query parameter: limit" | "Invalid query parameter: after" | "Invalid query parameter: role" | "Invalid query parameter: q" | "Invalid query parameter: username" | "Invalid query parameter: email";
+                        error: "Invalid query parameter: limit" | "Invalid query parameter: after" | "Invalid query parameter: role" | "Invalid query parameter: status" | "Invalid query parameter: q" | "Invalid query parameter: username" | "Invalid query parameter: email";
                     };
                 };
             };
@@ -1510,6 +1709,8 @@ export interface operations {
                 q?: string;
                 /** @description Only users with this role. */
                 role?: "admin" | "viewer";
+                /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
+                status?: "active" | "disabled";
                 /** @description Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`, `STRASSE` finds `straße`): an array of zero or one user. */
                 username?: string;
             };
@@ -1594,7 +1795,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"];
+                    "application/json": components["schemas"]["UserDetail"];
                 };
             };
             /** @description Not modified: `If-None-Match` holds the current tag. No body; the `ETag` is repeated. */
@@ -1928,6 +2129,178 @@ export interface operations {
             };
         };
     };
+    disableUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DisableUser"];
+            };
+        };
+        responses: {
+            /** @description The user, disabled */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserDetail"];
+                };
+            };
+            /** @description The id is the caller's own (checked first), or the body is not JSON, a reason is longer than 200 characters, or `until` is not an ISO 8601 date and time in the future */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "You cannot disable your own account" | "Invalid request body";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No user has this id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "User not found";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to disable user";
+                    };
+                };
+            };
+        };
+    };
+    enableUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user, enabled */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserDetail"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No user has this id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "User not found";
+                    };
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to enable user";
+                    };
+                };
+            };
+        };
+    };
     listApiKeys: {
         parameters: {
             query?: never;
@@ -2210,6 +2583,265 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         error: "Failed to revoke API key";
+                    };
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user's live sessions, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"][];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No user has this id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "User not found";
+                    };
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to list sessions";
+                    };
+                };
+            };
+        };
+    };
+    endSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended; `ended` counts the live sessions ended */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsEnded"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No user has this id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "User not found";
+                    };
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to end sessions";
+                    };
+                };
+            };
+        };
+    };
+    listSessionsHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user's live sessions, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No user has this id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    endSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended (`ended` is 1) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsEnded"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No user has this id, or the user has no live session of this id */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "User not found" | "Session not found";
+                    };
+                };
+            };
+            /** @description Unexpected failure */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to end sessions";
                     };
                 };
             };

@@ -29,8 +29,10 @@ export async function rekeyUsers(store: Store, log: Logger): Promise<void> {
  * Idempotency-Key answers past 24 hours and runs that never ended. Removes
  * audit records past AUDIT_RETENTION_DAYS too (the chain stays verifiable
  * from the oldest kept), and webhook delivery attempts past
- * WEBHOOK_ATTEMPT_RETENTION_DAYS. Every instance may run it; the deletes are
- * idempotent. Keys rows an older release wrote (`rekeyUsers`).
+ * WEBHOOK_ATTEMPT_RETENTION_DAYS. Records disables whose `until` passed as
+ * `user.enabled` (the users are active from that moment already). Every
+ * instance may run it; the deletes are idempotent. Keys rows an older release
+ * wrote (`rekeyUsers`).
  */
 export function startHousekeeping(
   store: Store,
@@ -43,6 +45,7 @@ export function startHousekeeping(
   const sweep = async () => {
     try {
       const sessions = await store.sessions.revokeExpired(NO_DEADLINE);
+      const disables = await store.users.recordExpiredDisables(NO_DEADLINE);
       const counters = await store.loginThrottle.forgetExpired(
         config.LOGIN_WINDOW_SECONDS,
         NO_DEADLINE,
@@ -58,11 +61,12 @@ export function startHousekeeping(
       );
       await rekeyUsers(store, log);
       if (
-        sessions || counters || auditRecords || idempotencyKeys ||
+        sessions || disables || counters || auditRecords || idempotencyKeys ||
         webhookAttempts
       ) {
         log.info("housekeeping", {
           expiredSessions: sessions,
+          expiredDisables: disables,
           endedLoginWindows: counters,
           expiredIdempotencyKeys: idempotencyKeys,
           expiredAuditRecords: auditRecords,

@@ -252,6 +252,33 @@ Deno.test("a key acts with its owner's current role: a viewer's key gets 403, a 
   assertEquals(n, 0);
 });
 
+Deno.test("a disabled owner's key answers 401 until the owner is enabled again; the key is kept", async () => {
+  const svc = await service();
+  const owner = await svc.userClient("admin");
+  const { key } = await createKey(svc, owner.account.id);
+  const api = keyClient(svc, key);
+  assertEquals((await api.get("/api/users")).status, 200);
+  const disabled = await svc.admin.disableUser(owner.account.id, {
+    reason: "contract ended",
+  });
+  assert(disabled.ok, JSON.stringify(disabled));
+  const unauthorised = {
+    ok: false,
+    status: 401,
+    error: "Unauthorised",
+  } as const;
+  assertEquals(await api.me(), unauthorised);
+  assertEquals(await api.get("/api/users"), unauthorised);
+  assertEquals(
+    await api.post("/api/users", { body: newUser("while-disabled") }),
+    unauthorised,
+  );
+  const enabled = await svc.admin.enableUser(owner.account.id);
+  assert(enabled.ok, JSON.stringify(enabled));
+  assertEquals((await api.get("/api/users")).status, 200);
+  assertEquals((await api.me()).status, 200);
+});
+
 Deno.test("a revoked key answers 401 at its next request, on this app and on a second app on the same database; revoking again, or another user's key, is 404", async () => {
   const svc = await service();
   const second = svc.configured({});

@@ -93,7 +93,9 @@ Deno.test("a write the database refuses answers create's, update's and delete's 
   const other = (await svc.userClient("viewer")).account.id;
   const snapshot = async () => ({
     users: await svc.sql`select * from users order by id`,
-    sessions: await svc.sql`select * from sessions order by token_hash`,
+    // When a session was last seen is the lookup's note, not the write's.
+    sessions: (await svc.sql`select * from sessions order by token_hash`)
+      .map(({ last_seen_at: _, ...session }) => session),
   });
   // After the row changed (and, for a password, the sessions went), the
   // database refuses the write: the statement must be undone as a whole.
@@ -156,6 +158,31 @@ Deno.test("a failing session lookup answers each endpoint's own 500 message, not
     "Update failed",
   );
   await expectFailure(broken, req("DELETE", "/api/users/1"), "Delete failed");
+  await expectFailure(
+    broken,
+    req("POST", "/api/users/1/disable"),
+    "Failed to disable user",
+  );
+  await expectFailure(
+    broken,
+    req("POST", "/api/users/1/enable"),
+    "Failed to enable user",
+  );
+  await expectFailure(
+    broken,
+    req("GET", "/api/users/1/sessions"),
+    "Failed to list sessions",
+  );
+  await expectFailure(
+    broken,
+    req("DELETE", "/api/users/1/sessions"),
+    "Failed to end sessions",
+  );
+  await expectFailure(
+    broken,
+    req("DELETE", "/api/users/1/sessions/5b0e6a2c-8f0f-4a55-9f4e-2d9b8f3c1a77"),
+    "Failed to end sessions",
+  );
   await expectFailure(
     broken,
     req("GET", "/api/auth/me"),

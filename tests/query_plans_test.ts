@@ -88,6 +88,12 @@ Deno.test("every filter of the users list and the audit trail is read from an in
     select (extract(epoch from created_at) * 1000000)::int8::text as at, id
     from users where role = 'admin' order by created_at, id limit 1`;
   const after = { at, id };
+  // A few disabled: one in a thousand, a third of them with a passed end.
+  await sql`
+    update users set disabled_at = now(),
+      disabled_until = case when id % 3000 = 0 then now() end
+    where id % 1000 = 0`;
+  await sql`analyze users`;
   const someone = { username: "User777", email: "USER777@example.com" };
   const [{ id: userId }] = await sql<{ id: number }[]>`
     select id from users where username = 'user777'`;
@@ -115,6 +121,23 @@ Deno.test("every filter of the users list and the audit trail is read from an in
       (s) => Array.fromAsync(s.users.listJson({ username: someone.username })),
     ],
     ["q=, selective", (s) => s.users.listPage({ q: "r7777" }, undefined, 50)],
+    [
+      "status=disabled",
+      (s) => s.users.listPage({ status: "disabled" }, undefined, 50),
+    ],
+    [
+      "status=disabled, streamed",
+      (s) => Array.fromAsync(s.users.listJson({ status: "disabled" })),
+    ],
+    [
+      "status=active",
+      (s) => s.users.listPage({ status: "active" }, undefined, 50),
+    ],
+    [
+      "status=active and role=admin",
+      (s) => s.users.listPage({ status: "active", role: "admin" }, after, 50),
+    ],
+    ["status list's version", (s) => s.users.statusListVersion()],
     [
       "role=admin and q=",
       (s) => s.users.listPage({ role: "admin", q: "user" }, undefined, 50),

@@ -130,7 +130,7 @@ export const AuditRecordSchema = z.object({
   action: z.enum(AUDIT_ACTIONS),
   actor: nullableParty.openapi({
     description:
-      "Who did it; null for the service itself (the first admin at startup), the recovery task and failed or throttled logins",
+      "Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task and failed, throttled or refused logins",
   }),
   target: nullableParty.openapi({
     description:
@@ -138,7 +138,7 @@ export const AuditRecordSchema = z.object({
   }),
   details: z.record(z.string(), z.unknown()).openapi({
     description:
-      "Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `key.created`, `key.revoked` {keyId, name}; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId}; else {}",
+      "Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId}; else {}",
     example: { from: "viewer", to: "admin" },
   }),
   requestId: z.string().nullable().openapi({

@@ -102,6 +102,51 @@ export const auditEvents = {
     context: AuditContext,
   ) => event("login.throttled", null, user ?? null, { retryAfter }, context),
 
+  /** The right password of a disabled user: no session, and no failed attempt either. */
+  loginRefused: (user: AuditParty, context: AuditContext) =>
+    event("login.refused", null, user, { reason: "disabled" }, context),
+
+  /** An admin disabled the user (or changed the reason or end of a disable). */
+  userDisabled: (
+    actor: AuditParty,
+    target: AuditParty,
+    disable: { reason: string | null; until: string | null },
+    context: AuditContext,
+  ) =>
+    event(
+      "user.disabled",
+      actor,
+      target,
+      { reason: disable.reason, until: disable.until },
+      context,
+    ),
+
+  /**
+   * An admin enabled the user, or (`expired`, no actor) a disable's `until`
+   * passed, recorded by the sweep or the user's next login.
+   */
+  userEnabled: (
+    actor: AuditParty | null,
+    target: AuditParty,
+    expired: boolean,
+    context: AuditContext,
+  ) =>
+    event(
+      "user.enabled",
+      actor,
+      target,
+      expired ? { expired: true } : {},
+      context,
+    ),
+
+  /** An admin ended `count` live sessions of the user. */
+  sessionsEnded: (
+    actor: AuditParty,
+    target: AuditParty,
+    count: number,
+    context: AuditContext,
+  ) => event("sessions.ended", actor, target, { count }, context),
+
   logout: (user: AuditParty, context: AuditContext) =>
     event("logout", user, user, {}, context),
 

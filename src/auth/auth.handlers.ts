@@ -73,9 +73,19 @@ export function createAuthHandlers(
     }
     const { passwordHash: _, passwordVersion, ...account } = user!;
     const deviceCookie = await devices.issue(known!, device);
-    // No session when the password was reset while it was being checked.
-    if (!await sessions.start(c, { ...account, passwordVersion }, counter)) {
+    // No session when the password was reset while it was being checked,
+    // nor for a disabled user (checked under the user's row lock, so a
+    // disable that raced this login ends whatever it made).
+    const started = await sessions.start(
+      c,
+      { ...account, passwordVersion },
+      counter,
+    );
+    if (started === "stale") {
       return c.json({ error: MSG.invalidCredentials }, 401);
+    }
+    if (started === "disabled") {
+      return c.json({ error: MSG.accountDisabled }, 403);
     }
     devices.set(c, deviceCookie);
     return c.json(account, 200);

@@ -37,6 +37,7 @@ export const login = createRoute({
     "A success also sets the known-device cookie `did` (signed, 180 days, sent to this path only). A login that presents a valid `did` for the username it tries is counted per device instead: not per address, not toward the ceiling, and `LOGIN_MAX_FAILURES` failures lock only that device; a success from it clears that device's count. " +
     "A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. " +
     "The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). " +
+    "A disabled user with the right password gets 403 `Account disabled` (a wrong password still gets 401): no cookie, and the attempt neither counts as a failure nor clears any; a disable that races a login leaves no session. " +
     "In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.",
   security: [],
   middleware: sameOrigin,
@@ -61,6 +62,11 @@ export const login = createRoute({
       MSG.invalidCredentials,
     ),
     ...sameOrigin.responses,
+    403: errors(
+      "The request came from a foreign Origin; or the password is right but the account is disabled (no cookie is set, and the attempt counts as no failure)",
+      MSG.forbidden,
+      MSG.accountDisabled,
+    ),
     ...bodyTooLarge,
     429: {
       ...errors(

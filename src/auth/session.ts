@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { auditContext } from "../audit/context.ts";
 import type { Config } from "../config.ts";
-import type { LoginCounter, Store } from "../db/store.ts";
+import type { LoginCounter, SessionStart, Store } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
 import { isHttps, requestOrigin } from "../http/origin.ts";
 import type { Caller } from "./caller.ts";
@@ -17,6 +17,13 @@ type SessionConfig = Pick<
 >;
 
 const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** A session keeps at most this many characters of its login's User-Agent. */
+export const USER_AGENT_MAX = 256;
+
+/** The first `max` code points (never half a surrogate pair). */
+const cutCodePoints = (text: string, max: number) =>
+  text.length <= max ? text : Array.from(text).slice(0, max).join("");
 
 /** Sessions as the HTTP layer sees them: the cookie and the origin rule. The guards (guards.ts) use it. */
 export interface Sessions {
@@ -35,14 +42,15 @@ export interface Sessions {
   /**
    * A new session for the user, bound to the password version the login
    * checked: a fresh token every time, never one the client sent, and the
-   * login's failure counter cleared in the same write. False (and no
-   * cookie) when the password has changed since.
+   * login's failure counter cleared in the same write (store.sessions.create).
+   * No session and no cookie when the password has changed since (`stale`)
+   * or the user is disabled.
    */
   start(
     c: Context<AppEnv>,
     user: { id: number; username: string; passwordVersion: number },
     counter: LoginCounter,
-  ): Promise<boolean>;
+  ): Promise<SessionStart>;
   /**
    * Ends the request's session, if any, and clears the cookie; with an
    * `Authorization` header, nothing.
@@ -94,20 +102,28 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
 
     async start(c, user, counter) {
       const token = newSessionToken();
-      const started = await store.sessions.create(
+      const context = auditContext(c, config.TRUST_PROXY);
+      const userAgent = c.req.header("user-agent");
+      const outcome = await store.sessions.create(
         sha256(token),
         user,
         config.SESSION_TTL_SECONDS,
         counter,
-        auditContext(c, config.TRUST_PROXY),
+        {
+          clientAddress: context.clientAddress,
+          userAgent: userAgent === undefined
+            ? null
+            : cutCodePoints(userAgent, USER_AGENT_MAX),
+        },
+        context,
         c.get("writeBy"),
       );
-      if (!started) return false;
+      if (outcome !== "started") return outcome;
       setCookie(c, SESSION_COOKIE, token, {
         ...cookieOptions(c),
         maxAge: config.SESSION_TTL_SECONDS,
       });
-      return true;
+      return outcome;
     },
 
     async end(c) {

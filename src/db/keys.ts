@@ -2,6 +2,7 @@ import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
 import { auditEvents } from "../audit/events.ts";
 import type { Account, Role } from "../users/user.ts";
+import { disabledNow } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import type { CallerRefusal, CallerWrite, WriteBy } from "./store.ts";
 
@@ -34,7 +35,8 @@ const live = (k: string) =>
   `${k}.revoked_at is null and (${k}.expires_at is null or ${k}.expires_at > now())`;
 
 /**
- * The owner's role and name while the key is live and the owner exists:
+ * The owner's role and name while the key is live and the owner exists and
+ * is not disabled:
  * what a write re-checks for a key's caller (store.ts, checkCaller).
  */
 export const liveKeyOwner = (
@@ -44,7 +46,8 @@ export const liveKeyOwner = (
 ) =>
   tx<{ role: Role; username: string }[]>`
     select u.role, u.username from api_keys k join users u on u.id = k.user_id
-    where k.id = ${keyId} and u.id = ${userId} and ${tx.unsafe(live("k"))}`;
+    where k.id = ${keyId} and u.id = ${userId} and ${tx.unsafe(live("k"))}
+      and not ${disabledNow(tx, "u")}`;
 
 /** What the key store needs of the store it belongs to. */
 export interface KeyStoreDeps {
@@ -101,7 +104,8 @@ export function createKeyStore(
           (k.last_used_at is null
             or k.last_used_at < now() - ${LAST_USED_EVERY}::interval) as stale
         from api_keys k join users u on u.id = k.user_id
-        where k.secret_hash = ${secretHash} and ${sql.unsafe(live("k"))}`;
+        where k.secret_hash = ${secretHash} and ${sql.unsafe(live("k"))}
+          and not ${disabledNow(sql, "u")}`;
       if (!row) return undefined;
       const { keyId, stale, ...account } = row;
       if (stale) {

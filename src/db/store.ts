@@ -4,6 +4,7 @@ import {
   type AuditContext,
   type AuditEvent,
   auditEvents,
+  NO_REQUEST,
 } from "../audit/events.ts";
 import type { Caller } from "../auth/caller.ts";
 import {
@@ -11,7 +12,14 @@ import {
   lookalikeKey,
   lowerCaseKey,
 } from "../users/canonical.ts";
-import type { Account, Role, User } from "../users/user.ts";
+import type {
+  Account,
+  Role,
+  SessionInfo,
+  User,
+  UserDetail,
+} from "../users/user.ts";
+import { disabledNow, disableExpired, liveSession } from "./account-state.ts";
 import {
   audited,
   type AuditQuery,
@@ -69,7 +77,8 @@ export interface CallerWrite {
 
 /**
  * The caller lost the right to write since the request was authenticated:
- * their account or session is gone, or they are no longer an admin.
+ * their account or session is gone (or disabled), or they are no longer an
+ * admin.
  */
 export type CallerRefusal = "caller_gone" | "caller_not_admin";
 
@@ -78,6 +87,35 @@ export type LoginUser = Account & {
   /** Sessions are bound to it; it grows with every password change. */
   passwordVersion: number;
 };
+
+/** Where a login came from, kept with its session for an admin to see. */
+export interface SessionOrigin {
+  clientAddress: string | null;
+  /** At most 256 characters (the caller cuts it). */
+  userAgent: string | null;
+}
+
+/**
+ * What a login's write made of a right password: a session, none because
+ * the password changed since it was checked (`stale`), or none because the
+ * user is disabled.
+ */
+export type SessionStart = "started" | "stale" | "disabled";
+
+/** A disable as an admin asks for it. */
+export interface DisableRequest {
+  reason: string | null;
+  /** ISO 8601, in the future; null: until enabled. */
+  until: string | null;
+}
+
+/** A user's detail and its row's version, and whether a disable has run out unrecorded (see users.get). */
+export interface FoundUser {
+  user: UserDetail;
+  version: string;
+  /** A disable whose `until` passed but that no sweep or login has recorded yet. */
+  expired: boolean;
+}
 
 export interface LoginAttempt {
   blocked: boolean;
@@ -134,7 +172,7 @@ async function checkCaller(
     ? await tx<{ role: Role; username: string }[]>`
     select u.role, u.username from sessions s join users u on u.id = s.user_id
     where s.token_hash = ${caller.session} and u.id = ${callerId}
-      and s.expires_at > now() and s.password_version = u.password_version`
+      and ${liveSession(tx)}`
     : await liveKeyOwner(tx, caller.keyId, callerId);
   if (!row) return "caller_gone";
   if (row.role !== "admin") return "caller_not_admin";
@@ -215,6 +253,24 @@ async function clearLoginCounter(tx: TransactionSql, counter: LoginCounter) {
 }
 
 /**
+ * Takes back the count a login attempt added (loginThrottle.attempt) when
+ * its password was right but the account is disabled: that is no failed
+ * attempt, and it clears no one's count either.
+ */
+async function takeBackAttempt(tx: TransactionSql, counter: LoginCounter) {
+  await tx`
+    update login_failures set failures = failures - 1
+    where username_hash = ${counter.usernameHash}
+      and client = any(${countedClients(counter)}::text[]) and failures > 0`;
+}
+
+/** A timestamp column (`table.column`) as the service shows times: ISO 8601 in UTC with milliseconds. */
+const iso = (sql: Sql, column: string) =>
+  sql`to_char(${
+    sql(column)
+  } at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
  * All SQL of the service. Functions take plain values and return rows or a
  * typed outcome, never HTTP. Every write takes its `WriteBy`, checked before
  * it begins (and, for a caller's write, again once its rows are locked).
@@ -275,6 +331,25 @@ export function createStore(
       ...identityKeys(u),
     });
 
+  /** One user as `GET /api/users/{id}` shows them (the list keeps `user`). */
+  const detail = sql`${user},
+    case when ${disabledNow(sql)} then json_build_object(
+      'reason', users.disabled_reason,
+      'until', ${iso(sql, "users.disabled_until")},
+      'since', ${iso(sql, "users.disabled_at")}) end as disabled,
+    ${iso(sql, "users.last_login_at")} as "lastLoginAt"`;
+  /** What a detail read returns beside the detail (see FoundUser). */
+  const detailMeta = sql`users.version::text as "version__",
+    ${disableExpired(sql)} as "expired__"`;
+  type DetailRow = UserDetail & { version__: string; expired__: boolean };
+  const found = (row: DetailRow): FoundUser => {
+    const { version__, expired__, ...shown } = row;
+    return { user: shown, version: version__, expired: expired__ };
+  };
+  /** Clears the columns of a disable (an enable, or one that ran out). */
+  const cleared = sql`disabled_at = null, disabled_reason = null,
+    disabled_until = null`;
+
   const insertUser = (q: Sql | TransactionSql, u: NewUser) =>
     q<User[]>`insert into users ${newRow(u)} returning ${user}`;
 
@@ -300,15 +375,110 @@ export function createStore(
   const users = {
     ...list,
 
-    /** The user and the row's version, which changes with every update. */
-    async get(
+    /**
+     * The user's detail and the row's version, which changes with every
+     * update; `expired` tells a disable that ran out by itself (the detail
+     * shows none) from one still on the row.
+     */
+    async get(id: number): Promise<FoundUser | undefined> {
+      const [row] = await sql<DetailRow[]>`
+        select ${detail}, ${detailMeta} from users where id = ${id}`;
+      return row && found(row);
+    },
+
+    /**
+     * Disables the user (or changes the reason and end of a disable in
+     * force, which keeps its `since`) and ends all their sessions, in one
+     * transaction that holds the user's row: a login waiting for it then
+     * finds the user disabled (sessions.create). A disable that ran out
+     * unrecorded is recorded as `user.enabled` first.
+     */
+    async disable(
       id: number,
-    ): Promise<{ user: User; version: string } | undefined> {
-      const [row] = await sql<(User & { version: string })[]>`
-        select ${user}, version::text from users where id = ${id}`;
-      if (!row) return undefined;
-      const { version, ...shown } = row;
-      return { user: shown, version };
+      request: DisableRequest,
+      write: CallerWrite,
+    ): Promise<FoundUser | "not_found" | CallerRefusal> {
+      return await transaction(write.writeBy, async (tx) => {
+        const actor = await checkCaller(tx, write, "update", id);
+        if (isRefusal(actor)) return actor;
+        const [row] = await tx<(DetailRow & { ranOut: boolean })[]>`
+          update users set
+            disabled_at = case when ${disabledNow(sql)} then users.disabled_at
+              else now() end,
+            disabled_reason = ${request.reason}::text,
+            disabled_until = ${request.until}::timestamptz
+          from (select ${disableExpired(sql, "o")} as ran_out
+            from users o where o.id = ${id}) old
+          where users.id = ${id}
+          returning ${detail}, ${detailMeta}, old.ran_out as "ranOut"`;
+        if (!row) return "not_found";
+        const { ranOut, ...rest } = row;
+        await tx`delete from sessions where user_id = ${id}`;
+        if (ranOut) {
+          await recordAudit(
+            tx,
+            auditEvents.userEnabled(null, rest, true, write.context),
+          );
+        }
+        await recordAudit(
+          tx,
+          auditEvents.userDisabled(actor, rest, request, write.context),
+        );
+        return found(rest);
+      });
+    },
+
+    /**
+     * Lifts a disable (in force or run out); a user not disabled is
+     * answered as is, unchanged. Recorded as `user.enabled`.
+     */
+    async enable(
+      id: number,
+      write: CallerWrite,
+    ): Promise<FoundUser | "not_found" | CallerRefusal> {
+      return await transaction(write.writeBy, async (tx) => {
+        const actor = await checkCaller(tx, write, "update", id);
+        if (isRefusal(actor)) return actor;
+        const [row] = await tx<(DetailRow & { ranOut: boolean })[]>`
+          update users set ${cleared}
+          from (select ${disableExpired(sql, "o")} as ran_out
+            from users o where o.id = ${id}) old
+          where users.id = ${id} and users.disabled_at is not null
+          returning ${detail}, ${detailMeta}, old.ran_out as "ranOut"`;
+        if (!row) {
+          const [same] = await tx<DetailRow[]>`
+            select ${detail}, ${detailMeta} from users where id = ${id}`;
+          return same ? found(same) : "not_found";
+        }
+        const { ranOut, ...rest } = row;
+        await recordAudit(
+          tx,
+          ranOut
+            ? auditEvents.userEnabled(null, rest, true, write.context)
+            : auditEvents.userEnabled(actor, rest, false, write.context),
+        );
+        return found(rest);
+      });
+    },
+
+    /**
+     * Clears the disables whose `until` has passed (the users are active
+     * already: disabledNow) and records each as `user.enabled`
+     * `{expired: true}`; the housekeeping sweep calls it.
+     */
+    async recordExpiredDisables(writeBy: WriteBy): Promise<number> {
+      return await transaction(writeBy, async (tx) => {
+        const rows = await tx<AuditParty[]>`
+          update users set ${cleared} where ${disableExpired(sql)}
+          returning id, username`;
+        for (const row of rows) {
+          await recordAudit(
+            tx,
+            auditEvents.userEnabled(null, row, true, NO_REQUEST),
+          );
+        }
+        return rows.length;
+      });
     },
 
     /** Creates the user if `caller` may still write (see `checkCaller`). */
@@ -559,48 +729,150 @@ export function createStore(
     return outcome;
   };
 
+  /** A session (`s`) whose `last_seen_at` is due: never written, or over a minute ago. */
+  const unseen = sql`(s.last_seen_at is null
+    or s.last_seen_at <= now() - interval '1 minute')`;
+
   const sessions = {
     /**
-     * A session bound to the password version the login checked; none (false)
-     * when the password changed since, so a login that raced a reset fails.
-     * The login's counter is cleared in the same transaction.
+     * A session for a login whose password was right, under the user's row
+     * lock, so that it serialises with a password reset and a disable:
+     * none when the password changed since it was checked (`stale`, a login
+     * that raced a reset fails) or when the user is disabled (the attempt's
+     * count is taken back and `login.refused` recorded; a disable that
+     * commits after this session is made ends it). Otherwise the session is
+     * bound to that password version, `last_login_at` written, a disable
+     * that ran out recorded and cleared, and the login's counter cleared.
      */
     async create(
       tokenHash: Uint8Array,
       user: AuditParty & { passwordVersion: number },
       ttlSeconds: number,
       counter: LoginCounter,
+      origin: SessionOrigin,
       context: AuditContext,
       writeBy: WriteBy,
-    ): Promise<boolean> {
+    ): Promise<SessionStart> {
       return await transaction(writeBy, async (tx) => {
-        const rows = await tx`
-          insert into sessions (token_hash, user_id, password_version, expires_at)
-          select ${tokenHash}, id, password_version,
-            now() + make_interval(secs => ${ttlSeconds})
+        const [row] = await tx<{ disabled: boolean; ranOut: boolean }[]>`
+          select ${disabledNow(sql)} as disabled,
+            ${disableExpired(sql)} as "ranOut"
           from users
           where id = ${user.id} and password_version = ${user.passwordVersion}
-          returning 1`;
-        if (rows.length !== 1) return false;
-        // The insert may have waited for the user's row (a reset holding it).
+          for update`;
+        if (!row) return "stale";
+        // The lock may have been waited for (a reset or disable holding it).
         beforeWrite(writeBy);
+        if (row.disabled) {
+          await takeBackAttempt(tx, counter);
+          await recordAudit(tx, auditEvents.loginRefused(user, context));
+          return "disabled";
+        }
+        await tx`
+          update users set last_login_at = now()${
+          row.ranOut ? sql`, ${cleared}` : sql``
+        }
+          where id = ${user.id}`;
+        await tx`
+          insert into sessions (token_hash, user_id, password_version,
+            expires_at, client_address, user_agent)
+          values (${tokenHash}, ${user.id}, ${user.passwordVersion},
+            now() + make_interval(secs => ${ttlSeconds}),
+            ${origin.clientAddress}, ${origin.userAgent})`;
         await clearLoginCounter(tx, counter);
+        if (row.ranOut) {
+          await recordAudit(
+            tx,
+            auditEvents.userEnabled(null, user, true, context),
+          );
+        }
         await recordAudit(tx, auditEvents.loginSucceeded(user, context));
-        return true;
+        return "started";
       });
     },
 
     /**
-     * One round trip: the session, if unexpired and opened with the user's
-     * current password, and its user's current row.
+     * The session, if live (unexpired, opened with the user's current
+     * password, the user not disabled), and its user's current row, in one
+     * statement. When the session was last seen over a minute ago (or
+     * never), a second statement notes it, under the same condition, so
+     * that requests at the same moment write it once: at most one write a
+     * minute per session, none on the other requests.
      */
     async resolve(tokenHash: Uint8Array): Promise<Account | undefined> {
-      const [row] = await sql<Account[]>`
-        select u.id, u.username, u.name, u.email, u.role
+      const [row] = await sql<(Account & { unseen: boolean })[]>`
+        select u.id, u.username, u.name, u.email, u.role, ${unseen} as unseen
         from sessions s join users u on u.id = s.user_id
-        where s.token_hash = ${tokenHash} and s.expires_at > now()
-          and s.password_version = u.password_version`;
-      return row;
+        where s.token_hash = ${tokenHash} and ${liveSession(sql)}`;
+      if (!row) return undefined;
+      const { unseen: due, ...account } = row;
+      if (due) {
+        await sql`
+          update sessions s set last_seen_at = now()
+          where s.token_hash = ${tokenHash} and ${unseen}`;
+      }
+      return account;
+    },
+
+    /**
+     * The user's live sessions, newest first; undefined when no user has
+     * this id. `current` marks the session of `callerSession` (token hash;
+     * none for a caller with an API key).
+     */
+    async list(
+      userId: number,
+      callerSession: Uint8Array | undefined,
+    ): Promise<SessionInfo[] | undefined> {
+      const [exists] = await sql`select 1 from users where id = ${userId}`;
+      if (!exists) return undefined;
+      return await sql<SessionInfo[]>`
+        select s.public_id::text as id,
+          ${iso(sql, "s.created_at")} as "createdAt",
+          ${iso(sql, "s.expires_at")} as "expiresAt",
+          ${iso(sql, "s.last_seen_at")} as "lastSeenAt",
+          s.client_address as "clientAddress", s.user_agent as "userAgent",
+          coalesce(s.token_hash = ${callerSession ?? null}, false) as current
+        from sessions s join users u on u.id = s.user_id
+        where s.user_id = ${userId} and ${liveSession(sql)}
+          and s.public_id is not null
+        order by s.created_at desc, s.public_id`;
+    },
+
+    /**
+     * Ends the user's sessions: all of them, or the one of this public id
+     * (null: an id no session can have). Answers how many live ones ended
+     * (rows that no longer let anyone in go too, uncounted); recorded as
+     * `sessions.ended` `{count}` when any did.
+     */
+    async end(
+      userId: number,
+      publicId: string | null | "all",
+      write: CallerWrite,
+    ): Promise<number | "user_not_found" | CallerRefusal> {
+      return await transaction(write.writeBy, async (tx) => {
+        const actor = await checkCaller(tx, write, "update", userId);
+        if (isRefusal(actor)) return actor;
+        const [target] = await tx<AuditParty[]>`
+          select id, username from users where id = ${userId}`;
+        if (!target) return "user_not_found";
+        if (publicId === null) return 0;
+        const one = publicId === "all"
+          ? sql``
+          : sql`and s.public_id = ${publicId}::uuid`;
+        const [{ count }] = await tx<{ count: number }[]>`
+          with ended as (
+            delete from sessions s using users u
+            where u.id = s.user_id and s.user_id = ${userId} ${one}
+            returning ${liveSession(sql)} as live)
+          select count(*) filter (where live)::int as count from ended`;
+        if (count > 0) {
+          await recordAudit(
+            tx,
+            auditEvents.sessionsEnded(actor, target, count, write.context),
+          );
+        }
+        return count;
+      });
     },
 
     /** Ends a session; when there was one, records its user's `logout` in the same transaction. */

@@ -2,10 +2,13 @@ import type { PendingQuery, Row, Sql } from "postgres";
 import { canonicalKey, lowerCaseKey } from "../users/canonical.ts";
 import type { ListPosition } from "../users/listing.ts";
 import type { Role } from "../users/user.ts";
+import { disabledNow, disableExpired } from "./account-state.ts";
 
 /** Which users a list holds; every field given must hold (AND). */
 export interface UserFilter {
   role?: Role;
+  /** Disabled now, or not (src/db/account-state.ts). */
+  status?: "active" | "disabled";
   /** Contained in the lower-case form of username, name or e-mail. */
   q?: string;
   /** Exact, under the canonical key. */
@@ -65,6 +68,12 @@ export function createUserList(sql: Sql, user: PendingQuery<Row[]>) {
   const where = (filter: UserFilter, after?: ListPosition) => {
     const conditions = [];
     if (filter.role) conditions.push(sql`users.role = ${filter.role}`);
+    // `disabled` reads the index of disabled users in list order (migration
+    // 016); `active` the list's own order, skipping the few disabled.
+    if (filter.status === "disabled") conditions.push(disabledNow(sql));
+    if (filter.status === "active") {
+      conditions.push(sql`not ${disabledNow(sql)}`);
+    }
     if (filter.username !== undefined) {
       conditions.push(sameIdentity(sql, "username", filter.username));
     }
@@ -164,6 +173,20 @@ export function createUserList(sql: Sql, user: PendingQuery<Row[]>) {
     async listVersion(): Promise<string> {
       const [{ version }] = await sql<{ version: string }[]>`
         select version::text from users_version where singleton`;
+      return version;
+    },
+
+    /**
+     * The version of a list filtered by `status`: the list's, and how many
+     * disables have run out by themselves since they were last written
+     * (that moves users from disabled to active with no write). The count
+     * only grows between writes, and a write changes the list's version.
+     */
+    async statusListVersion(): Promise<string> {
+      const [{ version }] = await sql<{ version: string }[]>`
+        select v.version::text || '-' || (select count(*) from users
+          where ${disableExpired(sql)})::text as version
+        from users_version v where v.singleton`;
       return version;
     },
 

@@ -37,6 +37,22 @@ async (c, next) => {
   await next();
 };
 
+/**
+ * The body for a handler that judges it itself (`handlerBody`), read as
+ * readJsonBody reads it: `undefined` when there is none (empty),
+ * "too_large" past 64 KiB, "not_json" when it is not UTF-8 JSON.
+ */
+export async function readJsonValue(
+  req: Request,
+): Promise<{ value: unknown } | "too_large" | "not_json"> {
+  const text = await readText(req, BODY_LIMIT_BYTES);
+  if (text === TOO_LARGE) return "too_large";
+  if (text === undefined) return "not_json";
+  if (text.trim() === "") return { value: undefined };
+  const value = parseJson(text);
+  return value === NOT_JSON ? "not_json" : { value };
+}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);

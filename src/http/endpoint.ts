@@ -38,7 +38,7 @@ export function mount<R extends RouteConfig>(
       return guard ? guard(c, next) : next();
     },
     ...more,
-    ...(body ? [readJsonBody(body.schema, body.malformed, answer)] : []),
+    ...(body ? [readJsonBody(body.schema, body.malformed!, answer)] : []),
   ];
   app.openapi(
     {

@@ -28,16 +28,23 @@ export const MSG = {
   userNotFound: "User not found",
   cannotDeleteSelf: "You cannot delete your own account",
   preconditionFailed: "Precondition failed",
+  cannotDisableSelf: "You cannot disable your own account",
+  sessionNotFound: "Session not found",
 
   createFailed: "Failed to create user",
   updateFailed: "Update failed",
   deleteFailed: "Delete failed",
   listFailed: "Failed to list users",
   getFailed: "Failed to get user",
+  disableFailed: "Failed to disable user",
+  enableFailed: "Failed to enable user",
+  listSessionsFailed: "Failed to list sessions",
+  endSessionsFailed: "Failed to end sessions",
 
   credentialsRequired: "Username and password are required",
   invalidCredentials: "Invalid username or password",
   tooManyLoginAttempts: "Too many login attempts",
+  accountDisabled: "Account disabled",
   loginFailed: "Login failed",
 
   auditListFailed: "Failed to list audit events",

@@ -95,10 +95,20 @@ export const jsonBody = <T extends z.ZodType>(
   [MALFORMED]: malformed,
 });
 
-/** The schema and malformed-body rule of a `jsonBody` declaration. */
+/**
+ * An optional JSON body the handler reads and judges itself, where the
+ * contract checks it after other checks (a lookup): documented, not read
+ * before the handler. See `readJsonValue`.
+ */
+export const handlerBody = <T extends z.ZodType>(schema: T) => ({
+  required: false,
+  content: { "application/json": { schema } },
+});
+
+/** The schema and malformed-body rule of a `jsonBody` declaration (not a `handlerBody`). */
 export const bodyOf = (declared: unknown) => {
   const body = declared as ReturnType<typeof jsonBody> | undefined;
-  return body && {
+  return body?.[MALFORMED] !== undefined && {
     schema: body.content["application/json"].schema as z.ZodType,
     malformed: body[MALFORMED],
   };

@@ -14,7 +14,15 @@ export interface ListPosition {
  * write of any user. Both are microseconds of the clock kept increasing, so
  * a tag never comes back, even from a database made again from nothing.
  */
-export const userTag = (id: number, version: string) => `"u${id}.${version}"`;
+export const userTag = (id: number, version: string, expired = false) =>
+  `"u${id}.${version}${expired ? EXPIRED : ""}"`;
+
+/**
+ * Marks the tag of a user whose disable ran out by itself: the detail
+ * changed (`disabled` is null) while the row's version did not. If-Match
+ * takes either tag for that version.
+ */
+const EXPIRED = ".e";
 
 /** The largest version a row can have: the column is a 64-bit integer. */
 const MAX_VERSION = 2n ** 63n - 1n;
@@ -27,7 +35,10 @@ export function versionsOf(id: number, tags: string[]): string[] {
   const prefix = `"u${id}.`;
   return tags.flatMap((t) => {
     if (!t.startsWith(prefix)) return [];
-    const version = t.slice(prefix.length, -1);
+    const quoted = t.slice(prefix.length, -1);
+    const version = quoted.endsWith(EXPIRED)
+      ? quoted.slice(0, -EXPIRED.length)
+      : quoted;
     // Written as the service writes it: `"u14.05"` is not `"u14.5"`.
     return /^(?:0|[1-9][0-9]{0,18})$/.test(version) &&
         BigInt(version) <= MAX_VERSION
@@ -40,6 +51,7 @@ export interface ListQuery {
   limit?: number;
   after?: ListPosition;
   role?: string;
+  status?: string;
   q?: string;
   username?: string;
   email?: string;
@@ -59,6 +71,8 @@ export function listTag(version: string, query: ListQuery): string {
     query.q,
     query.username,
     query.email,
+    // Only when given, so the tags of queries without it stay as they were.
+    ...(query.status === undefined ? [] : [query.status]),
   ];
   if (asked.every((v) => v === undefined)) return `"l${version}"`;
   return `"l${version}.${fnv1a(JSON.stringify(asked))}"`;

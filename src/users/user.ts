@@ -15,6 +15,35 @@ export interface User extends Account {
   createdAt: string;
 }
 
+/** A disable in force: why, until when (null: until enabled), since when. */
+export interface Disable {
+  reason: string | null;
+  /** ISO 8601 in UTC with milliseconds, or null. */
+  until: string | null;
+  /** ISO 8601 in UTC with milliseconds. */
+  since: string;
+}
+
+/** A user as `GET /api/users/{id}` shows them; the list shows `User`. */
+export interface UserDetail extends User {
+  /** Null while the user may sign in. */
+  disabled: Disable | null;
+  /** ISO 8601 in UTC with milliseconds, or null before the first login. */
+  lastLoginAt: string | null;
+}
+
+/** One of a user's live sessions, as an admin sees it: never its token. */
+export interface SessionInfo {
+  id: string;
+  createdAt: string;
+  expiresAt: string;
+  lastSeenAt: string | null;
+  clientAddress: string | null;
+  userAgent: string | null;
+  /** The caller's own session. */
+  current: boolean;
+}
+
 /** The largest id PostgreSQL's `integer` holds; ids are 1..USER_ID_MAX. */
 export const USER_ID_MAX = 2_147_483_647;
 

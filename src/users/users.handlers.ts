@@ -6,6 +6,8 @@ import type { Config } from "../config.ts";
 import type { CallerRefusal, CallerWrite, Store } from "../db/store.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ifMatchTags, noneMatch } from "../http/conditional.ts";
+import { readJsonValue } from "../http/body.ts";
+import { errorResponse } from "../http/errors.ts";
 import { idempotent } from "../http/idempotency.ts";
 import { jsonArrayBody } from "../http/json-array.ts";
 import { MSG } from "../http/messages.ts";
@@ -18,6 +20,7 @@ import {
   versionsOf,
 } from "./listing.ts";
 import type { User } from "./user.ts";
+import { DisableUserSchema } from "./users.routes.ts";
 import type * as routes from "./users.routes.ts";
 
 export interface UserDeps {
@@ -65,7 +68,10 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
   const list: RouteHandler<typeof routes.list, AppEnv> = async (c) => {
     const query = c.req.valid("query");
     const { limit, after, ...filter } = query;
-    const tag = listTag(await store.users.listVersion(), query);
+    const version = query.status === undefined
+      ? await store.users.listVersion()
+      : await store.users.statusListVersion();
+    const tag = listTag(version, query);
     if (noneMatch(c.req.header("if-none-match"), tag)) {
       return notModified(c, tag);
     }
@@ -100,7 +106,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
     const { id } = c.req.valid("param");
     const found = id === null ? undefined : await store.users.get(id);
     if (!found) return c.json({ error: MSG.userNotFound }, 404);
-    const tag = userTag(found.user.id, found.version);
+    const tag = userTag(found.user.id, found.version, found.expired);
     if (noneMatch(c.req.header("if-none-match"), tag)) {
       return notModified(c, tag);
     }
@@ -165,7 +171,107 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
     return c.json({ ok: true as const }, 200);
   };
 
-  return { list, get, create, update, remove };
+  /**
+   * Self first (before any lookup, as for DELETE), then the id, then the
+   * body, which the handler reads itself so that it is judged after the
+   * lookup (the route's `handlerBody`).
+   */
+  const disable: RouteHandler<typeof routes.disable, AppEnv> = async (c) => {
+    const { id } = c.req.valid("param");
+    if (id === c.get("caller").account.id) {
+      return c.json({ error: MSG.cannotDisableSelf }, 400);
+    }
+    if (id === null || !await store.users.get(id)) {
+      return c.json({ error: MSG.userNotFound }, 404);
+    }
+    const body = await readJsonValue(c.req.raw);
+    if (body === "too_large") {
+      return errorResponse(c, 413, MSG.bodyTooLarge) as never;
+    }
+    const parsed = body === "not_json"
+      ? undefined
+      : DisableUserSchema.safeParse(body.value ?? {});
+    if (!parsed?.success) return c.json({ error: MSG.invalidBody }, 400);
+    const { reason, until } = parsed.data;
+    const outcome = await store.users.disable(id, {
+      reason: reason ?? null,
+      until: until ? new Date(until).toISOString() : null,
+    }, callerWrite(c));
+    if (isRefusal(outcome)) return refused(c, outcome);
+    if (outcome === "not_found") {
+      return c.json({ error: MSG.userNotFound }, 404);
+    }
+    return c.json(outcome.user, 200, {
+      ETag: userTag(id, outcome.version, outcome.expired),
+    });
+  };
+
+  const enable: RouteHandler<typeof routes.enable, AppEnv> = async (c) => {
+    const { id } = c.req.valid("param");
+    const outcome = id === null
+      ? "not_found"
+      : await store.users.enable(id, callerWrite(c));
+    if (isRefusal(outcome)) return refused(c, outcome);
+    if (outcome === "not_found") {
+      return c.json({ error: MSG.userNotFound }, 404);
+    }
+    return c.json(outcome.user, 200, {
+      ETag: userTag(outcome.user.id, outcome.version, outcome.expired),
+    });
+  };
+
+  const listSessions: RouteHandler<typeof routes.listSessions, AppEnv> = async (
+    c,
+  ) => {
+    const { id } = c.req.valid("param");
+    const sessions = id === null
+      ? undefined
+      : await store.sessions.list(id, c.get("caller").session);
+    if (!sessions) return c.json({ error: MSG.userNotFound }, 404);
+    return c.json(sessions, 200);
+  };
+
+  const endSessions: RouteHandler<typeof routes.endSessions, AppEnv> = async (
+    c,
+  ) => {
+    const { id } = c.req.valid("param");
+    const outcome = id === null
+      ? "user_not_found"
+      : await store.sessions.end(id, "all", callerWrite(c));
+    if (isRefusal(outcome)) return refused(c, outcome);
+    if (outcome === "user_not_found") {
+      return c.json({ error: MSG.userNotFound }, 404);
+    }
+    return c.json({ ok: true as const, ended: outcome }, 200);
+  };
+
+  const endSession: RouteHandler<typeof routes.endSession, AppEnv> = async (
+    c,
+  ) => {
+    const { id, sessionId } = c.req.valid("param");
+    const outcome = id === null
+      ? "user_not_found"
+      : await store.sessions.end(id, sessionId, callerWrite(c));
+    if (isRefusal(outcome)) return refused(c, outcome);
+    if (outcome === "user_not_found") {
+      return c.json({ error: MSG.userNotFound }, 404);
+    }
+    if (outcome === 0) return c.json({ error: MSG.sessionNotFound }, 404);
+    return c.json({ ok: true as const, ended: outcome }, 200);
+  };
+
+  return {
+    list,
+    get,
+    create,
+    update,
+    remove,
+    disable,
+    enable,
+    listSessions,
+    endSessions,
+    endSession,
+  };
 }
 
 /** 304: no body, the current tag repeated (a bodiless answer, as the route declares it). */
@@ -190,7 +296,9 @@ function expectedVersions(c: Context<AppEnv>, id: number) {
 /** `Link: </api/users?...&after=CURSOR>; rel="next"`, the same query continued. */
 function nextLink(query: ListQuery, next: ListPosition) {
   const params = new URLSearchParams();
-  for (const name of ["limit", "role", "q", "username", "email"] as const) {
+  for (
+    const name of ["limit", "role", "status", "q", "username", "email"] as const
+  ) {
     const value = query[name];
     if (value !== undefined) params.set(name, String(value));
   }

@@ -12,4 +12,9 @@ export function mountUsers(app: OpenAPIHono<AppEnv>, deps: UserDeps) {
   mount(app, routes.create, h.create);
   mount(app, routes.update, h.update);
   mount(app, routes.remove, h.remove);
+  mount(app, routes.disable, h.disable);
+  mount(app, routes.enable, h.enable);
+  mount(app, routes.listSessions, h.listSessions);
+  mount(app, routes.endSessions, h.endSessions);
+  mount(app, routes.endSession, h.endSession);
 }

@@ -5,6 +5,7 @@ import {
   bodyTooLarge,
   cookieAuth,
   errors,
+  handlerBody,
   json,
   jsonBody,
   queryErrors,
@@ -45,6 +46,109 @@ export const UserSchema = z.object({
 
 export const OkSchema = z.object({ ok: z.literal(true) }).openapi("Ok");
 
+const dateTime = (description: string, example: string) =>
+  z.string().openapi({ format: "date-time", description, example });
+
+export const DisabledSchema = z.object({
+  reason: z.string().nullable().openapi({
+    description: "Why, as the admin gave it; null without one",
+    example: "Left the company",
+  }),
+  until: dateTime(
+    "When the disable ends by itself (ISO 8601 in UTC with milliseconds); null: until enabled",
+    "2026-12-31T00:00:00.000Z",
+  ).nullable(),
+  since: dateTime(
+    "When the user was disabled (ISO 8601 in UTC with milliseconds)",
+    "2026-11-25T21:07:00.123Z",
+  ),
+}).openapi("Disabled");
+
+/** One user as `GET /api/users/{id}` answers: the list's fields and the account's state. */
+export const UserDetailSchema = z.object({
+  ...UserSchema.shape,
+  disabled: DisabledSchema.nullable().openapi({
+    description:
+      "Null while the user may sign in (never disabled, enabled again, or the disable's `until` has passed)",
+  }),
+  lastLoginAt: dateTime(
+    "The last successful login (ISO 8601 in UTC with milliseconds); null before the first",
+    "2026-11-26T08:30:00.000Z",
+  ).nullable(),
+}).openapi("UserDetail");
+
+/** The body of a disable: every issue is the contract's one message. */
+export const DisableUserSchema = z.object({
+  reason: z.string({ error: MSG.invalidBody })
+    // NUL and lone surrogates: PostgreSQL's text and jsonb (the audit
+    // record's details) hold neither.
+    .refine(
+      (s) =>
+        codePoints(s) <= 200 && !s.includes("\u0000") && !/\p{Cs}/u.test(s),
+      { error: MSG.invalidBody },
+    )
+    .nullish()
+    .openapi({
+      maxLength: 200,
+      description:
+        "Why, at most 200 characters (Unicode code points; no NUL, no lone surrogate). Absent or `null`: no reason.",
+      example: "Left the company",
+    }),
+  until: z.iso.datetime({ offset: true, error: MSG.invalidBody })
+    .refine((s) => Date.parse(s) > Date.now(), { error: MSG.invalidBody })
+    .nullish()
+    .openapi({
+      description:
+        "ISO 8601 date and time with `Z` or an offset, in the future: the user is active again from then on, by itself. Absent or `null`: until enabled.",
+      example: "2026-12-31T00:00:00Z",
+    }),
+}, { error: MSG.invalidBody }).openapi("DisableUser", {
+  description:
+    "Optional: a request without a body disables without reason or end. Unknown fields are ignored.",
+});
+
+export const SessionSchema = z.object({
+  id: z.string().openapi({
+    format: "uuid",
+    description: "The session's public id (random; never its token)",
+    example: "5b0e6a2c-8f0f-4a55-9f4e-2d9b8f3c1a77",
+  }),
+  createdAt: dateTime(
+    "When the login made it",
+    "2026-11-26T08:30:00.000Z",
+  ),
+  expiresAt: dateTime(
+    "When it ends by itself",
+    "2026-11-26T20:30:00.000Z",
+  ),
+  lastSeenAt: dateTime(
+    "When a request last used it, to the minute (written at most once a minute); null until the first request after its login",
+    "2026-11-26T09:12:00.000Z",
+  ).nullable(),
+  clientAddress: z.string().nullable().openapi({
+    description:
+      "The login's client address, as the login throttle sees it; null for a session opened by an older release",
+    example: "203.0.113.7",
+  }),
+  userAgent: z.string().nullable().openapi({
+    description:
+      "The login's User-Agent, cut to 256 characters; null when none was sent",
+    example: "Mozilla/5.0 (X11; Linux x86_64)",
+  }),
+  current: z.boolean().openapi({
+    description: "True for the session of the request itself",
+    example: false,
+  }),
+}).openapi("Session");
+
+export const EndedSchema = z.object({
+  ok: z.literal(true),
+  ended: z.number().int().openapi({
+    description: "How many live sessions ended",
+    example: 2,
+  }),
+}).openapi("SessionsEnded");
+
 /**
  * `{id}` as the contract's integer. Anything that cannot be a user's id
  * (`abc`, `1.5`, `-1`, out of range) becomes null, which the handler answers
@@ -58,6 +162,26 @@ const IdParam = z.object({
     maximum: USER_ID_MAX,
     example: 2,
   }),
+});
+
+/**
+ * A session's public id: a UUID (any case). Anything else becomes null,
+ * answered 404 `Session not found` after the user's own 404.
+ */
+const SessionParams = z.object({
+  id: IdParam.shape.id,
+  sessionId: z.string()
+    .transform((s) =>
+      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s)
+        ? s.toLowerCase()
+        : null
+    )
+    .openapi({
+      param: { name: "sessionId", in: "path" },
+      type: "string",
+      format: "uuid",
+      example: "5b0e6a2c-8f0f-4a55-9f4e-2d9b8f3c1a77",
+    }),
 });
 
 const PASSWORD_DOC =
@@ -172,6 +296,10 @@ export const ListQuerySchema = z.object({
     }),
   role: z.enum(ROLES).optional()
     .openapi({ description: "Only users with this role." }),
+  status: z.enum(["active", "disabled"]).optional().openapi({
+    description:
+      "`disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active).",
+  }),
   q: textParam(100).optional().openapi({
     minLength: 1,
     maxLength: 100,
@@ -240,7 +368,7 @@ export const list = createRoute({
   summary: "List users",
   description:
     "Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). " +
-    "Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. " +
+    "Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. " +
     "A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. " +
     "Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.",
   security: cookieAuth,
@@ -272,12 +400,12 @@ export const get = createRoute({
   tags,
   summary: "Get one user",
   description:
-    "The user with this id. An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user; send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.",
+    "The user with this id, with their account state (`disabled`, `lastLoginAt`; the list's items do not carry these). An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user (a login, a disable, an enable, and a disable's `until` passing included); send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.",
   security: cookieAuth,
   middleware: admin,
   request: { params: IdParam, headers: IfNoneMatch },
   responses: {
-    200: { ...json(UserSchema, "The user"), headers: ETAG_HEADER },
+    200: { ...json(UserDetailSchema, "The user"), headers: ETAG_HEADER },
     ...notModified,
     ...admin.responses,
     404: errors(
@@ -393,5 +521,128 @@ export const remove = createRoute({
     404: errors("No user has this id", MSG.userNotFound),
     ...preconditionFailed,
     500: errors("Unexpected failure", MSG.deleteFailed),
+  },
+});
+
+const ID_404 = errors(
+  "No user has this id (also for ids that cannot exist)",
+  MSG.userNotFound,
+);
+
+export const disable = createRoute({
+  operationId: "disableUser",
+  method: "post",
+  path: "/api/users/{id}/disable",
+  tags,
+  summary: "Disable a user: no login, every session ended",
+  description:
+    "Checks, in order: 401/403; the id is the caller's own (400, before any lookup); no user has the id (404); the body (400). " +
+    "The user can no longer sign in (a login with the right password answers 403 `Account disabled`), and all their sessions end in the same transaction; their requests answer 401 from then on, on every instance. " +
+    "Without a body: no reason, no end. With `until` the user is active again from that moment by itself; the housekeeping sweep or the user's next login records `user.enabled` `{expired: true}`. " +
+    "Disabling a disabled user changes its reason and end (its `since` stays). Recorded as `user.disabled` `{reason, until}`. " +
+    RECHECK,
+  security: cookieAuth,
+  middleware: admin,
+  request: { params: IdParam, body: handlerBody(DisableUserSchema) },
+  responses: {
+    200: {
+      ...json(UserDetailSchema, "The user, disabled"),
+      headers: ETAG_HEADER,
+    },
+    400: errors(
+      "The id is the caller's own (checked first), or the body is not JSON, a reason is longer than 200 characters, or `until` is not an ISO 8601 date and time in the future",
+      MSG.cannotDisableSelf,
+      MSG.invalidBody,
+    ),
+    ...admin.responses,
+    404: ID_404,
+    ...bodyTooLarge,
+    500: errors("Unexpected failure", MSG.disableFailed),
+  },
+});
+
+export const enable = createRoute({
+  operationId: "enableUser",
+  method: "post",
+  path: "/api/users/{id}/enable",
+  tags,
+  summary: "Enable a user",
+  description:
+    "Checks, in order: 401/403; no user has the id (404). Lifts a disable; a user who is not disabled is answered as is (200, nothing changes). Recorded as `user.enabled`. " +
+    RECHECK,
+  security: cookieAuth,
+  middleware: admin,
+  request: { params: IdParam },
+  responses: {
+    200: {
+      ...json(UserDetailSchema, "The user, enabled"),
+      headers: ETAG_HEADER,
+    },
+    ...admin.responses,
+    404: ID_404,
+    500: errors("Unexpected failure", MSG.enableFailed),
+  },
+});
+
+export const listSessions = createRoute({
+  operationId: "listSessions",
+  method: "get",
+  path: "/api/users/{id}/sessions",
+  tags,
+  summary: "A user's live sessions",
+  description:
+    "Checks, in order: 401/403; no user has the id (404). The sessions that still let the user in, newest first: never a token, `current` marks the caller's own.",
+  security: cookieAuth,
+  middleware: admin,
+  request: { params: IdParam },
+  responses: {
+    200: json(z.array(SessionSchema), "The user's live sessions, newest first"),
+    ...admin.responses,
+    404: ID_404,
+    500: errors("Unexpected failure", MSG.listSessionsFailed),
+  },
+});
+
+export const endSessions = createRoute({
+  operationId: "endSessions",
+  method: "delete",
+  path: "/api/users/{id}/sessions",
+  tags,
+  summary: "End all of a user's sessions",
+  description:
+    "Checks, in order: 401/403; no user has the id (404). Ends every session of the user (the caller's own too, when the id is theirs): their next request answers 401. Recorded as `sessions.ended` `{count}` when any ended. " +
+    RECHECK,
+  security: cookieAuth,
+  middleware: admin,
+  request: { params: IdParam },
+  responses: {
+    200: json(EndedSchema, "Ended; `ended` counts the live sessions ended"),
+    ...admin.responses,
+    404: ID_404,
+    500: errors("Unexpected failure", MSG.endSessionsFailed),
+  },
+});
+
+export const endSession = createRoute({
+  operationId: "endSession",
+  method: "delete",
+  path: "/api/users/{id}/sessions/{sessionId}",
+  tags,
+  summary: "End one of a user's sessions",
+  description:
+    "Checks, in order: 401/403; no user has the id (404 `User not found`); the user has no live session of this public id (404 `Session not found`, also for another user's session and an id that is no UUID). Recorded as `sessions.ended` `{count: 1}`. " +
+    RECHECK,
+  security: cookieAuth,
+  middleware: admin,
+  request: { params: SessionParams },
+  responses: {
+    200: json(EndedSchema, "Ended (`ended` is 1)"),
+    ...admin.responses,
+    404: errors(
+      "No user has this id, or the user has no live session of this id",
+      MSG.userNotFound,
+      MSG.sessionNotFound,
+    ),
+    500: errors("Unexpected failure", MSG.endSessionsFailed),
   },
 });

@@ -151,6 +151,7 @@ async function storeFigures(databaseUrl: string) {
       { ...admin, passwordVersion: 0 },
       3600,
       { usernameHash: token, address: "127.0.0.1" },
+      { clientAddress: null, userAgent: null },
       NO_REQUEST,
       NO_DEADLINE,
     );
