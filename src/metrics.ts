@@ -9,6 +9,9 @@ import client from "prom-client";
 import type { PasswordHasher } from "./auth/passwords.ts";
 import type { InFlight } from "./db/in-flight.ts";
 
+/** How long a scrape waits for the webhook queue's figures before reporting NaN. */
+const QUEUE_READ_TIMEOUT_MS = 1_000;
+
 /** The route label of a request that matched no route: never its raw path. */
 export const UNMATCHED_ROUTE = "unmatched";
 
@@ -120,10 +123,26 @@ export function createMetrics(options: { poolMax: number }): Metrics {
     | Promise<{ records: number; oldestSeconds: number }>
     | undefined;
   const queue = () => {
-    queueRead ??= (readQueue?.() ?? Promise.resolve(undefined))
+    if (queueRead) return queueRead;
+    // A scrape answers even while the database is slow or its one
+    // connection (the embedded database) is held: then the gauges are NaN.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error("webhook queue read timed out")),
+        QUEUE_READ_TIMEOUT_MS,
+      );
+    });
+    queueRead = Promise.race([
+      readQueue?.() ?? Promise.resolve(undefined),
+      late,
+    ])
       .then((q) => q ?? { records: 0, oldestSeconds: 0 })
       .catch(() => ({ records: Number.NaN, oldestSeconds: Number.NaN }))
-      .finally(() => setTimeout(() => queueRead = undefined, 0));
+      .finally(() => {
+        clearTimeout(timer);
+        setTimeout(() => queueRead = undefined, 0);
+      });
     return queueRead;
   };
   new client.Gauge({
