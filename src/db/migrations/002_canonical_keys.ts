@@ -49,7 +49,8 @@ export default async function (tx: TransactionSql) {
 /** Startup cannot go on until an operator resolves these rows. */
 export class MigrationConflict extends Error {}
 
-function collide<T extends { id: number }>(
+/** The groups of rows that share a key, each as "<what> of ids 4, 17". */
+export function collide<T extends { id: number }>(
   rows: T[],
   key: (row: T) => string,
   what: string,

@@ -1,5 +1,5 @@
 import type { TransactionSql } from "postgres";
-import { MigrationConflict } from "./002_canonical_keys.ts";
+import { collide, MigrationConflict } from "./002_canonical_keys.ts";
 import { foldKey, lookalikeKey } from "./frozen/identity_keys_011.ts";
 
 /**
@@ -60,15 +60,4 @@ export default async function (tx: TransactionSql) {
   await tx`create unique index users_email_fold on users (email_fold)`;
   await tx`create unique index users_username_skeleton on users (username_skeleton)`;
   await tx`create unique index users_email_skeleton on users (email_skeleton)`;
-}
-
-function collide<T extends { id: number }>(
-  rows: T[],
-  key: (row: T) => string,
-  what: string,
-): string[] {
-  const groups = Map.groupBy(rows, key);
-  return [...groups.values()].filter((g) => g.length > 1).map((g) =>
-    `${what} of ids ${g.map((r) => r.id).join(", ")}`
-  );
 }
