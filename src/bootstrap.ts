@@ -1,6 +1,7 @@
 import type { PasswordHasher } from "./auth/passwords.ts";
 import { type Config, ConfigError } from "./config.ts";
-import { NO_DEADLINE, type Store } from "./db/store.ts";
+import type { Store } from "./db/store.ts";
+import { NO_DEADLINE } from "./db/write.ts";
 import type { Logger } from "./log.ts";
 import { checkNewAccount, type NewAccount } from "./users/account-rules.ts";
 

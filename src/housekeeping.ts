@@ -1,5 +1,6 @@
 import type { Config } from "./config.ts";
-import { NO_DEADLINE, type Store } from "./db/store.ts";
+import type { Store } from "./db/store.ts";
+import { NO_DEADLINE } from "./db/write.ts";
 import type { Logger } from "./log.ts";
 
 /**

@@ -9,7 +9,7 @@ import type { AuditAction } from "../src/audit/actions.ts";
 import { chainHash } from "../src/audit/chain.ts";
 import type { AuditEvent } from "../src/audit/events.ts";
 import { verifyChain } from "../src/audit/verify.ts";
-import { NO_DEADLINE } from "../src/db/store.ts";
+import { NO_DEADLINE } from "../src/db/write.ts";
 import { binaryString } from "./support/arbitraries.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { auditDatabase, verifyTask, writeRecords } from "./audit_support.ts";

@@ -7,7 +7,7 @@
 import postgres from "postgres";
 import { canonicalTail } from "../src/audit/chain.ts";
 import { auditEvents } from "../src/audit/events.ts";
-import { NO_DEADLINE } from "../src/db/store.ts";
+import { NO_DEADLINE } from "../src/db/write.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { startService } from "./support/service.ts";
 import { postgresOnly } from "./support/conditions.ts";

@@ -13,7 +13,7 @@ import {
 } from "@user-admin/client";
 import type { AuditEvent } from "../src/audit/events.ts";
 import { loadConfig } from "../src/config.ts";
-import { NO_DEADLINE } from "../src/db/store.ts";
+import { NO_DEADLINE } from "../src/db/write.ts";
 import { createLogger } from "../src/log.ts";
 import { startService as startInstance } from "../src/server.ts";
 import { assert, assertEquals } from "./support/assert.ts";

@@ -9,7 +9,8 @@ import { auditVerify } from "../src/cli/audit-verify.ts";
 import { loadConfig } from "../src/config.ts";
 import { recordAudit } from "../src/db/audit.ts";
 import { type Database, openDatabase } from "../src/db/database.ts";
-import { createStore, NO_DEADLINE, type Store } from "../src/db/store.ts";
+import { createStore, type Store } from "../src/db/store.ts";
+import { NO_DEADLINE } from "../src/db/write.ts";
 import { runScript, runTask } from "./support/process.ts";
 import { type TestDatabase, testDatabase } from "./support/service.ts";
 

@@ -6,7 +6,8 @@
 import postgres from "postgres";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { ensureFirstAdmin } from "../src/bootstrap.ts";
-import { createStore, NO_DEADLINE } from "../src/db/store.ts";
+import { createStore } from "../src/db/store.ts";
+import { NO_DEADLINE } from "../src/db/write.ts";
 import { createLogger } from "../src/log.ts";
 import { assert, assertEquals, assertRejects } from "./support/assert.ts";
 import { createAdmin } from "../src/cli/create-admin.ts";

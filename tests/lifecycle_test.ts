@@ -10,7 +10,7 @@ import {
   createUserAdminClient,
   type UserAdminClient,
 } from "@user-admin/client";
-import { NO_DEADLINE } from "../src/db/store.ts";
+import { NO_DEADLINE } from "../src/db/write.ts";
 import { assert, assertEquals, assertNotEquals } from "./support/assert.ts";
 import { postgresOnly } from "./support/conditions.ts";
 import { startInstances } from "./support/process.ts";

@@ -7,7 +7,7 @@
 import { auditPages, type AuditRecord } from "@user-admin/client";
 import { rotateDeviceKey } from "../src/cli/rotate-device-key.ts";
 import { newDeviceKey } from "../src/auth/tokens.ts";
-import { NO_DEADLINE } from "../src/db/store.ts";
+import { NO_DEADLINE } from "../src/db/write.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import { runTask } from "./support/process.ts";
 import {

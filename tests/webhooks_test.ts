@@ -13,7 +13,7 @@ import {
 } from "@user-admin/client";
 import { receiver } from "../clients/examples/receiver.ts";
 import { auditEvents } from "../src/audit/events.ts";
-import { NO_DEADLINE } from "../src/db/store.ts";
+import { NO_DEADLINE } from "../src/db/write.ts";
 import { createLogger } from "../src/log.ts";
 import {
   closeKept,

@@ -1,6 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Config } from "../config.ts";
-import type { LoginCounter, Store } from "../db/store.ts";
+import type { Store } from "../db/store.ts";
+import type { LoginCounter } from "../db/throttle.ts";
 import { auditContext } from "../audit/context.ts";
 import { auditEvents } from "../audit/events.ts";
 import type { AppEnv } from "../http/env.ts";

@@ -14,7 +14,8 @@
 import { parseArgs } from "node:util";
 import { createPasswordHasher } from "../auth/passwords.ts";
 import { randomPassword } from "../bootstrap.ts";
-import { createStore, NO_DEADLINE } from "../db/store.ts";
+import { createStore } from "../db/store.ts";
+import { NO_DEADLINE } from "../db/write.ts";
 import { checkNewAccount } from "../users/account-rules.ts";
 import {
   openTaskDatabase,

@@ -11,7 +11,8 @@
  * time).
  */
 import { newDeviceKey } from "../auth/tokens.ts";
-import { createStore, NO_DEADLINE } from "../db/store.ts";
+import { createStore } from "../db/store.ts";
+import { NO_DEADLINE } from "../db/write.ts";
 import {
   openTaskDatabase,
   runAsProcess,

@@ -24,6 +24,11 @@ export const disableExpired = (sql: Q, table = "users") => {
   return sql`(${t}.disabled_at is not null and ${t}.disabled_until <= now())`;
 };
 
+/** Clears the columns of a disable (an enable, or one that ran out). */
+export const disableCleared = (sql: Q) =>
+  sql`disabled_at = null, disabled_reason = null,
+    disabled_until = null`;
+
 /**
  * A session that lets its user in: unexpired, opened with the user's current
  * password, its user not disabled. `s` and `u` name the sessions and users
@@ -35,3 +40,12 @@ export const liveSession = (sql: Q, s = "s", u = "u") => {
     and ${session}.password_version = ${sql(u)}.password_version
     and not ${disabledNow(sql, u)})`;
 };
+
+/**
+ * An API key that lets its owner in: not revoked, not expired. `k` names
+ * the api_keys row in the query (our own text).
+ */
+export const liveKey = (sql: Q, k = "k") =>
+  sql.unsafe(
+    `${k}.revoked_at is null and (${k}.expires_at is null or ${k}.expires_at > now())`,
+  );

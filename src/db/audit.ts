@@ -135,12 +135,11 @@ export interface Sealer {
  * One seal at a time per pool (and, under the chain's lock, per database).
  * `soon` seals at most `delayMs` later, so under load one seal takes every
  * record committed meanwhile: the chain's lock, its statement and its commit
- * are paid per batch, not per write. (Each write awaiting a seal of its own:
- * PATCH with its record at 0.73 of the PATCH without; sealed within 20 ms:
- * 0.83-0.91; within 50 ms: 0.84. tests/bench/audit_measure.ts wrk.)
- * `now` waits for a running seal and then starts one, shared by every caller
- * meanwhile: the running one may have read the pending rows before the
- * caller's committed. `stop` seals what its writes left, and no more later.
+ * are paid per batch, not per write (tests/bench/audit_measure.ts measures
+ * what a record costs a write). `now` waits for a running seal and then
+ * starts one, shared by every caller meanwhile: the running one may have
+ * read the pending rows before the caller's committed. `stop` seals what
+ * its writes left, and no more later.
  */
 export function createSealer(
   sql: Sql,

@@ -1,6 +1,6 @@
 import type { Sql } from "postgres";
 import { sameBytes } from "../audit/chain.ts";
-import type { WriteBy } from "./store.ts";
+import { beforeWrite, type WriteBy } from "./write.ts";
 
 /** An answer kept for its Idempotency-Key. */
 export interface KeptAnswer {
@@ -23,10 +23,7 @@ export const KEPT_HOURS = 24;
  * Idempotency-Key rows (migration 015), per caller and key. Each statement
  * commits on its own, so every instance sees a run start and end.
  */
-export function createIdempotencyStore(
-  sql: Sql,
-  beforeWrite: (writeBy: WriteBy) => void,
-) {
+export function createIdempotencyStore(sql: Sql) {
   return {
     /**
      * Starts a run of the key: a new row, or a row whose time is up (a run

@@ -9,8 +9,9 @@ export interface InFlight {
  * count of the connections it has lent out, so this is the honest stand-in:
  * each store call holds one pool connection at a time (a transaction holds
  * one throughout), or waits for one when all DATABASE_POOL_MAX are busy. A
- * streamed list counts from its first read to its last batch or its
- * abandonment, as its cursor keeps a connection reserved all that while.
+ * streamed list counts as one call from its first read to its last batch or
+ * its abandonment, though it holds a connection only while each batch's
+ * statement runs (user-list.ts): between batches it counts with none held.
  */
 export function countInFlight<T extends object>(
   store: T,

@@ -1,10 +1,10 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
 import { auditEvents } from "../audit/events.ts";
-import type { Account, Role } from "../users/user.ts";
-import { disabledNow } from "./account-state.ts";
+import type { Account } from "../users/user.ts";
+import { disabledNow, liveKey } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
-import type { CallerRefusal, CallerWrite, WriteBy } from "./store.ts";
+import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
 
 /** An API key as the service shows it: never its secret nor the secret's hash. */
 export interface ApiKey {
@@ -31,46 +31,8 @@ export const LIVE_KEYS_MAX = 100;
 /** `last_used_at` is written when it is older than this, never per request. */
 const LAST_USED_EVERY = "1 minute";
 
-const live = (k: string) =>
-  `${k}.revoked_at is null and (${k}.expires_at is null or ${k}.expires_at > now())`;
-
-/**
- * The owner's role and name while the key is live and the owner exists and
- * is not disabled:
- * what a write re-checks for a key's caller (store.ts, checkCaller).
- */
-export const liveKeyOwner = (
-  tx: TransactionSql,
-  keyId: number,
-  userId: number,
-) =>
-  tx<{ role: Role; username: string }[]>`
-    select u.role, u.username from api_keys k join users u on u.id = k.user_id
-    where k.id = ${keyId} and u.id = ${userId} and ${tx.unsafe(live("k"))}
-      and not ${disabledNow(tx, "u")}`;
-
-/** What the key store needs of the store it belongs to. */
-export interface KeyStoreDeps {
-  transaction: <T>(
-    writeBy: WriteBy,
-    body: (tx: TransactionSql) => Promise<T>,
-  ) => Promise<T>;
-  checkCaller: (
-    tx: TransactionSql,
-    write: CallerWrite,
-    lock: "share" | "update",
-    targetId?: number,
-  ) => Promise<CallerRefusal | AuditParty>;
-}
-
-const isRefusal = (o: unknown): o is CallerRefusal =>
-  o === "caller_gone" || o === "caller_not_admin";
-
 /** The keys of users: their SQL, as the store's other parts keep theirs. */
-export function createKeyStore(
-  sql: Sql,
-  { transaction, checkCaller }: KeyStoreDeps,
-) {
+export function createKeyStore(sql: Sql, { asCaller }: Writer) {
   const iso = (column: string) =>
     sql.unsafe(
       `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
@@ -104,7 +66,7 @@ export function createKeyStore(
           (k.last_used_at is null
             or k.last_used_at < now() - ${LAST_USED_EVERY}::interval) as stale
         from api_keys k join users u on u.id = k.user_id
-        where k.secret_hash = ${secretHash} and ${sql.unsafe(live("k"))}
+        where k.secret_hash = ${secretHash} and ${liveKey(sql)}
           and not ${disabledNow(sql, "u")}`;
       if (!row) return undefined;
       const { keyId, stale, ...account } = row;
@@ -133,14 +95,12 @@ export function createKeyStore(
       key: NewApiKey,
       write: CallerWrite,
     ): Promise<ApiKey | "not_found" | "too_many" | CallerRefusal> {
-      return await transaction(write.writeBy, async (tx) => {
-        const actor = await checkCaller(tx, write, "update", userId);
-        if (isRefusal(actor)) return actor;
+      return await asCaller(write, { update: userId }, async (tx, actor) => {
         const target = await owner(tx, userId);
         if (!target) return "not_found";
         const [{ n }] = await tx<{ n: number }[]>`
           select count(*)::int as n from api_keys k
-          where k.user_id = ${userId} and ${tx.unsafe(live("k"))}`;
+          where k.user_id = ${userId} and ${liveKey(tx)}`;
         if (n >= LIVE_KEYS_MAX) return "too_many";
         const [row] = await tx<ApiKey[]>`
           insert into api_keys (user_id, name, prefix, secret_hash, expires_at)
@@ -178,9 +138,7 @@ export function createKeyStore(
       keyId: number,
       write: CallerWrite,
     ): Promise<"revoked" | "not_found" | CallerRefusal> {
-      return await transaction(write.writeBy, async (tx) => {
-        const actor = await checkCaller(tx, write, "update", userId);
-        if (isRefusal(actor)) return actor;
+      return await asCaller(write, { update: userId }, async (tx, actor) => {
         const [key] = await tx<{ id: number; name: string }[]>`
           update api_keys set revoked_at = now()
           where id = ${keyId} and user_id = ${userId} and revoked_at is null

@@ -1,6 +1,5 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditAction } from "../audit/actions.ts";
-import type { AuditParty } from "../audit/chain.ts";
 import { auditEvents } from "../audit/events.ts";
 import {
   type AuditRecord,
@@ -9,7 +8,12 @@ import {
   type Row,
   toRecord,
 } from "./audit.ts";
-import type { CallerRefusal, CallerWrite, WriteBy } from "./store.ts";
+import {
+  type CallerRefusal,
+  type CallerWrite,
+  NO_DEADLINE,
+  type Writer,
+} from "./write.ts";
 
 /** An endpoint as the API shows it: never its secret. */
 export interface Webhook {
@@ -65,25 +69,10 @@ export type AttemptResult = Omit<DeliveryAttempt, "id" | "at" | "attempt">;
 const ISO = (column: string) =>
   `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-type Transaction = <T>(
-  writeBy: WriteBy,
-  body: (tx: TransactionSql) => Promise<T>,
-) => Promise<T>;
-
-type CheckCaller = (
-  tx: TransactionSql,
-  write: CallerWrite,
-  lock: "share" | "update",
-) => Promise<CallerRefusal | AuditParty>;
-
-const isRefusal = (o: CallerRefusal | AuditParty): o is CallerRefusal =>
-  typeof o === "string";
-
 /** All SQL of webhooks: their management, the delivery queue, its attempts. */
 export function createWebhookStore(
   sql: Sql,
-  transaction: Transaction,
-  checkCaller: CheckCaller,
+  { transaction, asCaller }: Writer,
 ) {
   const shown = sql`id, url, actions, description,
     ${sql.unsafe(ISO("created_at"))} as "createdAt",
@@ -100,9 +89,7 @@ export function createWebhookStore(
       w: NewWebhook,
       write: CallerWrite,
     ): Promise<Webhook | CallerRefusal> {
-      return await transaction(write.writeBy, async (tx) => {
-        const actor = await checkCaller(tx, write, "share");
-        if (isRefusal(actor)) return actor;
+      return await asCaller(write, "share", async (tx, actor) => {
         const [row] = await tx<Webhook[]>`
           insert into webhook_endpoints (url, actions, description, secret, cursor)
           values (${w.url}, ${w.actions}, ${w.description}, ${w.secret},
@@ -132,9 +119,7 @@ export function createWebhookStore(
       id: number,
       write: CallerWrite,
     ): Promise<"deleted" | "not_found" | CallerRefusal> {
-      return await transaction(write.writeBy, async (tx) => {
-        const actor = await checkCaller(tx, write, "share");
-        if (isRefusal(actor)) return actor;
+      return await asCaller(write, "share", async (tx, actor) => {
         const [row] = await tx<{ id: number; url: string }[]>`
           delete from webhook_endpoints where id = ${id} returning id, url`;
         if (!row) return "not_found";
@@ -155,9 +140,7 @@ export function createWebhookStore(
       id: number,
       write: CallerWrite,
     ): Promise<Webhook | "not_found" | CallerRefusal> {
-      return await transaction(write.writeBy, async (tx) => {
-        const actor = await checkCaller(tx, write, "share");
-        if (isRefusal(actor)) return actor;
+      return await asCaller(write, "share", async (tx, actor) => {
         const [row] = await tx<(Webhook & { was: boolean })[]>`
           update webhook_endpoints set disabled_at = null, failures = 0,
             failing_since = null, next_attempt_at = now()
@@ -313,7 +296,7 @@ export function createWebhookStore(
       budgetMs: number,
     ): Promise<"retry" | "disabled" | "lost"> {
       const delay = delays[Math.min(c.failures, delays.length - 1)] ?? 0;
-      return await transaction(Infinity, async (tx) => {
+      return await transaction(NO_DEADLINE, async (tx) => {
         const [row] = await tx<
           { id: number; url: string; disabled: boolean }[]
         >`

@@ -40,11 +40,8 @@ import { auditEvents, NO_REQUEST } from "../../src/audit/events.ts";
 import { verifyChain } from "../../src/audit/verify.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
-import {
-  type CallerWrite,
-  createStore,
-  NO_DEADLINE,
-} from "../../src/db/store.ts";
+import { createStore } from "../../src/db/store.ts";
+import { type CallerWrite, NO_DEADLINE } from "../../src/db/write.ts";
 import { spawnServer, spawnService } from "../support/process.ts";
 import { cpuSeconds } from "./proc.ts";
 import { inTurns } from "./turns.ts";

@@ -1,0 +1,211 @@
+import type { Sql } from "postgres";
+import type { AuditParty } from "../audit/chain.ts";
+import { type AuditContext, auditEvents } from "../audit/events.ts";
+import type { Account, SessionInfo } from "../users/user.ts";
+import {
+  disableCleared,
+  disabledNow,
+  disableExpired,
+  liveSession,
+} from "./account-state.ts";
+import { recordAudit } from "./audit.ts";
+import {
+  clearLoginCounter,
+  type LoginCounter,
+  takeBackAttempt,
+} from "./throttle.ts";
+import { iso } from "./users.ts";
+import {
+  beforeWrite,
+  type CallerRefusal,
+  type CallerWrite,
+  type WriteBy,
+  type Writer,
+} from "./write.ts";
+
+/** Where a login came from, kept with its session for an admin to see. */
+export interface SessionOrigin {
+  clientAddress: string | null;
+  /** At most 256 characters (the caller cuts it). */
+  userAgent: string | null;
+}
+
+/**
+ * What a login's write made of a right password: a session, none because
+ * the password changed since it was checked (`stale`), or none because the
+ * user is disabled.
+ */
+export type SessionStart = "started" | "stale" | "disabled";
+
+/** Sessions: logins, their lookup, their end. */
+export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
+  /** A session (`s`) whose `last_seen_at` is due: never written, or over a minute ago. */
+  const unseen = sql`(s.last_seen_at is null
+    or s.last_seen_at <= now() - interval '1 minute')`;
+
+  return {
+    /**
+     * A session for a login whose password was right, under the user's row
+     * lock, so that it serialises with a password reset and a disable:
+     * none when the password changed since it was checked (`stale`, a login
+     * that raced a reset fails) or when the user is disabled (the attempt's
+     * count is taken back and `login.refused` recorded; a disable that
+     * commits after this session is made ends it). Otherwise the session is
+     * bound to that password version, `last_login_at` written, a disable
+     * that ran out recorded and cleared, and the login's counter cleared.
+     */
+    async create(
+      tokenHash: Uint8Array,
+      user: AuditParty & { passwordVersion: number },
+      ttlSeconds: number,
+      counter: LoginCounter,
+      origin: SessionOrigin,
+      context: AuditContext,
+      writeBy: WriteBy,
+    ): Promise<SessionStart> {
+      return await transaction(writeBy, async (tx) => {
+        const [row] = await tx<{ disabled: boolean; ranOut: boolean }[]>`
+          select ${disabledNow(sql)} as disabled,
+            ${disableExpired(sql)} as "ranOut"
+          from users
+          where id = ${user.id} and password_version = ${user.passwordVersion}
+          for update`;
+        if (!row) return "stale";
+        // The lock may have been waited for (a reset or disable holding it).
+        beforeWrite(writeBy);
+        if (row.disabled) {
+          await takeBackAttempt(tx, counter);
+          await recordAudit(tx, auditEvents.loginRefused(user, context));
+          return "disabled";
+        }
+        await tx`
+          update users set last_login_at = now()${
+          row.ranOut ? sql`, ${disableCleared(sql)}` : sql``
+        }
+          where id = ${user.id}`;
+        await tx`
+          insert into sessions (token_hash, user_id, password_version,
+            expires_at, client_address, user_agent)
+          values (${tokenHash}, ${user.id}, ${user.passwordVersion},
+            now() + make_interval(secs => ${ttlSeconds}),
+            ${origin.clientAddress}, ${origin.userAgent})`;
+        await clearLoginCounter(tx, counter);
+        if (row.ranOut) {
+          await recordAudit(
+            tx,
+            auditEvents.userEnabled(null, user, true, context),
+          );
+        }
+        await recordAudit(tx, auditEvents.loginSucceeded(user, context));
+        return "started";
+      });
+    },
+
+    /**
+     * The session, if live (unexpired, opened with the user's current
+     * password, the user not disabled), and its user's current row, in one
+     * statement. When the session was last seen over a minute ago (or
+     * never), a second statement notes it, under the same condition, so
+     * that requests at the same moment write it once: at most one write a
+     * minute per session, none on the other requests.
+     */
+    async resolve(tokenHash: Uint8Array): Promise<Account | undefined> {
+      const [row] = await sql<(Account & { unseen: boolean })[]>`
+        select u.id, u.username, u.name, u.email, u.role, ${unseen} as unseen
+        from sessions s join users u on u.id = s.user_id
+        where s.token_hash = ${tokenHash} and ${liveSession(sql)}`;
+      if (!row) return undefined;
+      const { unseen: due, ...account } = row;
+      if (due) {
+        await sql`
+          update sessions s set last_seen_at = now()
+          where s.token_hash = ${tokenHash} and ${unseen}`;
+      }
+      return account;
+    },
+
+    /**
+     * The user's live sessions, newest first; undefined when no user has
+     * this id. `current` marks the session of `callerSession` (token hash;
+     * none for a caller with an API key).
+     */
+    async list(
+      userId: number,
+      callerSession: Uint8Array | undefined,
+    ): Promise<SessionInfo[] | undefined> {
+      const [exists] = await sql`select 1 from users where id = ${userId}`;
+      if (!exists) return undefined;
+      return await sql<SessionInfo[]>`
+        select s.public_id::text as id,
+          ${iso(sql, "s.created_at")} as "createdAt",
+          ${iso(sql, "s.expires_at")} as "expiresAt",
+          ${iso(sql, "s.last_seen_at")} as "lastSeenAt",
+          s.client_address as "clientAddress", s.user_agent as "userAgent",
+          coalesce(s.token_hash = ${callerSession ?? null}, false) as current
+        from sessions s join users u on u.id = s.user_id
+        where s.user_id = ${userId} and ${liveSession(sql)}
+          and s.public_id is not null
+        order by s.created_at desc, s.public_id`;
+    },
+
+    /**
+     * Ends the user's sessions: all of them, or the one of this public id
+     * (null: an id no session can have). Answers how many live ones ended
+     * (rows that no longer let anyone in go too, uncounted); recorded as
+     * `sessions.ended` `{count}` when any did.
+     */
+    async end(
+      userId: number,
+      publicId: string | null | "all",
+      write: CallerWrite,
+    ): Promise<number | "user_not_found" | CallerRefusal> {
+      return await asCaller(write, { update: userId }, async (tx, actor) => {
+        const [target] = await tx<AuditParty[]>`
+          select id, username from users where id = ${userId}`;
+        if (!target) return "user_not_found";
+        if (publicId === null) return 0;
+        const one = publicId === "all"
+          ? sql``
+          : sql`and s.public_id = ${publicId}::uuid`;
+        const [{ count }] = await tx<{ count: number }[]>`
+          with ended as (
+            delete from sessions s using users u
+            where u.id = s.user_id and s.user_id = ${userId} ${one}
+            returning ${liveSession(sql)} as live)
+          select count(*) filter (where live)::int as count from ended`;
+        if (count > 0) {
+          await recordAudit(
+            tx,
+            auditEvents.sessionsEnded(actor, target, count, write.context),
+          );
+        }
+        return count;
+      });
+    },
+
+    /** Ends a session; when there was one, records its user's `logout` in the same transaction. */
+    async revoke(
+      tokenHash: Uint8Array,
+      context: AuditContext,
+      writeBy: WriteBy,
+    ) {
+      await transaction(writeBy, async (tx) => {
+        const [user] = await tx<AuditParty[]>`
+          delete from sessions s using users u
+          where s.token_hash = ${tokenHash} and u.id = s.user_id
+          returning u.id, u.username`;
+        if (!user) return;
+        // The delete may have waited for the session's row.
+        beforeWrite(writeBy);
+        await recordAudit(tx, auditEvents.logout(user, context));
+      });
+    },
+
+    async revokeExpired(writeBy: WriteBy): Promise<number> {
+      beforeWrite(writeBy);
+      const rows =
+        await sql`delete from sessions where expires_at <= now() returning 1`;
+      return rows.length;
+    },
+  };
+}

@@ -1,0 +1,150 @@
+import type { Sql, TransactionSql } from "postgres";
+import type { AuditParty } from "../audit/chain.ts";
+import type { AuditContext } from "../audit/events.ts";
+import type { Caller } from "../auth/caller.ts";
+import type { Role } from "../users/user.ts";
+import { disabledNow, liveKey, liveSession } from "./account-state.ts";
+import { audited, type Sealer } from "./audit.ts";
+
+/**
+ * The `performance.now()` after which no write may begin: a request's
+ * deadline less the time one statement may take, so what its client was
+ * told failed is not applied later. Every write takes one.
+ */
+export type WriteBy = number;
+
+/** For writes no client waits for: the bootstrap, the recovery task, housekeeping. */
+export const NO_DEADLINE: WriteBy = Infinity;
+
+/** A write attempted past its `WriteBy`: abandoned before it begins. */
+export class WriteDeadlinePassed extends Error {
+  constructor() {
+    super("too little time left to write before the deadline");
+  }
+}
+
+export function beforeWrite(writeBy: WriteBy) {
+  if (performance.now() > writeBy) throw new WriteDeadlinePassed();
+}
+
+/** A write on a caller's behalf, as a request asks for it. */
+export interface CallerWrite {
+  /** Re-checked inside the write's transaction. */
+  caller: Caller;
+  /** Request id and client address for the write's audit record. */
+  context: AuditContext;
+  writeBy: WriteBy;
+}
+
+/**
+ * The caller lost the right to write since the request was authenticated:
+ * their account or session is gone (or disabled), or they are no longer an
+ * admin.
+ */
+export type CallerRefusal = "caller_gone" | "caller_not_admin";
+
+export const isRefusal = (outcome: unknown): outcome is CallerRefusal =>
+  outcome === "caller_gone" || outcome === "caller_not_admin";
+
+/**
+ * The rows a caller's write locks: the caller's for share (a write that
+ * changes no user), or the caller's and the user's it changes for update.
+ */
+export type CallerLock = "share" | { update: number };
+
+/**
+ * The owner's role and name while the key is live and the owner exists and
+ * is not disabled: what a write re-checks for a key's caller.
+ */
+const liveKeyOwner = (
+  tx: TransactionSql,
+  keyId: number,
+  userId: number,
+) =>
+  tx<{ role: Role; username: string }[]>`
+    select u.role, u.username from api_keys k join users u on u.id = k.user_id
+    where k.id = ${keyId} and u.id = ${userId} and ${liveKey(tx)}
+      and not ${disabledNow(tx, "u")}`;
+
+/**
+ * Locks the caller's row (and the target's, in id order, so two admins
+ * writing each other wait for one another instead of deadlocking), then
+ * re-reads the caller's session (or API key) and role: a caller deleted,
+ * logged out, reset or demoted, or whose key was revoked or expired, by a
+ * write that committed meanwhile is refused.
+ */
+async function checkCaller(
+  tx: TransactionSql,
+  { caller, writeBy }: CallerWrite,
+  lock: CallerLock,
+): Promise<CallerRefusal | AuditParty> {
+  const callerId = caller.account.id;
+  if (lock === "share") {
+    await tx`select 1 from users where id = ${callerId} for share`;
+  } else {
+    const ids = [...new Set([callerId, lock.update])];
+    await tx`
+      select 1 from users where id = any(${ids}::int[]) order by id for update`;
+  }
+  const [row] = caller.keyId === undefined
+    ? await tx<{ role: Role; username: string }[]>`
+    select u.role, u.username from sessions s join users u on u.id = s.user_id
+    where s.token_hash = ${caller.session} and u.id = ${callerId}
+      and ${liveSession(tx)}`
+    : await liveKeyOwner(tx, caller.keyId, callerId);
+  if (!row) return "caller_gone";
+  if (row.role !== "admin") return "caller_not_admin";
+  beforeWrite(writeBy);
+  return caller.keyId === undefined
+    ? { id: callerId, username: row.username }
+    : { id: callerId, username: row.username, keyId: caller.keyId };
+}
+
+/** How every part of the store writes: within a deadline, its records sealed after. */
+export function createWriter(sql: Sql, sealer: Sealer) {
+  /**
+   * A transaction that begins only while its deadline allows: checked
+   * before it is queued, and again once it has a connection and BEGIN is
+   * answered, so one that waited in the pool's queue (every connection
+   * busy, or the database down and back) past its time rolls back before
+   * its first statement. A write that may wait for a row checks once more
+   * after that statement (checkCaller, sessions, the throttle). Not before
+   * COMMIT: it would roll back more often after an outage, and a ROLLBACK
+   * queued on a connection the server just closed makes postgres.js 3.4.9
+   * throw outside any promise (tests/faults_test.ts).
+   */
+  const transaction = <T>(
+    writeBy: WriteBy,
+    body: (tx: TransactionSql) => Promise<T>,
+  ): Promise<T> => {
+    beforeWrite(writeBy);
+    return audited(sql, sealer, (tx) => {
+      beforeWrite(writeBy);
+      return body(tx);
+    });
+  };
+
+  return {
+    transaction,
+
+    /**
+     * A write on the caller's behalf: a transaction whose first statements
+     * lock `lock`'s rows and re-check the caller (checkCaller). A caller
+     * who lost the right to write is answered with the refusal; otherwise
+     * `body` runs with the caller as the records' actor.
+     */
+    asCaller: <T>(
+      write: CallerWrite,
+      lock: CallerLock,
+      body: (tx: TransactionSql, actor: AuditParty) => Promise<T>,
+    ): Promise<T | CallerRefusal> =>
+      transaction(write.writeBy, async (tx) => {
+        const actor = await checkCaller(tx, write, lock);
+        if (isRefusal(actor)) return actor;
+        return await body(tx, actor);
+      }),
+  };
+}
+
+/** What the store's parts write with (createWriter). */
+export type Writer = ReturnType<typeof createWriter>;
