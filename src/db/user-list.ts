@@ -162,9 +162,9 @@ export function createUserList(sql: Sql, user: PendingQuery<Row[]>) {
 
   return {
     /**
-     * The list's version: it changes with every statement that writes
-     * users, in that statement's transaction, on any instance (migration
-     * 004). Read before the list, so a tag never names a state older than
+     * The list's version: it changes with every write of users, in that
+     * write's transaction as it commits, on any instance (migrations 004
+     * and 017). Read before the list, so a tag never names a state older than
      * the body it goes with.
      */
     async listVersion(): Promise<string> {

@@ -67,11 +67,15 @@ const liveKeyOwner = (
       and not ${disabledNow(tx, "u")}`;
 
 /**
- * Locks the caller's row (and the target's, in id order, so two admins
- * writing each other wait for one another instead of deadlocking), then
- * re-reads the caller's session (or API key) and role: a caller deleted,
- * logged out, reset or demoted, or whose key was revoked or expired, by a
- * write that committed meanwhile is refused.
+ * Locks the caller's row and the target's, then re-reads the caller's
+ * session (or API key) and role: a caller deleted, logged out, reset or
+ * demoted, or whose key was revoked or expired, by a write that committed
+ * meanwhile is refused. The caller's row is locked for share, so one
+ * admin's writes run side by side while a change to the admin waits for
+ * them; the target's (`{ update }`) for update. Rows are locked in id
+ * order, so two admins writing each other wait for one another instead of
+ * deadlocking. The locks and the re-read go in one round trip; the server
+ * runs the re-read once the locks are held.
  */
 async function checkCaller(
   tx: TransactionSql,
@@ -79,19 +83,26 @@ async function checkCaller(
   lock: CallerLock,
 ): Promise<CallerRefusal | AuditParty> {
   const callerId = caller.account.id;
-  if (lock === "share") {
-    await tx`select 1 from users where id = ${callerId} for share`;
-  } else {
-    const ids = [...new Set([callerId, lock.update])];
-    await tx`
-      select 1 from users where id = any(${ids}::int[]) order by id for update`;
-  }
-  const [row] = caller.keyId === undefined
-    ? await tx<{ role: Role; username: string }[]>`
+  const target = lock === "share" ? undefined : lock.update;
+  const locks = target === callerId
+    ? [tx`select 1 from users where id = ${callerId} for update`]
+    : [
+      {
+        id: callerId,
+        lock: tx`select 1 from users where id = ${callerId} for share`,
+      },
+      ...target === undefined ? [] : [{
+        id: target,
+        lock: tx`select 1 from users where id = ${target} for update`,
+      }],
+    ].sort((a, b) => a.id - b.id).map((l) => l.lock);
+  const check = caller.keyId === undefined
+    ? tx<{ role: Role; username: string }[]>`
     select u.role, u.username from sessions s join users u on u.id = s.user_id
     where s.token_hash = ${caller.session} and u.id = ${callerId}
       and ${liveSession(tx)}`
-    : await liveKeyOwner(tx, caller.keyId, callerId);
+    : liveKeyOwner(tx, caller.keyId, callerId);
+  const [row] = (await Promise.all([...locks, check])).at(-1)!;
   if (!row) return "caller_gone";
   if (row.role !== "admin") return "caller_not_admin";
   beforeWrite(writeBy);

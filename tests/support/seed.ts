@@ -4,6 +4,7 @@
  * API would take hours of bcrypt.
  */
 import type { Sql } from "postgres";
+import { canonicalKey, lookalikeKey } from "../../src/users/canonical.ts";
 
 /** bcrypt (cost 10) of "seeded-password", the seeded users' password. */
 export const SEEDED_PASSWORD = "seeded-password";
@@ -14,8 +15,11 @@ const SEEDED_HASH =
  * Adds users until there are `total`, in one statement: `userN` (N counting
  * from the number of users there were), `userN@example.com`, "Seeded User
  * N", all viewers but every `adminEvery`-th user added, who is an admin.
- * Plain ASCII: lower case is the canonical key the service would compute.
- * Then vacuums and analyzes the table, as autovacuum would soon after on a
+ * Every key is set as the service sets it (src/users/canonical.ts), computed
+ * in SQL for these plain ASCII names (the fold is lower case; the look-alike
+ * skeleton maps 1 to l, 0 to o and m to rn) and checked against the
+ * service's own functions on the first and last row added, so the service
+ * finds nothing to key at startup. Then vacuums and analyzes the table, as autovacuum would soon after on a
  * server (which also moves the trigram index's pending entries into the
  * index proper; until then a search reads them all).
  */
@@ -27,14 +31,46 @@ export async function seedUsers(
   const [{ n }] = await sql<{ n: number }[]>`
     select count(*)::int as n from users`;
   await sql`
-    insert into users (username, username_key, name, name_key, email, email_key,
-      role, password_hash)
-    select 'user' || g, 'user' || g, 'Seeded User ' || g, 'seeded user ' || g,
-      'user' || g || '@example.com', 'user' || g || '@example.com',
+    insert into users (username, username_key, username_fold,
+      username_skeleton, name, name_key, email, email_key, email_fold,
+      email_skeleton, role, password_hash)
+    select u, u, u, replace(translate(u, '10', 'lo'), 'm', 'rn'),
+      'Seeded User ' || g, 'seeded user ' || g, e, e, e,
+      replace(translate(e, '10', 'lo'), 'm', 'rn'),
       case when ${adminEvery}::int > 0 and (g - ${n}::int) % ${adminEvery}::int = 0
         then 'admin' else 'viewer' end,
       ${SEEDED_HASH}
-    from generate_series(${n + 1}::int, ${total}::int) g`;
+    from generate_series(${n + 1}::int, ${total}::int) g,
+      lateral (select 'user' || g as u, 'user' || g || '@example.com' as e) k`;
+  const added = await sql<
+    {
+      username: string;
+      email: string;
+      username_fold: string;
+      username_skeleton: string;
+      email_fold: string;
+      email_skeleton: string;
+    }[]
+  >`
+    select username, email, username_fold, username_skeleton, email_fold,
+      email_skeleton
+    from users where username in (${"user" + (n + 1)}, ${"user" + total})`;
+  for (const row of added) {
+    const expected = {
+      username_fold: canonicalKey(row.username),
+      username_skeleton: lookalikeKey(row.username),
+      email_fold: canonicalKey(row.email),
+      email_skeleton: lookalikeKey(row.email),
+    };
+    for (const [column, key] of Object.entries(expected)) {
+      const seeded = row[column as keyof typeof expected];
+      if (seeded !== key) {
+        throw new Error(
+          `seeded ${column} of ${row.username} is ${seeded}, the service computes ${key}`,
+        );
+      }
+    }
+  }
   await sql`vacuum (analyze) users`;
   return { added: Math.max(0, total - n) };
 }
