@@ -49,6 +49,15 @@ const event = (
   clientAddress: context.clientAddress,
 });
 
+/** A key's creation or revocation: who did it, whose key, which. */
+const keyEvent = (action: "key.created" | "key.revoked") =>
+(
+  actor: AuditParty,
+  owner: AuditParty,
+  key: { id: number; name: string },
+  context: AuditContext,
+) => event(action, actor, owner, { keyId: key.id, name: key.name }, context);
+
 /**
  * The records of each action, built from plain values. Details hold only
  * what is listed here: never a password, hash or token, and no attempted
@@ -160,33 +169,8 @@ export const auditEvents = {
   adminRecovered: (user: AuditParty, outcome: "created" | "reset") =>
     event("admin.recovered", null, user, { outcome }, NO_REQUEST),
 
-  keyCreated: (
-    actor: AuditParty,
-    owner: AuditParty,
-    key: { id: number; name: string },
-    context: AuditContext,
-  ) =>
-    event(
-      "key.created",
-      actor,
-      owner,
-      { keyId: key.id, name: key.name },
-      context,
-    ),
-
-  keyRevoked: (
-    actor: AuditParty,
-    owner: AuditParty,
-    key: { id: number; name: string },
-    context: AuditContext,
-  ) =>
-    event(
-      "key.revoked",
-      actor,
-      owner,
-      { keyId: key.id, name: key.name },
-      context,
-    ),
+  keyCreated: keyEvent("key.created"),
+  keyRevoked: keyEvent("key.revoked"),
 
   /** Webhook writes: the endpoint's id and URL (never its secret). */
   webhookCreated: (

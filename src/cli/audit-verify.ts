@@ -13,43 +13,34 @@
  */
 import { createAuditStore } from "../db/audit.ts";
 import { verifyChain } from "../audit/verify.ts";
-import {
-  openTaskDatabase,
-  runAsProcess,
-  taskConfig,
-  type TaskMain,
-} from "./task.ts";
+import { runAsProcess, type TaskMain, withTaskDatabase } from "./task.ts";
 
-export const auditVerify: TaskMain = async (_args, env, out) => {
-  const config = taskConfig(env, out);
-  const db = config && await openTaskDatabase(config, out);
-  if (!db) return 2;
-  let result;
-  try {
-    result = await createAuditStore(db.sql).walk(verifyChain);
-  } catch (e) {
-    out.error(`Cannot read the audit trail: ${(e as Error).message}`);
-    return 2;
-  } finally {
-    await db.close();
-  }
-  if (!result.ok) {
-    out.error(
-      `Audit trail broken after ${result.count} good records: ${result.message}`,
+export const auditVerify: TaskMain = (_args, env, out) =>
+  withTaskDatabase(env, out, 2, async (db) => {
+    let result;
+    try {
+      result = await createAuditStore(db.sql).walk(verifyChain);
+    } catch (e) {
+      out.error(`Cannot read the audit trail: ${(e as Error).message}`);
+      return 2;
+    }
+    if (!result.ok) {
+      out.error(
+        `Audit trail broken after ${result.count} good records: ${result.message}`,
+      );
+      return 1;
+    }
+    out.log(
+      `Audit trail intact: ${result.count} records` +
+        (result.count
+          ? `, head #${result.headId} sha256 ${result.headHash}`
+          : "") +
+        // Sealed by the next write, read of the trail or housekeeping sweep.
+        (result.pending
+          ? `; ${result.pending} more committed, not yet sealed into the chain`
+          : ""),
     );
-    return 1;
-  }
-  out.log(
-    `Audit trail intact: ${result.count} records` +
-      (result.count
-        ? `, head #${result.headId} sha256 ${result.headHash}`
-        : "") +
-      // Sealed by the next write, read of the trail or housekeeping sweep.
-      (result.pending
-        ? `; ${result.pending} more committed, not yet sealed into the chain`
-        : ""),
-  );
-  return 0;
-};
+    return 0;
+  });
 
 if (import.meta.main) await runAsProcess(auditVerify);

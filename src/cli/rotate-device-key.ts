@@ -13,27 +13,18 @@
 import { newDeviceKey } from "../auth/tokens.ts";
 import { createStore } from "../db/store.ts";
 import { NO_DEADLINE } from "../db/write.ts";
-import {
-  openTaskDatabase,
-  runAsProcess,
-  taskConfig,
-  type TaskMain,
-} from "./task.ts";
+import { runAsProcess, type TaskMain, withTaskDatabase } from "./task.ts";
 
-export const rotateDeviceKey: TaskMain = async (_args, env, out) => {
-  const config = taskConfig(env, out);
-  const db = config && await openTaskDatabase(config, out);
-  if (!db) return 1;
-  try {
-    await createStore(db.sql).deviceKey.replace(newDeviceKey(), NO_DEADLINE);
-    out.log("Device key replaced: earlier device cookies no longer count.");
-    return 0;
-  } catch (e) {
-    out.error(`Failed: ${(e as Error).message}`);
-    return 1;
-  } finally {
-    await db.close();
-  }
-};
+export const rotateDeviceKey: TaskMain = (_args, env, out) =>
+  withTaskDatabase(env, out, 1, async (db) => {
+    try {
+      await createStore(db.sql).deviceKey.replace(newDeviceKey(), NO_DEADLINE);
+      out.log("Device key replaced: earlier device cookies no longer count.");
+      return 0;
+    } catch (e) {
+      out.error(`Failed: ${(e as Error).message}`);
+      return 1;
+    }
+  });
 
 if (import.meta.main) await runAsProcess(rotateDeviceKey);

@@ -49,3 +49,24 @@ export async function openTaskDatabase(
     out.error(`Cannot open the database: ${(e as Error).message}`);
   }
 }
+
+/**
+ * Runs `work` on the service's database, configured from `env`, and closes
+ * it after; answers `unavailable` once `out` says why the configuration or
+ * the database failed.
+ */
+export async function withTaskDatabase(
+  env: Record<string, string | undefined>,
+  out: TaskOutput,
+  unavailable: number,
+  work: (db: Database) => Promise<number>,
+): Promise<number> {
+  const config = taskConfig(env, out);
+  const db = config && await openTaskDatabase(config, out);
+  if (!db) return unavailable;
+  try {
+    return await work(db);
+  } finally {
+    await db.close();
+  }
+}
