@@ -5,11 +5,9 @@
 --
 -- Why: under a sustained write rate each update leaves a dead version of the
 -- row behind, and while concurrent transactions still see them they cannot
--- be pruned, so the one-row table grows by pages (pgbench, ten clients of a
--- users update plus an append: users_version 0.5-6 MiB, audit_chain
--- 0.2-0.8 MiB within seconds). A sequential scan then reads every page, in
--- the section where writes take turns: throughput fell from 2,715 to 2,124
--- transactions/s over four 4 s runs; by the key it held 2,600-2,910.
+-- be pruned, so the one-row table grows by pages within seconds. A
+-- sequential scan then reads every page, in the section where writes take
+-- turns; a lookup by the key reads one.
 --
 -- Both functions forbid the scan (`set enable_seqscan = off`): the plan is
 -- made once per connection, and the planner rightly prefers a scan of a

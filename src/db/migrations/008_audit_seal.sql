@@ -4,8 +4,7 @@
 -- Why: every users write takes the users_version row and holds it to its
 -- commit, so writes take turns, and a record appended in the write (006)
 -- made that turn longer by the whole append: the chain's row, the hash, five
--- index entries. PATCH with its record ran at 0.78-0.83 of the same PATCH
--- without one (the target is 0.85). Now a write only adds its record to
+-- index entries. Here a write only adds its record to
 -- audit_pending, one heap row without an index or a lock on anything shared;
 -- `audit_seal` moves what is pending into the chain, under the chain's lock,
 -- in one transaction for however many records wait.
@@ -40,8 +39,8 @@ create table audit_pending (
 --
 -- The chain's row by its key, as in 007 (`enable_seqscan = off`); the
 -- pending rows by a scan, the only way there is, which that setting prices
--- so high that PostgreSQL would compile it (JIT) on every call, about
--- 100 ms: hence `jit = off`.
+-- so high that PostgreSQL would compile it (JIT) on every call, which costs
+-- far more than the scan: hence `jit = off`.
 create function audit_seal(batch integer) returns integer
 language plpgsql set enable_seqscan = off set jit = off as $$
 declare
