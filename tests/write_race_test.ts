@@ -5,10 +5,10 @@
 import { hash } from "@node-rs/bcrypt";
 import type { Account, UserAdminClient } from "@user-admin/client";
 import { assert, assertEquals } from "./support/assert.ts";
-import type { Sql } from "postgres";
 import { postgresOnly } from "./support/conditions.ts";
 import {
   holdLocks,
+  lockWaiters,
   sharedService,
   type TestService,
 } from "./support/service.ts";
@@ -126,15 +126,3 @@ Deno.test({
     assertEquals(n, 0);
   },
 });
-
-/** Waits until `n` of this database's backends wait for a lock. */
-async function lockWaiters(sql: Sql, n: number) {
-  for (let i = 0; i < 500; i++) {
-    const [{ waiting }] = await sql<{ waiting: number }[]>`
-      select count(*)::int as waiting from pg_stat_activity
-      where datname = current_database() and wait_event_type = 'Lock'`;
-    if (waiting >= n) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`fewer than ${n} requests ever waited for a lock`);
-}

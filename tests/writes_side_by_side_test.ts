@@ -5,9 +5,8 @@
  * other write; a change to the admin still waits for their writes.
  */
 import { assertEquals } from "./support/assert.ts";
-import type { Sql } from "postgres";
 import { postgresOnly } from "./support/conditions.ts";
-import { holdLocks, sharedService } from "./support/service.ts";
+import { holdLocks, lockWaiters, sharedService } from "./support/service.ts";
 
 const service = sharedService();
 
@@ -80,15 +79,3 @@ Deno.test({
     await svc.sql`update users set role = 'admin' where id = ${admin}`;
   },
 });
-
-/** Waits until `n` of this database's backends wait for a lock. */
-async function lockWaiters(sql: Sql, n: number) {
-  for (let i = 0; i < 500; i++) {
-    const [{ waiting }] = await sql<{ waiting: number }[]>`
-      select count(*)::int as waiting from pg_stat_activity
-      where datname = current_database() and wait_event_type = 'Lock'`;
-    if (waiting >= n) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`fewer than ${n} requests ever waited for a lock`);
-}

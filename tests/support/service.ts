@@ -587,6 +587,18 @@ export async function holdLocks(
   };
 }
 
+/** Waits until `n` of this database's backends wait for a lock. */
+export async function lockWaiters(sql: Sql, n: number) {
+  for (let i = 0; i < 500; i++) {
+    const [{ waiting }] = await sql<{ waiting: number }[]>`
+      select count(*)::int as waiting from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock'`;
+    if (waiting >= n) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`fewer than ${n} requests ever waited for a lock`);
+}
+
 const BCRYPT_HASH = /\$2[abxy]\$\d\d\$[./A-Za-z0-9]{53}/;
 
 /**
