@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { admin } from "../auth/guards.ts";
 import { invalidQueryParameter, MSG } from "../http/messages.ts";
-import { cookieAuth, errors, json, queryErrors } from "../http/openapi.ts";
+import { errors, json, queryErrors, sessionOrKey } from "../http/openapi.ts";
 import { parseUserId, USER_ID_MAX } from "../users/user.ts";
 import { AUDIT_ACTIONS } from "./actions.ts";
 
@@ -163,7 +163,7 @@ export const list = createRoute({
     "Records form a hash chain (each holds the SHA-256 of the previous record and of its own content) that `deno task audit:verify` checks; " +
     "records older than `AUDIT_RETENTION_DAYS` (default 365, 0 keeps all) are removed. " +
     "Never a password, hash or token.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { query: AuditQuerySchema },
   responses: {
@@ -232,7 +232,7 @@ export const stream = createRoute({
     "A client that stops reading is dropped once more than 1 MiB waits for it; it resumes with `Last-Event-ID`, as an EventSource does by itself. " +
     "The stream ends within 5 s once its session ends or its user is no longer an admin, and when the instance shuts down. " +
     "Records removed by `AUDIT_RETENTION_DAYS` cannot be resumed from: an `after` below the id of the last record removed answers 410 (`after=0` streams from the first record while none was removed).",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: {
     query: AuditStreamQuerySchema,

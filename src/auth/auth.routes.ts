@@ -2,10 +2,10 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
-  cookieAuth,
   errors,
   json,
   jsonBody,
+  sessionOrKey,
 } from "../http/openapi.ts";
 import { AccountSchema, OkSchema } from "../users/users.routes.ts";
 import { sameOrigin, signedIn } from "./guards.ts";
@@ -93,7 +93,7 @@ export const logout = createRoute({
   description:
     "Ends the session whose `sid` cookie is sent, and clears the cookie. Answers 200 with or without a session: the cookie is optional, but without it nothing is ended.",
   // The cookie is optional (`{}`), and a client must send it when it has one.
-  security: [...cookieAuth, {}],
+  security: [...sessionOrKey, {}],
   middleware: sameOrigin,
   responses: {
     200: {
@@ -119,7 +119,7 @@ export const me = createRoute({
   summary: "The caller's own account",
   description:
     "The account of the session's user, as it is now (a role changed since login shows). Any role may call it.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: signedIn,
   responses: {
     200: json(AccountSchema, "The caller"),

@@ -122,7 +122,7 @@ export const bodyTooLarge = {
  * What a protected operation takes: the session cookie, or an API key as
  * `Authorization: Bearer uak_...` (either alone).
  */
-export const cookieAuth: Record<string, string[]>[] = [
+export const sessionOrKey: Record<string, string[]>[] = [
   { cookieAuth: [] },
   { bearerAuth: [] },
 ];

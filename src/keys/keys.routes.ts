@@ -3,11 +3,11 @@ import { admin } from "../auth/guards.ts";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
-  cookieAuth,
   errors,
   guard,
   json,
   jsonBody,
+  sessionOrKey,
 } from "../http/openapi.ts";
 import { codePoints } from "../users/account-rules.ts";
 import { parseUserId, USER_ID_MAX } from "../users/user.ts";
@@ -141,7 +141,7 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
       "Checks, in order (after 401/403): the user exists (404); the body (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead: 400 `Invalid API key request`); at most 100 live (unrevoked, unexpired) keys per user (400 `Too many API keys`). " +
       "The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`." +
       USE,
-    security: cookieAuth,
+    security: sessionOrKey,
     middleware: [admin, knownOwner],
     request: {
       params: UserParam,
@@ -169,7 +169,7 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
     summary: "List a user's API keys",
     description:
       "The user's keys that are not revoked (expired ones included, with their `expiresAt`), newest first. Never the key itself.",
-    security: cookieAuth,
+    security: sessionOrKey,
     middleware: admin,
     request: { params: UserParam },
     responses: {
@@ -190,7 +190,7 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
       "The key stops working at once, on every instance (its next request answers 401), and leaves the list. " +
       "404 when the user has no such key: unknown, another user's, or revoked already. Recorded as `key.revoked`. " +
       "To rotate without downtime: create the new key, deploy it, then revoke the old one.",
-    security: cookieAuth,
+    security: sessionOrKey,
     middleware: admin,
     request: { params: KeyParams },
     responses: {

@@ -3,12 +3,12 @@ import { admin } from "../auth/guards.ts";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
-  cookieAuth,
   errors,
   handlerBody,
   json,
   jsonBody,
   queryErrors,
+  sessionOrKey,
 } from "../http/openapi.ts";
 import {
   idempotencyConflicts,
@@ -371,7 +371,7 @@ export const list = createRoute({
     "Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. " +
     "A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. " +
     "Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { query: ListQuerySchema, headers: IfNoneMatch },
   responses: {
@@ -401,7 +401,7 @@ export const get = createRoute({
   summary: "Get one user",
   description:
     "The user with this id, with their account state (`disabled`, `lastLoginAt`; the list's items do not carry these). An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user (a login, a disable, an enable, and a disable's `until` passing included); send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam, headers: IfNoneMatch },
   responses: {
@@ -426,7 +426,7 @@ export const create = createRoute({
     "Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's length, then its characters; the email's limits; the password's length, then NUL in it; then uniqueness (the canonical form or the look-alike skeleton of the username or e-mail is another user's: 409). A value's checks stop at its first broken rule. " +
     RECHECK +
     " With an `Idempotency-Key` header (checked after 401/403, before the body), a retry of the same request never creates a second user: see the header.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: [admin, idempotencyKey],
   request: {
     headers: IdempotencyKeyHeader,
@@ -477,7 +477,7 @@ export const update = createRoute({
   description:
     "Role is checked before password (length, then NUL); then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. " +
     RECHECK,
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: {
     params: IdParam,
@@ -511,7 +511,7 @@ export const remove = createRoute({
   description:
     "An admin cannot delete their own account; this is decided before any lookup. Then the id; then `If-Match`, if sent, in the delete itself. Ends the user's sessions. " +
     RECHECK,
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam, headers: IfMatch },
   responses: {
@@ -541,7 +541,7 @@ export const disable = createRoute({
     "Without a body: no reason, no end. With `until` the user is active again from that moment by itself; the housekeeping sweep or the user's next login records `user.enabled` `{expired: true}`. " +
     "Disabling a disabled user changes its reason and end (its `since` stays). Recorded as `user.disabled` `{reason, until}`. " +
     RECHECK,
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam, body: handlerBody(DisableUserSchema) },
   responses: {
@@ -570,7 +570,7 @@ export const enable = createRoute({
   description:
     "Checks, in order: 401/403; no user has the id (404). Lifts a disable; a user who is not disabled is answered as is (200, nothing changes). Recorded as `user.enabled`. " +
     RECHECK,
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam },
   responses: {
@@ -592,7 +592,7 @@ export const listSessions = createRoute({
   summary: "A user's live sessions",
   description:
     "Checks, in order: 401/403; no user has the id (404). The sessions that still let the user in, newest first: never a token, `current` marks the caller's own.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam },
   responses: {
@@ -612,7 +612,7 @@ export const endSessions = createRoute({
   description:
     "Checks, in order: 401/403; no user has the id (404). Ends every session of the user (the caller's own too, when the id is theirs): their next request answers 401. Recorded as `sessions.ended` `{count}` when any ended. " +
     RECHECK,
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam },
   responses: {
@@ -632,7 +632,7 @@ export const endSession = createRoute({
   description:
     "Checks, in order: 401/403; no user has the id (404 `User not found`); the user has no live session of this public id (404 `Session not found`, also for another user's session and an id that is no UUID). Recorded as `sessions.ended` `{count: 1}`. " +
     RECHECK,
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: SessionParams },
   responses: {

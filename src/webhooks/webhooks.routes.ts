@@ -5,11 +5,11 @@ import { admin } from "../auth/guards.ts";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
-  cookieAuth,
   errors,
   json,
   jsonBody,
   queryErrors,
+  sessionOrKey,
 } from "../http/openapi.ts";
 import { OkSchema } from "../users/users.routes.ts";
 import { parseUserId, USER_ID_MAX } from "../users/user.ts";
@@ -163,7 +163,7 @@ export const create = createRoute({
     "`webhook-id` (`msg_<endpoint id>_<record id>`, the same on every attempt), `webhook-timestamp` (seconds), `webhook-signature` (`v1,` + base64 of HMAC-SHA256 over `id.timestamp.body` keyed with the secret's base64-decoded bytes). " +
     "Delivery is at least once, in record order: a 2xx within 10 s counts; a record that fails holds back the later ones and is retried after about 5 s, 1 min, 5 min, 30 min, 2 h, then every 6 h, for 3 days, after which the endpoint is disabled (`webhook.disabled` in the trail). " +
     "Answers the `secret` once. Recorded as `webhook.created`.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { body: jsonBody(CreateWebhookSchema, "invalid") },
   responses: {
@@ -193,7 +193,7 @@ export const list = createRoute({
   tags,
   summary: "List webhook endpoints",
   description: "Every endpoint, oldest first, without secrets.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   responses: {
     200: json(z.array(WebhookSchema), "The endpoints"),
@@ -209,7 +209,7 @@ export const get = createRoute({
   tags,
   summary: "Get one webhook endpoint",
   description: "The endpoint, without its secret. Checks: 401, 403, then 404.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam },
   responses: {
@@ -228,7 +228,7 @@ export const remove = createRoute({
   summary: "Delete a webhook endpoint",
   description:
     "Delivery to it stops; its attempts are deleted with it. Checks: 401, 403, then 404. Recorded as `webhook.deleted`.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam },
   responses: {
@@ -247,7 +247,7 @@ export const deliveries = createRoute({
   summary: "A webhook endpoint's delivery attempts, newest first",
   description:
     `The newest \`limit\` attempts (default ${DELIVERIES_LIMIT_DEFAULT}); attempts older than \`WEBHOOK_ATTEMPT_RETENTION_DAYS\` (default 30) are removed. Checks: 401, 403, the query (400), then 404.`,
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam, query: DeliveriesQuery },
   responses: {
@@ -267,7 +267,7 @@ export const enable = createRoute({
   summary: "Enable a disabled webhook endpoint",
   description:
     "Delivery resumes at once from the record it was held at, with a fresh retry budget. An endpoint that is active is answered unchanged. Checks: 401, 403, then 404. Recorded as `webhook.enabled` when it was disabled.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam },
   responses: {
