@@ -10,6 +10,19 @@ export interface paths {
         /**
          * The audit trail, newest first
          * @description Every account change and authentication event, newest first, in pages of `limit` (default 100). When older records follow, the answer carries `Link: </api/audit?...&before=ID>; rel="next"` with the same filters. Records form a hash chain (each holds the SHA-256 of the previous record and of its own content) that `deno task audit:verify` checks; records older than `AUDIT_RETENTION_DAYS` (default 365, 0 keeps all) are removed. Never a password, hash or token.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 400 `Invalid query parameter: limit`: `limit` has a bad value.
+         *     4. 400 `Invalid query parameter: before`: `before` has a bad value.
+         *     5. 400 `Invalid query parameter: action`: `action` has a bad value.
+         *     6. 400 `Invalid query parameter: actorId`: `actorId` has a bad value.
+         *     7. 400 `Invalid query parameter: targetId`: `targetId` has a bad value.
+         *     8. 400 `Invalid query parameter: since`: `since` has a bad value.
+         *     9. 400 `Invalid query parameter: until`: `until` has a bad value.
+         *     10. 500 `Failed to list audit events`: any other failure.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -34,6 +47,16 @@ export interface paths {
         /**
          * The audit trail as a live feed (Server-Sent Events)
          * @description Every sealed audit record as one Server-Sent Event (`id:` the record id, `event:` the action, `data:` the record's JSON as `GET /api/audit` answers it), oldest first: after `Last-Event-ID` or `after` when given, else only records sealed from now on. A record written on any instance reaches every open stream within a second. A comment line (`:`) comes every 15 s (`AUDIT_STREAM_HEARTBEAT_MS`) when nothing else does. A client that stops reading is dropped once more than 1 MiB waits for it; it resumes with `Last-Event-ID`, as an EventSource does by itself. The stream ends within 5 s once its session ends or its user is no longer an admin, and when the instance shuts down. Records removed by `AUDIT_RETENTION_DAYS` cannot be resumed from: an `after` below the id of the last record removed answers 410 (`after=0` streams from the first record while none was removed).
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 400 `Invalid query parameter: after`: `after` has a bad value.
+         *     4. 400 `Invalid query parameter: action`: `action` has a bad value.
+         *     5. 400 `Invalid Last-Event-ID`: `Last-Event-ID` is not a record id (0 or more, written plainly).
+         *     6. 410 `Event history no longer available`: records after `after` (or `Last-Event-ID`) were removed by the retention sweep.
+         *     7. 500 `Failed to stream audit events`: any other failure.
          */
         get: operations["streamAuditEvents"];
         put?: never;
@@ -59,7 +82,17 @@ export interface paths {
         put?: never;
         /**
          * Log in: sets the session cookie `sid`
-         * @description Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (under its canonical key, known or not) from one client address inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it from that address answers 429 with Retry-After until the window ends; past 10 x `LOGIN_MAX_FAILURES` from all addresses together, from every address. Only failed password checks count: an attempt answered 429 counts nowhere. The client address is the socket's peer, or the first `X-Forwarded-For` hop with `TRUST_PROXY=true`. A success clears its address's count; an admin's password reset of the user and the recovery task clear all of the username's counts. A success also sets the known-device cookie `did` (signed, 180 days, sent to this path only). A login that presents a valid `did` for the username it tries is counted per device instead: not per address, not toward the ceiling, and `LOGIN_MAX_FAILURES` failures lock only that device; a success from it clears that device's count. A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). A disabled user with the right password gets 403 `Account disabled` (a wrong password still gets 401): no cookie, and the attempt neither counts as a failure nor clears any; a disable that races a login leaves no session. In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.
+         * @description Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (under its canonical key, known or not) from one client address inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it from that address answers 429 with Retry-After until the window ends; past 10 x `LOGIN_MAX_FAILURES` from all addresses together, from every address. Only failed password checks count: an attempt answered 429 counts nowhere. The client address is the socket's peer, or the first `X-Forwarded-For` hop with `TRUST_PROXY=true`. A success clears its address's count; an admin's password reset of the user and the recovery task clear all of the username's counts. A success also sets the known-device cookie `did` (signed, 180 days, sent to this path only). A login that presents a valid `did` for the username it tries is counted per device instead: not per address, not toward the ceiling, and `LOGIN_MAX_FAILURES` failures lock only that device; a success from it clears that device's count. A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). A disabled user with the right password gets 403 `Account disabled`: no cookie, and the attempt neither counts as a failure nor clears any; a disable that races a login leaves no session. In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 403 `Forbidden`: the request came from a foreign Origin.
+         *     2. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     3. 400 `Username and password are required`: the username or password is missing, empty or not a string (a body that is not JSON included).
+         *     4. 429 `Too many login attempts`: too many failed attempts (from this address, from all addresses, or from this device).
+         *     5. 401 `Invalid username or password`: unknown user or wrong password (indistinguishable), or a password reset raced the check.
+         *     6. 403 `Account disabled`: the password is right but the account is disabled (no cookie is set, and the attempt counts as no failure).
+         *     7. 500 `Login failed`: any other failure.
          */
         post: operations["login"];
         delete?: never;
@@ -80,6 +113,11 @@ export interface paths {
         /**
          * Log out: ends the session and clears the cookie
          * @description Ends the session whose `sid` cookie is sent, and clears the cookie. Answers 200 with or without a session: the cookie is optional, but without it nothing is ended.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 403 `Forbidden`: the request came from a foreign Origin.
+         *     2. 500 `Internal server error`: any other failure.
          */
         post: operations["logout"];
         delete?: never;
@@ -98,6 +136,11 @@ export interface paths {
         /**
          * The caller's own account
          * @description The account of the session's user, as it is now (a role changed since login shows). Any role may call it.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 500 `Internal server error`: any other failure.
          */
         get: operations["me"];
         put?: never;
@@ -122,12 +165,46 @@ export interface paths {
         /**
          * List users
          * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 400 `Invalid query parameter: limit`: `limit` has a bad value.
+         *     4. 400 `Invalid query parameter: after`: `after` has a bad value.
+         *     5. 400 `Invalid query parameter: role`: `role` has a bad value.
+         *     6. 400 `Invalid query parameter: status`: `status` has a bad value.
+         *     7. 400 `Invalid query parameter: q`: `q` has a bad value.
+         *     8. 400 `Invalid query parameter: username`: `username` has a bad value.
+         *     9. 400 `Invalid query parameter: email`: `email` has a bad value.
+         *     10. 500 `Failed to list users`: any other failure.
          */
         get: operations["listUsers"];
         put?: never;
         /**
          * Create a user
-         * @description Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's length, then its characters; the email's limits; the password's length, then NUL in it; then uniqueness (the canonical form or the look-alike skeleton of the username or e-mail is another user's: 409). A value's checks stop at its first broken rule. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed. With an `Idempotency-Key` header (checked after 401/403, before the body), a retry of the same request never creates a second user: see the header.
+         * @description With an `Idempotency-Key` header, a retry of the same request never creates a second user: see the header. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 400 `Invalid Idempotency-Key`: the `Idempotency-Key` header is not 1..255 printable ASCII characters.
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `All fields are required`: a field is missing, `null` or empty (the username, name and e-mail once trimmed: whitespace alone is empty), or the username, name, e-mail or password is not a string.
+         *     6. 400 `Role must be admin or viewer`: `role` is not `admin` or `viewer`.
+         *     7. 400 `Password must be at least 8 characters`: the password is shorter than 8 characters (Unicode code points).
+         *     8. 400 `Username must be at most 64 characters without control characters`: the username is longer than 64 characters or holds a control character.
+         *     9. 400 `Username contains characters that are not allowed`: the username holds an invisible or formatting character, or mixes confusable scripts (UTS #39 highly restrictive).
+         *     10. 400 `Name must be at most 200 characters`: the name is longer than 200 characters.
+         *     11. 400 `Name contains characters that are not allowed`: the name holds a control character or a line or paragraph separator.
+         *     12. 400 `Email must be a valid address`: the e-mail is longer than 254 characters, is not one `@` with text on both sides, or holds whitespace, a control or an invisible character.
+         *     13. 400 `Password must be at most 72 bytes`: the password is longer than 72 bytes as UTF-8.
+         *     14. 400 `Password must not contain NUL characters`: the password holds NUL (U+0000).
+         *     15. 422 `Idempotency-Key reused with a different request`: the `Idempotency-Key` was used with a different body.
+         *     16. 409 `Request with this Idempotency-Key is in progress`: the `Idempotency-Key`'s first request is still running (on any instance).
+         *     17. 409 `Username or email already exists`: the username or e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton).
+         *     18. 500 `Failed to create user`: any other failure, a body that is not JSON included.
          */
         post: operations["createUser"];
         delete?: never;
@@ -150,13 +227,29 @@ export interface paths {
         /**
          * Get one user
          * @description The user with this id, with their account state (`disabled`, `lastLoginAt`; the list's items do not carry these). An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user (a login, a disable, an enable, and a disable's `until` passing included); send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     4. 500 `Failed to get user`: any other failure.
          */
         get: operations["getUser"];
         put?: never;
         post?: never;
         /**
          * Delete a user
-         * @description An admin cannot delete their own account; this is decided before any lookup. Then the id; then `If-Match`, if sent, in the delete itself. Ends the user's sessions. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         * @description Ends the user's sessions. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 400 `You cannot delete your own account`: the id is the caller's own (decided before any lookup).
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     5. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
+         *     6. 500 `Delete failed`: any other failure.
          */
         delete: operations["deleteUser"];
         options?: never;
@@ -167,7 +260,21 @@ export interface paths {
         head: operations["getUserHead"];
         /**
          * Change a user's role and/or reset the password
-         * @description Role is checked before password (length, then NUL); then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         * @description A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     4. 400 `Invalid role`: `role` is given (not absent, `null` or empty) and is not `admin` or `viewer`.
+         *     5. 400 `Password must be at least 8 characters`: the password is shorter than 8 characters (Unicode code points).
+         *     6. 400 `Password must be at most 72 bytes`: the password is longer than 72 bytes as UTF-8.
+         *     7. 400 `Password must not contain NUL characters`: the password holds NUL (U+0000).
+         *     8. 400 `Invalid request body`: the body is not a JSON object, or `password` is not a string.
+         *     9. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     10. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
+         *     11. 500 `Update failed`: any other failure.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -183,7 +290,17 @@ export interface paths {
         put?: never;
         /**
          * Disable a user: no login, every session ended
-         * @description Checks, in order: 401/403; the id is the caller's own (400, before any lookup); no user has the id (404); the body (400). The user can no longer sign in (a login with the right password answers 403 `Account disabled`), and all their sessions end in the same transaction; their requests answer 401 from then on, on every instance. Without a body: no reason, no end. With `until` the user is active again from that moment by itself; the housekeeping sweep or the user's next login records `user.enabled` `{expired: true}`. Disabling a disabled user changes its reason and end (its `since` stays). Recorded as `user.disabled` `{reason, until}`. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         * @description The user can no longer sign in (a login with the right password answers 403 `Account disabled`), and all their sessions end in the same transaction; their requests answer 401 from then on, on every instance. Without a body: no reason, no end. With `until` the user is active again from that moment by itself; the housekeeping sweep or the user's next login records `user.enabled` `{expired: true}`. Disabling a disabled user changes its reason and end (its `since` stays). Recorded as `user.disabled` `{reason, until}`. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 400 `You cannot disable your own account`: the id is the caller's own (decided before any lookup).
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     5. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     6. 400 `Invalid request body`: the body is not JSON, `reason` is not a string of at most 200 characters, or `until` is not an ISO 8601 date and time in the future.
+         *     7. 500 `Failed to disable user`: any other failure.
          */
         post: operations["disableUser"];
         delete?: never;
@@ -203,7 +320,14 @@ export interface paths {
         put?: never;
         /**
          * Enable a user
-         * @description Checks, in order: 401/403; no user has the id (404). Lifts a disable; a user who is not disabled is answered as is (200, nothing changes). Recorded as `user.enabled`. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         * @description Lifts a disable; a user who is not disabled is answered as is (200, nothing changes). Recorded as `user.enabled`. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     4. 500 `Failed to enable user`: any other failure.
          */
         post: operations["enableUser"];
         delete?: never;
@@ -222,12 +346,29 @@ export interface paths {
         /**
          * List a user's API keys
          * @description The user's keys that are not revoked (expired ones included, with their `expiresAt`), newest first. Never the key itself.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     4. 500 `Failed to list API keys`: any other failure.
          */
         get: operations["listApiKeys"];
         put?: never;
         /**
          * Create an API key for a user
-         * @description Checks, in order (after 401/403): the user exists (404); the body (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead: 400 `Invalid API key request`); at most 100 live (unrevoked, unexpired) keys per user (400 `Too many API keys`). The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`. Keys act as their owner with the owner's current role: a service account is an ordinary user made for the purpose.
+         * @description At most 100 live (unrevoked, unexpired) keys per user. The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`. Keys act as their owner with the owner's current role: a service account is an ordinary user made for the purpose.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid API key request`: the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead), a body that is not JSON included.
+         *     6. 400 `Too many API keys`: the user has 100 live keys.
+         *     7. 500 `Failed to create API key`: any other failure.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -252,7 +393,14 @@ export interface paths {
         post?: never;
         /**
          * Revoke an API key
-         * @description The key stops working at once, on every instance (its next request answers 401), and leaves the list. 404 when the user has no such key: unknown, another user's, or revoked already. Recorded as `key.revoked`. To rotate without downtime: create the new key, deploy it, then revoke the old one.
+         * @description The key stops working at once, on every instance (its next request answers 401), and leaves the list. Recorded as `key.revoked`. To rotate without downtime: create the new key, deploy it, then revoke the old one.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `API key not found`: the user has no such live key (also for another user's key, a key revoked already, and ids that cannot exist).
+         *     4. 500 `Failed to revoke API key`: any other failure.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -269,14 +417,28 @@ export interface paths {
         };
         /**
          * A user's live sessions
-         * @description Checks, in order: 401/403; no user has the id (404). The sessions that still let the user in, newest first: never a token, `current` marks the caller's own.
+         * @description The sessions that still let the user in, newest first: never a token, `current` marks the caller's own.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     4. 500 `Failed to list sessions`: any other failure.
          */
         get: operations["listSessions"];
         put?: never;
         post?: never;
         /**
          * End all of a user's sessions
-         * @description Checks, in order: 401/403; no user has the id (404). Ends every session of the user (the caller's own too, when the id is theirs): their next request answers 401. Recorded as `sessions.ended` `{count}` when any ended. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         * @description Ends every session of the user (the caller's own too, when the id is theirs): their next request answers 401. Recorded as `sessions.ended` `{count}` when any ended. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     4. 500 `Failed to end sessions`: any other failure.
          */
         delete: operations["endSessions"];
         options?: never;
@@ -300,7 +462,15 @@ export interface paths {
         post?: never;
         /**
          * End one of a user's sessions
-         * @description Checks, in order: 401/403; no user has the id (404 `User not found`); the user has no live session of this public id (404 `Session not found`, also for another user's session and an id that is no UUID). Recorded as `sessions.ended` `{count: 1}`. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         * @description Recorded as `sessions.ended` `{count: 1}`. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     4. 404 `Session not found`: the user has no live session of this public id (also for another user's session, and an id that is no UUID).
+         *     5. 500 `Failed to end sessions`: any other failure.
          */
         delete: operations["endSession"];
         options?: never;
@@ -318,12 +488,27 @@ export interface paths {
         /**
          * List webhook endpoints
          * @description Every endpoint, oldest first, without secrets.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 500 `Failed to list webhooks`: any other failure.
          */
         get: operations["listWebhooks"];
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description Checks, in order: the caller (401, 403), the body (400 `Invalid webhook` for any broken rule, a body that is not JSON included), the URL's target. Every audit record sealed after this call (of `actions`, when given) is then POSTed to `url` as a `WebhookMessage` signed per the Standard Webhooks specification: `webhook-id` (`msg_<endpoint id>_<record id>`, the same on every attempt), `webhook-timestamp` (seconds), `webhook-signature` (`v1,` + base64 of HMAC-SHA256 over `id.timestamp.body` keyed with the secret's base64-decoded bytes). Delivery is at least once, in record order: a 2xx within 10 s counts; a record that fails holds back the later ones and is retried after about 5 s, 1 min, 5 min, 30 min, 2 h, then every 6 h, for 3 days, after which the endpoint is disabled (`webhook.disabled` in the trail). Answers the `secret` once. Recorded as `webhook.created`.
+         * @description Every audit record sealed after this call (of `actions`, when given) is then POSTed to `url` as a `WebhookMessage` signed per the Standard Webhooks specification: `webhook-id` (`msg_<endpoint id>_<record id>`, the same on every attempt), `webhook-timestamp` (seconds), `webhook-signature` (`v1,` + base64 of HMAC-SHA256 over `id.timestamp.body` keyed with the secret's base64-decoded bytes). Delivery is at least once, in record order: a 2xx within 10 s counts; a record that fails holds back the later ones and is retried after about 5 s, 1 min, 5 min, 30 min, 2 h, then every 6 h, for 3 days, after which the endpoint is disabled (`webhook.disabled` in the trail). Answers the `secret` once. Recorded as `webhook.created`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     4. 400 `Invalid webhook`: the body breaks a rule, a body that is not JSON included.
+         *     5. 400 `Invalid webhook`: the URL's target is refused (`url` says which are allowed).
+         *     6. 500 `Failed to create webhook`: any other failure.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -345,14 +530,28 @@ export interface paths {
         };
         /**
          * Get one webhook endpoint
-         * @description The endpoint, without its secret. Checks: 401, 403, then 404.
+         * @description The endpoint, without its secret.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
+         *     4. 500 `Failed to get webhook`: any other failure.
          */
         get: operations["getWebhook"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description Delivery to it stops; its attempts are deleted with it. Checks: 401, 403, then 404. Recorded as `webhook.deleted`.
+         * @description Delivery to it stops; its attempts are deleted with it. Recorded as `webhook.deleted`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
+         *     4. 500 `Failed to delete webhook`: any other failure.
          */
         delete: operations["deleteWebhook"];
         options?: never;
@@ -373,7 +572,15 @@ export interface paths {
         };
         /**
          * A webhook endpoint's delivery attempts, newest first
-         * @description The newest `limit` attempts (default 100); attempts older than `WEBHOOK_ATTEMPT_RETENTION_DAYS` (default 30) are removed. Checks: 401, 403, the query (400), then 404.
+         * @description The newest `limit` attempts (default 100); attempts older than `WEBHOOK_ATTEMPT_RETENTION_DAYS` (default 30) are removed.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 400 `Invalid query parameter: limit`: `limit` has a bad value.
+         *     4. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to list webhook deliveries`: any other failure.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -399,7 +606,14 @@ export interface paths {
         put?: never;
         /**
          * Enable a disabled webhook endpoint
-         * @description Delivery resumes at once from the record it was held at, with a fresh retry budget. An endpoint that is active is answered unchanged. Checks: 401, 403, then 404. Recorded as `webhook.enabled` when it was disabled.
+         * @description Delivery resumes at once from the record it was held at, with a fresh retry budget. An endpoint that is active is answered unchanged. Recorded as `webhook.enabled` when it was disabled.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
+         *     4. 500 `Failed to enable webhook`: any other failure.
          */
         post: operations["enableWebhook"];
         delete?: never;
@@ -996,7 +1210,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditRecord"][];
                 };
             };
-            /** @description A query parameter has a bad value (the first, in the order listed, is named) */
+            /** @description One of checks 3-9 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1032,7 +1246,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1079,7 +1293,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A query parameter has a bad value (the first, in the order listed, is named) */
+            /** @description One of checks 3-9 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1100,7 +1314,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1135,7 +1349,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description A query parameter or `Last-Event-ID` has a bad value (the first, in the order listed, is named) */
+            /** @description One of checks 3-5 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1183,7 +1397,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1221,7 +1435,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A query parameter or `Last-Event-ID` has a bad value (the first, in the order listed, is named) */
+            /** @description One of checks 3-5 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1249,7 +1463,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1282,7 +1496,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Username or password missing, empty or not a string */
+            /** @description The username or password is missing, empty or not a string (a body that is not JSON included) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1294,7 +1508,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unknown user or wrong password (indistinguishable) */
+            /** @description Unknown user or wrong password (indistinguishable), or a password reset raced the check */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1306,7 +1520,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request came from a foreign Origin; or the password is right but the account is disabled (no cookie is set, and the attempt counts as no failure) */
+            /** @description One of checks 1, 6 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1344,7 +1558,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1390,7 +1604,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1434,7 +1648,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1471,7 +1685,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1529,7 +1743,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A query parameter has a bad value */
+            /** @description One of checks 3-9 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1565,7 +1779,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1608,7 +1822,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description The Idempotency-Key header is malformed, or a field is missing or breaks a rule */
+            /** @description One of checks 3, 5-14 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1644,7 +1858,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The username or e-mail is taken, regardless of case, or looks like one that is (same UTS #39 skeleton); or the request's Idempotency-Key is in use by a request still running */
+            /** @description One of checks 16, 17 in the operation's description fails (each example says when) */
             409: {
                 headers: {
                     /** @description `true` on an answer kept for the request's `Idempotency-Key`, sent again */
@@ -1654,7 +1868,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Username or email already exists" | "Request with this Idempotency-Key is in progress";
+                        error: "Request with this Idempotency-Key is in progress" | "Username or email already exists";
                     };
                 };
             };
@@ -1670,7 +1884,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The Idempotency-Key was used with a different body */
+            /** @description The `Idempotency-Key` was used with a different body */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1682,7 +1896,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure, including a body that is not JSON */
+            /** @description Any other failure, a body that is not JSON included */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1743,7 +1957,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A query parameter has a bad value */
+            /** @description One of checks 3-9 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1764,7 +1978,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1831,7 +2045,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has this id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1843,7 +2057,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -1880,7 +2094,7 @@ export interface operations {
                     "application/json": components["schemas"]["Ok"];
                 };
             };
-            /** @description The id is the caller's own */
+            /** @description The id is the caller's own (decided before any lookup) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1916,7 +2130,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has this id */
+            /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1940,7 +2154,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2000,14 +2214,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No user has this id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2043,7 +2257,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description The body or a field is invalid */
+            /** @description One of checks 4-8 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2079,7 +2293,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has this id */
+            /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2115,7 +2329,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2155,7 +2369,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserDetail"];
                 };
             };
-            /** @description The id is the caller's own (checked first), or the body is not JSON, a reason is longer than 200 characters, or `until` is not an ISO 8601 date and time in the future */
+            /** @description One of checks 3, 6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2191,7 +2405,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has this id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2215,7 +2429,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2275,7 +2489,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has this id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2287,7 +2501,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2345,7 +2559,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has this id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2357,7 +2571,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2395,7 +2609,7 @@ export interface operations {
                     "application/json": components["schemas"]["NewApiKey"];
                 };
             };
-            /** @description The body breaks a rule, or the user has 100 live keys */
+            /** @description One of checks 5, 6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2431,7 +2645,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has this id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2455,7 +2669,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2501,14 +2715,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No user has this id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2562,7 +2776,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The user has no such live key (also another user's key, and a key revoked already) */
+            /** @description The user has no such live key (also for another user's key, a key revoked already, and ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2574,7 +2788,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2632,7 +2846,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has this id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2644,7 +2858,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2702,7 +2916,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has this id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2714,7 +2928,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2760,14 +2974,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No user has this id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2821,7 +3035,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has this id, or the user has no live session of this id */
+            /** @description One of checks 3, 4 in the operation's description fails (each example says when) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2833,7 +3047,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2889,7 +3103,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -2927,7 +3141,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            /** @description The body breaks a rule, or the URL's target is refused. `http` or `https`, at most 2048 characters, no user name or password. Loopback, private (RFC 1918, ULA fc00::/7), link-local (169.254.0.0/16, fe80::/10, the metadata addresses 169.254.169.254 and fd00:ec2::254), CGNAT (100.64.0.0/10), unspecified, multicast and reserved addresses are refused unless the service runs with `WEBHOOK_ALLOW_PRIVATE=true`: written as an IP address, at creation (400); as a host name, at each delivery, on every address the name resolves to (the attempt fails and is retried). Redirects are not followed. */
+            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2975,7 +3189,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3019,7 +3233,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3072,7 +3286,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No webhook has this id (also for ids that cannot exist) */
+            /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3084,7 +3298,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3142,7 +3356,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No webhook has this id (also for ids that cannot exist) */
+            /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3154,7 +3368,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3200,14 +3414,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No webhook has this id (also for ids that cannot exist) */
+            /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3275,7 +3489,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No webhook has this id (also for ids that cannot exist) */
+            /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3287,7 +3501,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3343,14 +3557,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No webhook has this id (also for ids that cannot exist) */
+            /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3403,7 +3617,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No webhook has this id (also for ids that cannot exist) */
+            /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3415,7 +3629,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Unexpected failure */
+            /** @description Any other failure */
             500: {
                 headers: {
                     [name: string]: unknown;

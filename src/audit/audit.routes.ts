@@ -1,7 +1,14 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { admin } from "../auth/guards.ts";
-import { invalidQueryParameter, MSG } from "../http/messages.ts";
-import { cookieAuth, errors, json, queryErrors } from "../http/openapi.ts";
+import { MSG } from "../http/messages.ts";
+import {
+  check,
+  failure,
+  json,
+  queryChecks,
+  route,
+  sessionOrKey,
+} from "../http/openapi.ts";
 import { parseUserId, USER_ID_MAX } from "../users/user.ts";
 import { AUDIT_ACTIONS } from "./actions.ts";
 
@@ -151,7 +158,7 @@ export const AuditRecordSchema = z.object({
   }),
 }).openapi("AuditRecord");
 
-export const list = createRoute({
+export const list = route({
   operationId: "listAuditEvents",
   method: "get",
   path: "/api/audit",
@@ -163,7 +170,7 @@ export const list = createRoute({
     "Records form a hash chain (each holds the SHA-256 of the previous record and of its own content) that `deno task audit:verify` checks; " +
     "records older than `AUDIT_RETENTION_DAYS` (default 365, 0 keeps all) are removed. " +
     "Never a password, hash or token.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { query: AuditQuerySchema },
   responses: {
@@ -177,13 +184,12 @@ export const list = createRoute({
         },
       },
     },
-    400: queryErrors(
-      "A query parameter has a bad value (the first, in the order listed, is named)",
-      AuditQuerySchema,
-    ),
-    ...admin.responses,
-    500: errors("Unexpected failure", MSG.auditListFailed),
   },
+  checks: [
+    ...admin.checks,
+    ...queryChecks(AuditQuerySchema),
+    failure(MSG.auditListFailed),
+  ],
 });
 
 /** A record id as the feed's cursor: 0 (before the first) or more. */
@@ -218,7 +224,7 @@ export const AuditStreamQuerySchema = z.object({
   }),
 });
 
-export const stream = createRoute({
+export const stream = route({
   operationId: "streamAuditEvents",
   method: "get",
   path: "/api/audit/stream",
@@ -232,7 +238,7 @@ export const stream = createRoute({
     "A client that stops reading is dropped once more than 1 MiB waits for it; it resumes with `Last-Event-ID`, as an EventSource does by itself. " +
     "The stream ends within 5 s once its session ends or its user is no longer an admin, and when the instance shuts down. " +
     "Records removed by `AUDIT_RETENTION_DAYS` cannot be resumed from: an `after` below the id of the last record removed answers 410 (`after=0` streams from the first record while none was removed).",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: {
     query: AuditStreamQuerySchema,
@@ -259,17 +265,20 @@ export const stream = createRoute({
         },
       },
     },
-    400: errors(
-      "A query parameter or `Last-Event-ID` has a bad value (the first, in the order listed, is named)",
-      invalidQueryParameter("after"),
-      invalidQueryParameter("action"),
-      MSG.invalidLastEventId,
-    ),
-    ...admin.responses,
-    410: errors(
-      "Records after `after` (or `Last-Event-ID`) were removed by the retention sweep",
-      MSG.eventHistoryGone,
-    ),
-    500: errors("Unexpected failure", MSG.auditStreamFailed),
   },
+  checks: [
+    ...admin.checks,
+    ...queryChecks(AuditStreamQuerySchema),
+    check(
+      400,
+      MSG.invalidLastEventId,
+      "`Last-Event-ID` is not a record id (0 or more, written plainly)",
+    ),
+    check(
+      410,
+      MSG.eventHistoryGone,
+      "records after `after` (or `Last-Event-ID`) were removed by the retention sweep",
+    ),
+    failure(MSG.auditStreamFailed),
+  ],
 });

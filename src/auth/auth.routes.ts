@@ -1,11 +1,13 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
-  cookieAuth,
-  errors,
+  check,
+  failure,
   json,
   jsonBody,
+  route,
+  sessionOrKey,
 } from "../http/openapi.ts";
 import { AccountSchema, OkSchema } from "../users/users.routes.ts";
 import { sameOrigin, signedIn } from "./guards.ts";
@@ -24,7 +26,7 @@ export const LoginSchema = z.object({
 
 const tags = ["auth"];
 
-export const login = createRoute({
+export const login = route({
   operationId: "login",
   method: "post",
   path: "/api/auth/login",
@@ -37,7 +39,7 @@ export const login = createRoute({
     "A success also sets the known-device cookie `did` (signed, 180 days, sent to this path only). A login that presents a valid `did` for the username it tries is counted per device instead: not per address, not toward the ceiling, and `LOGIN_MAX_FAILURES` failures lock only that device; a success from it clears that device's count. " +
     "A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. " +
     "The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). " +
-    "A disabled user with the right password gets 403 `Account disabled` (a wrong password still gets 401): no cookie, and the attempt neither counts as a failure nor clears any; a disable that races a login leaves no session. " +
+    "A disabled user with the right password gets 403 `Account disabled`: no cookie, and the attempt neither counts as a failure nor clears any; a disable that races a login leaves no session. " +
     "In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.",
   security: [],
   middleware: sameOrigin,
@@ -53,38 +55,41 @@ export const login = createRoute({
         },
       },
     },
-    400: errors(
-      "Username or password missing, empty or not a string",
+  },
+  checks: [
+    ...sameOrigin.checks,
+    bodyTooLarge,
+    check(
+      400,
       MSG.credentialsRequired,
+      "the username or password is missing, empty or not a string (a body that is not JSON included)",
     ),
-    401: errors(
-      "Unknown user or wrong password (indistinguishable)",
-      MSG.invalidCredentials,
-    ),
-    ...sameOrigin.responses,
-    403: errors(
-      "The request came from a foreign Origin; or the password is right but the account is disabled (no cookie is set, and the attempt counts as no failure)",
-      MSG.forbidden,
-      MSG.accountDisabled,
-    ),
-    ...bodyTooLarge,
-    429: {
-      ...errors(
-        "Too many failed attempts (from this address, from all addresses, or from this device)",
-        MSG.tooManyLoginAttempts,
-      ),
-      headers: {
+    check(
+      429,
+      MSG.tooManyLoginAttempts,
+      "too many failed attempts (from this address, from all addresses, or from this device)",
+      {
         "Retry-After": {
           description: "Seconds until the window ends",
           schema: { type: "integer" },
         },
       },
-    },
-    500: errors("Unexpected failure", MSG.loginFailed),
-  },
+    ),
+    check(
+      401,
+      MSG.invalidCredentials,
+      "unknown user or wrong password (indistinguishable), or a password reset raced the check",
+    ),
+    check(
+      403,
+      MSG.accountDisabled,
+      "the password is right but the account is disabled (no cookie is set, and the attempt counts as no failure)",
+    ),
+    failure(MSG.loginFailed),
+  ],
 });
 
-export const logout = createRoute({
+export const logout = route({
   operationId: "logout",
   method: "post",
   path: "/api/auth/logout",
@@ -93,7 +98,7 @@ export const logout = createRoute({
   description:
     "Ends the session whose `sid` cookie is sent, and clears the cookie. Answers 200 with or without a session: the cookie is optional, but without it nothing is ended.",
   // The cookie is optional (`{}`), and a client must send it when it has one.
-  security: [...cookieAuth, {}],
+  security: [...sessionOrKey, {}],
   middleware: sameOrigin,
   responses: {
     200: {
@@ -106,12 +111,14 @@ export const logout = createRoute({
         },
       },
     },
-    ...sameOrigin.responses,
-    500: errors("Unexpected failure", MSG.internal),
   },
+  checks: [
+    ...sameOrigin.checks,
+    failure(MSG.internal),
+  ],
 });
 
-export const me = createRoute({
+export const me = route({
   operationId: "me",
   method: "get",
   path: "/api/auth/me",
@@ -119,11 +126,13 @@ export const me = createRoute({
   summary: "The caller's own account",
   description:
     "The account of the session's user, as it is now (a role changed since login shows). Any role may call it.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: signedIn,
   responses: {
     200: json(AccountSchema, "The caller"),
-    ...signedIn.responses,
-    500: errors("Unexpected failure", MSG.internal),
   },
+  checks: [
+    ...signedIn.checks,
+    failure(MSG.internal),
+  ],
 });

@@ -1,22 +1,21 @@
 /**
- * The guards a route lists in its `middleware`, each with the responses it
- * may answer, in the contract's order: 401, then 403 for a caller who is not
- * an admin, then 403 for a foreign Origin. They are plain values: the
- * session service comes from the request (`c.get("sessions")`, set by the app
- * it was built for).
+ * The guards a route lists in its `middleware`, each with the checks it
+ * makes, in the contract's order: 401, then 403 for a caller who is not an
+ * admin, then 403 for a foreign Origin. They are plain values: the session
+ * service comes from the request (`c.get("sessions")`, set by the app it
+ * was built for).
  */
 import { MSG } from "../http/messages.ts";
-import { errors, guard } from "../http/openapi.ts";
+import { check, guard } from "../http/openapi.ts";
 
-const unauthorised = {
-  401: errors(
-    "No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key",
-    MSG.unauthorised,
-  ),
-};
+const unauthorised = check(
+  401,
+  MSG.unauthorised,
+  "no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key",
+);
 
 /** Any signed-in caller: 401 unless the cookie names an unexpired session or the header a live key; sets `caller`. */
-export const signedIn = guard(unauthorised, async (c, next) => {
+export const signedIn = guard([unauthorised], async (c, next) => {
   const caller = await c.get("sessions").caller(c);
   if (!caller) return c.json({ error: MSG.unauthorised }, 401);
   c.set("caller", caller);
@@ -24,9 +23,9 @@ export const signedIn = guard(unauthorised, async (c, next) => {
 });
 
 /** Anyone, but a state-changing request must not come from a page of another origin. */
-export const sameOrigin = guard({
-  403: errors("The request came from a foreign Origin", MSG.forbidden),
-}, async (c, next) => {
+export const sameOrigin = guard([
+  check(403, MSG.forbidden, "the request came from a foreign Origin"),
+], async (c, next) => {
   if (c.get("sessions").isForeign(c)) {
     return c.json({ error: MSG.forbidden }, 403);
   }
@@ -34,13 +33,14 @@ export const sameOrigin = guard({
 });
 
 /** An admin, from this origin: 401, then 403. */
-export const admin = guard({
-  ...unauthorised,
-  403: errors(
-    "The caller is not an admin, or the request came from a foreign Origin",
+export const admin = guard([
+  unauthorised,
+  check(
+    403,
     MSG.forbidden,
+    "the caller is not an admin, or the request came from a foreign Origin",
   ),
-}, async (c, next) => {
+], async (c, next) => {
   const sessions = c.get("sessions");
   const caller = await sessions.caller(c);
   if (!caller) return c.json({ error: MSG.unauthorised }, 401);

@@ -3,31 +3,31 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import { readJsonBody } from "./body.ts";
 import type { AppEnv } from "./env.ts";
 import { DeadlineExceeded, onError } from "./errors.ts";
-import { MSG } from "./messages.ts";
-import { bodyOf, messagesOf } from "./openapi.ts";
+import { bodyOf, type Check, failureOf, invalidOrder } from "./openapi.ts";
 import { answerInvalid, validationHook } from "./validation.ts";
 
 /**
  * Serves a route as its declaration says, which is the one place of its
  * contract: its `middleware` (the guard) runs first; a `jsonBody` is read
- * once and judged by its schema; the messages of its 400, in their order,
- * rank broken rules (the first is answered); its 500's message answers any
- * failure nothing foresaw. The route is documented whole, but zod-openapi
- * only validates its parameters: it would refuse a body whose Content-Type
- * is not JSON, which the contract reads as JSON all the same.
+ * once and judged by its schema; its `checks` (see `route`), in their
+ * order, rank broken rules (the first listed 400 is answered), and its 500
+ * check's message answers any failure nothing foresaw. The route is
+ * documented whole, but zod-openapi only validates its parameters: it
+ * would refuse a body whose Content-Type is not JSON, which the contract
+ * reads as JSON all the same.
  */
-export function mount<R extends RouteConfig>(
+export function mount<R extends RouteConfig & { checks?: readonly Check[] }>(
   app: OpenAPIHono<AppEnv>,
   route: R,
   handler: RouteHandler<R, AppEnv>,
 ) {
-  const { middleware, hide: _, ...declared } = route;
+  const { middleware, hide: _, checks = [], ...declared } = route;
   app.openAPIRegistry.registerPath(declared);
   if (declared.method === "get") {
     app.openAPIRegistry.registerPath(headOf(declared));
   }
-  const answer = answerInvalid(messagesOf(route.responses[400]));
-  const failure = messagesOf(route.responses[500])[0] ?? MSG.internal;
+  const answer = answerInvalid(invalidOrder(checks));
+  const failure = failureOf(checks);
   const body = bodyOf(route.request?.body);
   // The guard is called from the layer that names the failure: one layer
   // of middleware less on every request.
@@ -95,12 +95,12 @@ interface InFlight {
  * Requests share the one timeout, so they expire in arrival order: one
  * timer serves all that are in flight (a timer per request costs more than
  * the rest of the middleware together), and they wait in a linked list that
- * each leaves as it ends. (A Set kept what had left it alive for the
- * garbage collector: with it, GET /api/auth/me spent about 110 ms a second
- * in scavenges and served 8,300 req/s; with the list, 12,300.) Work left
- * pending goes on in the background, so `writeBy` leaves a whole statement
- * (at most `statementMs`) before the deadline: the store begins no write
- * past it, so what the client was told failed is not applied later.
+ * each leaves as it ends: an entry that left is garbage at once, where a
+ * Set keeps deleted entries reachable and busies the collector on every
+ * request. Work left pending goes on in the background, so `writeBy` leaves
+ * a whole statement (at most `statementMs`) before the deadline: the store
+ * begins no write past it, so what the client was told failed is not
+ * applied later.
  */
 export function deadline(ms: number, statementMs: number): Deadline {
   let first: InFlight | undefined;

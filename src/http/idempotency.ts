@@ -6,7 +6,7 @@ import type { Store } from "../db/store.ts";
 import type { AppEnv } from "./env.ts";
 import { errorResponse } from "./errors.ts";
 import { MSG } from "./messages.ts";
-import { errors, guard } from "./openapi.ts";
+import { check, guard } from "./openapi.ts";
 
 const HEADER = "idempotency-key";
 
@@ -44,12 +44,13 @@ export const REPLAYED_HEADER = {
 };
 
 /** A route's middleware after its guard: 400 for a malformed Idempotency-Key, before the body is read. */
-export const idempotencyKey = guard({
-  400: errors(
-    "The Idempotency-Key header is malformed",
+export const idempotencyKey = guard([
+  check(
+    400,
     MSG.invalidIdempotencyKey,
+    "the `Idempotency-Key` header is not 1..255 printable ASCII characters",
   ),
-}, async (c, next) => {
+], async (c, next) => {
   const key = c.req.header(HEADER);
   if (key !== undefined && !VALID_KEY.test(key)) {
     return errorResponse(c, 400, MSG.invalidIdempotencyKey);
@@ -57,13 +58,22 @@ export const idempotencyKey = guard({
   await next();
 });
 
-/** The answers of a request whose key is in use, as the route declares them. */
-export const idempotencyConflicts = {
-  422: errors(
-    "The Idempotency-Key was used with a different body",
+/**
+ * The checks of a request whose key is in use, after its body's (see
+ * `idempotent`); a kept answer is sent again before the request runs.
+ */
+export const idempotencyConflicts = [
+  check(
+    422,
     MSG.idempotencyKeyReused,
+    "the `Idempotency-Key` was used with a different body",
   ),
-};
+  check(
+    409,
+    MSG.idempotencyKeyInProgress,
+    "the `Idempotency-Key`'s first request is still running (on any instance)",
+  ),
+];
 
 /**
  * Runs a request that carries an Idempotency-Key at most once per caller

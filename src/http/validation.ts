@@ -9,8 +9,9 @@ type Issue = z.core.$ZodIssue;
 /**
  * The endpoint's 400 for a request that breaks its rules. zod reports every
  * broken rule at once; the contract answers the first in the endpoint's own
- * check order (the messages its 400 declares, in their order). Body schemas
- * carry the contract's messages; a query's issue names its parameter.
+ * check order (the messages of its 400 checks, in their order: see
+ * `route`). Body schemas carry the contract's messages; a query's issue
+ * names its parameter.
  */
 export function answerInvalid(checkOrder: readonly Message[]) {
   const rank = new Map<string, number>(checkOrder.map((m, i) => [m, i]));

@@ -1,17 +1,19 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { admin } from "../auth/guards.ts";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
-  cookieAuth,
-  errors,
+  check,
+  failure,
   guard,
   json,
   jsonBody,
+  route,
+  sessionOrKey,
 } from "../http/openapi.ts";
 import { codePoints } from "../users/account-rules.ts";
 import { parseUserId, USER_ID_MAX } from "../users/user.ts";
-import { OkSchema } from "../users/users.routes.ts";
+import { OkSchema, userNotFound } from "../users/users.routes.ts";
 
 /** How far ahead a key's `expiresAt` may lie. */
 export const KEY_LIFETIME_MAX_YEARS = 2;
@@ -107,23 +109,16 @@ const KeyParams = z.object({
 
 const tags = ["keys"];
 
-const userNotFound = {
-  404: errors(
-    "No user has this id (also for ids that cannot exist)",
-    MSG.userNotFound,
-  ),
-};
-
 const USE =
   " Keys act as their owner with the owner's current role: a service account is an ordinary user made for the purpose.";
 
 /**
  * The routes of users' keys. Creating one checks that the user exists
- * before the body is read (the contract's order: 401, 403, 404, 400), so
- * its middleware needs the store's lookup: `ownerExists`.
+ * before the body is read, so its middleware needs the store's lookup:
+ * `ownerExists`.
  */
 export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
-  const knownOwner = guard(userNotFound, async (c, next) => {
+  const knownOwner = guard([userNotFound], async (c, next) => {
     const id = parseUserId(c.req.param("id") ?? "");
     if (id === null || !await ownerExists(id)) {
       return c.json({ error: MSG.userNotFound }, 404);
@@ -131,17 +126,16 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
     await next();
   });
 
-  const create = createRoute({
+  const create = route({
     operationId: "createApiKey",
     method: "post",
     path: "/api/users/{id}/keys",
     tags,
     summary: "Create an API key for a user",
     description:
-      "Checks, in order (after 401/403): the user exists (404); the body (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead: 400 `Invalid API key request`); at most 100 live (unrevoked, unexpired) keys per user (400 `Too many API keys`). " +
-      "The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`." +
+      "At most 100 live (unrevoked, unexpired) keys per user. The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`." +
       USE,
-    security: cookieAuth,
+    security: sessionOrKey,
     middleware: [admin, knownOwner],
     request: {
       params: UserParam,
@@ -149,19 +143,22 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
     },
     responses: {
       201: json(NewApiKeySchema, "Created; `key` is shown this once"),
-      400: errors(
-        "The body breaks a rule, or the user has 100 live keys",
-        MSG.apiKeyRequestInvalid,
-        MSG.tooManyApiKeys,
-      ),
-      ...admin.responses,
-      ...userNotFound,
-      ...bodyTooLarge,
-      500: errors("Unexpected failure", MSG.apiKeyCreateFailed),
     },
+    checks: [
+      ...admin.checks,
+      ...knownOwner.checks,
+      bodyTooLarge,
+      check(
+        400,
+        MSG.apiKeyRequestInvalid,
+        "the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead), a body that is not JSON included",
+      ),
+      check(400, MSG.tooManyApiKeys, "the user has 100 live keys"),
+      failure(MSG.apiKeyCreateFailed),
+    ],
   });
 
-  const list = createRoute({
+  const list = route({
     operationId: "listApiKeys",
     method: "get",
     path: "/api/users/{id}/keys",
@@ -169,39 +166,43 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
     summary: "List a user's API keys",
     description:
       "The user's keys that are not revoked (expired ones included, with their `expiresAt`), newest first. Never the key itself.",
-    security: cookieAuth,
+    security: sessionOrKey,
     middleware: admin,
     request: { params: UserParam },
     responses: {
       200: json(z.array(ApiKeySchema), "The keys, newest first"),
-      ...admin.responses,
-      ...userNotFound,
-      500: errors("Unexpected failure", MSG.apiKeyListFailed),
     },
+    checks: [
+      ...admin.checks,
+      userNotFound,
+      failure(MSG.apiKeyListFailed),
+    ],
   });
 
-  const revoke = createRoute({
+  const revoke = route({
     operationId: "revokeApiKey",
     method: "delete",
     path: "/api/users/{id}/keys/{keyId}",
     tags,
     summary: "Revoke an API key",
     description:
-      "The key stops working at once, on every instance (its next request answers 401), and leaves the list. " +
-      "404 when the user has no such key: unknown, another user's, or revoked already. Recorded as `key.revoked`. " +
+      "The key stops working at once, on every instance (its next request answers 401), and leaves the list. Recorded as `key.revoked`. " +
       "To rotate without downtime: create the new key, deploy it, then revoke the old one.",
-    security: cookieAuth,
+    security: sessionOrKey,
     middleware: admin,
     request: { params: KeyParams },
     responses: {
       200: json(OkSchema, "Revoked"),
-      ...admin.responses,
-      404: errors(
-        "The user has no such live key (also another user's key, and a key revoked already)",
-        MSG.apiKeyNotFound,
-      ),
-      500: errors("Unexpected failure", MSG.apiKeyRevokeFailed),
     },
+    checks: [
+      ...admin.checks,
+      check(
+        404,
+        MSG.apiKeyNotFound,
+        "the user has no such live key (also for another user's key, a key revoked already, and ids that cannot exist)",
+      ),
+      failure(MSG.apiKeyRevokeFailed),
+    ],
   });
 
   return { create, list, revoke };

@@ -7,6 +7,7 @@
 // zod as extended with `.openapi()`: the routes describe these very schemas.
 import { z } from "@hono/zod-openapi";
 import { type Message, MSG } from "../http/messages.ts";
+import { check } from "../http/openapi.ts";
 
 export const codePoints = (s: string) => [...s].length;
 export const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
@@ -50,7 +51,7 @@ const SCRIPT_CODES =
 
 let compiledScripts: { code: string; test: RegExp }[] | undefined;
 
-/** Compiled when first needed (about 170 expressions, 13 ms), not at every start. */
+/** Compiled when first needed, not at every start: one expression per script, which only a name outside ASCII needs. */
 const allScripts = () =>
   compiledScripts ??= SCRIPT_CODES.split(" ").flatMap((code) => {
     // A script this engine does not know yet is simply not in the list.
@@ -136,32 +137,105 @@ const NAME_DISALLOWED = /[\p{Cc}\p{Zl}\p{Zp}]/u;
 
 export const nameCharactersAllowed = (s: string) => !NAME_DISALLOWED.test(s);
 
-// The rules as zod refinements on an already read (and, but for passwords,
-// trimmed) string. A value's rules stop at its first broken one (`rule`), so
-// no costly rule runs on a value another rule already refused (a username
-// of 20,000 characters is not looked at character by character). Each field
-// answers at most one broken rule; the contract's check order
-// (ACCOUNT_RULE_ORDER) picks the one answered among the fields.
-
 /** A rule that ends its value's checks when it fails. */
 const rule = (message: Message) => ({ message, abort: true });
 
-export const usernameRules = <T extends z.ZodString>(s: T) =>
-  s.refine(usernameFitsLength, rule(MSG.usernameInvalid))
-    .refine(usernameCharactersAllowed, rule(MSG.usernameCharacters));
+type AccountField = "username" | "name" | "email" | "password";
 
-export const nameRules = <T extends z.ZodString>(s: T) =>
-  s.refine((n) => codePoints(n) <= 200, rule(MSG.nameTooLong))
-    .refine(nameCharactersAllowed, rule(MSG.nameCharacters));
+const accountRule = <const M extends Message>(
+  field: AccountField,
+  ok: (value: string) => boolean,
+  message: M,
+  when: string,
+) => ({ field, ok, check: check(400, message, when) });
 
-export const emailRules = <T extends z.ZodString>(s: T) =>
-  s.refine(emailIsValid, rule(MSG.emailInvalid));
+/**
+ * The rules of a new account's fields, in the contract's check order once
+ * every field is present (`All fields are required` comes first). Each
+ * rule judges an already read (and, but for passwords, trimmed) string.
+ */
+const ACCOUNT_RULES = [
+  accountRule(
+    "password",
+    // Empty is the caller's own rule (required, or unchanged).
+    (p) => p === "" || codePoints(p) >= 8,
+    MSG.passwordTooShort,
+    "the password is shorter than 8 characters (Unicode code points)",
+  ),
+  accountRule(
+    "username",
+    usernameFitsLength,
+    MSG.usernameInvalid,
+    "the username is longer than 64 characters or holds a control character",
+  ),
+  accountRule(
+    "username",
+    usernameCharactersAllowed,
+    MSG.usernameCharacters,
+    "the username holds an invisible or formatting character, or mixes confusable scripts (UTS #39 highly restrictive)",
+  ),
+  accountRule(
+    "name",
+    (n) => codePoints(n) <= 200,
+    MSG.nameTooLong,
+    "the name is longer than 200 characters",
+  ),
+  accountRule(
+    "name",
+    nameCharactersAllowed,
+    MSG.nameCharacters,
+    "the name holds a control character or a line or paragraph separator",
+  ),
+  accountRule(
+    "email",
+    emailIsValid,
+    MSG.emailInvalid,
+    "the e-mail is longer than 254 characters, is not one `@` with text on both sides, or holds whitespace, a control or an invisible character",
+  ),
+  accountRule(
+    "password",
+    (p) => utf8Bytes(p) <= BCRYPT_MAX_BYTES,
+    MSG.passwordTooLong,
+    "the password is longer than 72 bytes as UTF-8",
+  ),
+  accountRule(
+    "password",
+    (p) => !p.includes("\u0000"),
+    MSG.passwordNul,
+    "the password holds NUL (U+0000)",
+  ),
+];
 
-/** Every new password, on POST and PATCH alike (empty is the caller's own rule). */
-export const passwordRules = <T extends z.ZodString>(s: T) =>
-  s.refine((p) => p === "" || codePoints(p) >= 8, rule(MSG.passwordTooShort))
-    .refine((p) => utf8Bytes(p) <= BCRYPT_MAX_BYTES, rule(MSG.passwordTooLong))
-    .refine((p) => !p.includes("\u0000"), rule(MSG.passwordNul));
+/** The account rules as a route lists them: its checks, in their order. */
+export const ACCOUNT_CHECKS = ACCOUNT_RULES.map((r) => r.check);
+
+/** The password's rules alone, in the same order (a password reset). */
+export const PASSWORD_CHECKS = ACCOUNT_RULES
+  .filter((r) => r.field === "password").map((r) => r.check);
+
+/**
+ * A field's rules as zod refinements, in the order of ACCOUNT_RULES. They
+ * stop at the value's first broken rule, so no costly rule runs on a value
+ * another rule already refused (a username of 20,000 characters is not
+ * looked at character by character): each field answers at most one broken
+ * rule, and the check order picks the one answered among the fields.
+ */
+const rulesOf = (field: AccountField) => <T extends z.ZodString>(s: T): T =>
+  ACCOUNT_RULES.filter((r) => r.field === field)
+    .reduce((value, r) => value.refine(r.ok, rule(r.check.message)), s);
+
+export const usernameRules = rulesOf("username");
+export const nameRules = rulesOf("name");
+export const emailRules = rulesOf("email");
+/** Every new password, on POST and PATCH alike. */
+export const passwordRules = rulesOf("password");
+
+/** Missing, `null`, empty or not a string: what comes before every rule. */
+export const FIELDS_REQUIRED = check(
+  400,
+  MSG.allFieldsRequired,
+  "a field is missing, `null` or empty (the username, name and e-mail once trimmed: whitespace alone is empty), or the username, name, e-mail or password is not a string",
+);
 
 /** Surrounding whitespace is dropped; whitespace alone counts as empty. */
 const requiredText = () =>
@@ -180,29 +254,9 @@ export const NewAccountSchema = z.object({
 
 export type NewAccount = z.infer<typeof NewAccountSchema>;
 
-/**
- * The rules' messages in the contract's check order, once every field is
- * present (`All fields are required` comes first): the password's minimum,
- * the username's length then characters, the name's length then
- * characters, the e-mail, the password's bytes then NUL. Within each field
- * this is also the order of its rules. POST /api/users checks the role
- * between presence and these.
- */
-export const ACCOUNT_RULE_ORDER = [
-  MSG.passwordTooShort,
-  MSG.usernameInvalid,
-  MSG.usernameCharacters,
-  MSG.nameTooLong,
-  MSG.nameCharacters,
-  MSG.emailInvalid,
-  MSG.passwordTooLong,
-  MSG.passwordNul,
-] as const;
-
-const CHECK_ORDER: readonly Message[] = [
-  MSG.allFieldsRequired,
-  ...ACCOUNT_RULE_ORDER,
-];
+/** The checks of a new account, as POST /api/users makes them (role aside). */
+const CHECK_ORDER: readonly Message[] = [FIELDS_REQUIRED, ...ACCOUNT_CHECKS]
+  .map((c) => c.message);
 
 export type AccountCheck =
   | { ok: true; account: NewAccount }

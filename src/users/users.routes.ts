@@ -1,14 +1,16 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { admin } from "../auth/guards.ts";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
-  cookieAuth,
-  errors,
+  check,
+  failure,
   handlerBody,
   json,
   jsonBody,
-  queryErrors,
+  queryChecks,
+  route,
+  sessionOrKey,
 } from "../http/openapi.ts";
 import {
   idempotencyConflicts,
@@ -18,9 +20,11 @@ import {
 } from "../http/idempotency.ts";
 import { decodeCursor } from "./listing.ts";
 import {
-  ACCOUNT_RULE_ORDER,
+  ACCOUNT_CHECKS,
   codePoints,
+  FIELDS_REQUIRED,
   NewAccountSchema,
+  PASSWORD_CHECKS,
   passwordRules,
 } from "./account-rules.ts";
 import { parseUserId, ROLES, USER_ID_MAX } from "./user.ts";
@@ -152,7 +156,7 @@ export const EndedSchema = z.object({
 /**
  * `{id}` as the contract's integer. Anything that cannot be a user's id
  * (`abc`, `1.5`, `-1`, out of range) becomes null, which the handler answers
- * with 404 at the point the contract's check order puts it.
+ * with 404 at the point the route's checks put it.
  */
 const IdParam = z.object({
   id: z.string().transform(parseUserId).openapi({
@@ -350,17 +354,23 @@ const notModified = {
   },
 };
 
-const preconditionFailed = {
-  412: errors(
-    "`If-Match` names another version of the user: it changed since it was read",
-    MSG.preconditionFailed,
-  ),
-};
+/** Checked in the write itself, after the id. */
+const preconditionFailed = check(
+  412,
+  MSG.preconditionFailed,
+  "`If-Match` names another version of the user: it changed since it was read",
+);
+
+export const userNotFound = check(
+  404,
+  MSG.userNotFound,
+  "no user has the id (also for ids that cannot exist)",
+);
 
 const RECHECK =
   "The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.";
 
-export const list = createRoute({
+export const list = route({
   operationId: "listUsers",
   method: "get",
   path: "/api/users",
@@ -371,7 +381,7 @@ export const list = createRoute({
     "Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. " +
     "A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. " +
     "Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { query: ListQuerySchema, headers: IfNoneMatch },
   responses: {
@@ -387,13 +397,15 @@ export const list = createRoute({
       },
     },
     ...notModified,
-    400: queryErrors("A query parameter has a bad value", ListQuerySchema),
-    ...admin.responses,
-    500: errors("Unexpected failure", MSG.listFailed),
   },
+  checks: [
+    ...admin.checks,
+    ...queryChecks(ListQuerySchema),
+    failure(MSG.listFailed),
+  ],
 });
 
-export const get = createRoute({
+export const get = route({
   operationId: "getUser",
   method: "get",
   path: "/api/users/{id}",
@@ -401,32 +413,26 @@ export const get = createRoute({
   summary: "Get one user",
   description:
     "The user with this id, with their account state (`disabled`, `lastLoginAt`; the list's items do not carry these). An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user (a login, a disable, an enable, and a disable's `until` passing included); send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam, headers: IfNoneMatch },
   responses: {
     200: { ...json(UserDetailSchema, "The user"), headers: ETAG_HEADER },
     ...notModified,
-    ...admin.responses,
-    404: errors(
-      "No user has this id (also for ids that cannot exist)",
-      MSG.userNotFound,
-    ),
-    500: errors("Unexpected failure", MSG.getFailed),
   },
+  checks: [...admin.checks, userNotFound, failure(MSG.getFailed)],
 });
 
-export const create = createRoute({
+export const create = route({
   operationId: "createUser",
   method: "post",
   path: "/api/users",
   tags,
   summary: "Create a user",
   description:
-    "Checks, in order: all fields present and non-empty; role; password at least 8 characters; then the username's length, then its characters; the name's length, then its characters; the email's limits; the password's length, then NUL in it; then uniqueness (the canonical form or the look-alike skeleton of the username or e-mail is another user's: 409). A value's checks stop at its first broken rule. " +
-    RECHECK +
-    " With an `Idempotency-Key` header (checked after 401/403, before the body), a retry of the same request never creates a second user: see the header.",
-  security: cookieAuth,
+    "With an `Idempotency-Key` header, a retry of the same request never creates a second user: see the header. " +
+    RECHECK,
+  security: sessionOrKey,
   middleware: [admin, idempotencyKey],
   request: {
     headers: IdempotencyKeyHeader,
@@ -443,41 +449,42 @@ export const create = createRoute({
         ...REPLAYED_HEADER,
       },
     },
-    400: errors(
-      "The Idempotency-Key header is malformed, or a field is missing or breaks a rule",
-      MSG.invalidIdempotencyKey,
-      MSG.allFieldsRequired,
-      MSG.roleMustBeAdminOrViewer,
-      ...ACCOUNT_RULE_ORDER,
-    ),
-    ...admin.responses,
-    409: {
-      ...errors(
-        "The username or e-mail is taken, regardless of case, or looks like one that is (same UTS #39 skeleton); or the request's Idempotency-Key is in use by a request still running",
-        MSG.duplicateUser,
-        MSG.idempotencyKeyInProgress,
-      ),
-      headers: REPLAYED_HEADER,
-    },
-    ...bodyTooLarge,
-    ...idempotencyConflicts,
-    500: errors(
-      "Unexpected failure, including a body that is not JSON",
-      MSG.createFailed,
-    ),
   },
+  checks: [
+    ...admin.checks,
+    ...idempotencyKey.checks,
+    bodyTooLarge,
+    FIELDS_REQUIRED,
+    check(
+      400,
+      MSG.roleMustBeAdminOrViewer,
+      "`role` is not `admin` or `viewer`",
+    ),
+    ...ACCOUNT_CHECKS,
+    ...idempotencyConflicts,
+    check(
+      409,
+      MSG.duplicateUser,
+      "the username or e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton)",
+      REPLAYED_HEADER,
+    ),
+    failure(
+      MSG.createFailed,
+      "any other failure, a body that is not JSON included",
+    ),
+  ],
 });
 
-export const update = createRoute({
+export const update = route({
   operationId: "updateUser",
   method: "patch",
   path: "/api/users/{id}",
   tags,
   summary: "Change a user's role and/or reset the password",
   description:
-    "Role is checked before password (length, then NUL); then the id; then `If-Match`, if sent, in the write itself. A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. " +
+    "A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. " +
     RECHECK,
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: {
     params: IdParam,
@@ -486,62 +493,65 @@ export const update = createRoute({
   },
   responses: {
     200: json(AccountSchema, "The user after the change"),
-    400: errors(
-      "The body or a field is invalid",
-      MSG.invalidRole,
-      MSG.passwordTooShort,
-      MSG.passwordTooLong,
-      MSG.passwordNul,
-      MSG.invalidBody,
-    ),
-    ...admin.responses,
-    404: errors("No user has this id", MSG.userNotFound),
-    ...preconditionFailed,
-    ...bodyTooLarge,
-    500: errors("Unexpected failure", MSG.updateFailed),
   },
+  checks: [
+    ...admin.checks,
+    bodyTooLarge,
+    check(
+      400,
+      MSG.invalidRole,
+      "`role` is given (not absent, `null` or empty) and is not `admin` or `viewer`",
+    ),
+    ...PASSWORD_CHECKS,
+    check(
+      400,
+      MSG.invalidBody,
+      "the body is not a JSON object, or `password` is not a string",
+    ),
+    userNotFound,
+    preconditionFailed,
+    failure(MSG.updateFailed),
+  ],
 });
 
-export const remove = createRoute({
+export const remove = route({
   operationId: "deleteUser",
   method: "delete",
   path: "/api/users/{id}",
   tags,
   summary: "Delete a user",
-  description:
-    "An admin cannot delete their own account; this is decided before any lookup. Then the id; then `If-Match`, if sent, in the delete itself. Ends the user's sessions. " +
-    RECHECK,
-  security: cookieAuth,
+  description: "Ends the user's sessions. " + RECHECK,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam, headers: IfMatch },
   responses: {
     200: json(OkSchema, "Deleted"),
-    400: errors("The id is the caller's own", MSG.cannotDeleteSelf),
-    ...admin.responses,
-    404: errors("No user has this id", MSG.userNotFound),
-    ...preconditionFailed,
-    500: errors("Unexpected failure", MSG.deleteFailed),
   },
+  checks: [
+    ...admin.checks,
+    check(
+      400,
+      MSG.cannotDeleteSelf,
+      "the id is the caller's own (decided before any lookup)",
+    ),
+    userNotFound,
+    preconditionFailed,
+    failure(MSG.deleteFailed),
+  ],
 });
 
-const ID_404 = errors(
-  "No user has this id (also for ids that cannot exist)",
-  MSG.userNotFound,
-);
-
-export const disable = createRoute({
+export const disable = route({
   operationId: "disableUser",
   method: "post",
   path: "/api/users/{id}/disable",
   tags,
   summary: "Disable a user: no login, every session ended",
   description:
-    "Checks, in order: 401/403; the id is the caller's own (400, before any lookup); no user has the id (404); the body (400). " +
     "The user can no longer sign in (a login with the right password answers 403 `Account disabled`), and all their sessions end in the same transaction; their requests answer 401 from then on, on every instance. " +
     "Without a body: no reason, no end. With `until` the user is active again from that moment by itself; the housekeeping sweep or the user's next login records `user.enabled` `{expired: true}`. " +
     "Disabling a disabled user changes its reason and end (its `since` stays). Recorded as `user.disabled` `{reason, until}`. " +
     RECHECK,
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam, body: handlerBody(DisableUserSchema) },
   responses: {
@@ -549,28 +559,35 @@ export const disable = createRoute({
       ...json(UserDetailSchema, "The user, disabled"),
       headers: ETAG_HEADER,
     },
-    400: errors(
-      "The id is the caller's own (checked first), or the body is not JSON, a reason is longer than 200 characters, or `until` is not an ISO 8601 date and time in the future",
-      MSG.cannotDisableSelf,
-      MSG.invalidBody,
-    ),
-    ...admin.responses,
-    404: ID_404,
-    ...bodyTooLarge,
-    500: errors("Unexpected failure", MSG.disableFailed),
   },
+  checks: [
+    ...admin.checks,
+    check(
+      400,
+      MSG.cannotDisableSelf,
+      "the id is the caller's own (decided before any lookup)",
+    ),
+    userNotFound,
+    bodyTooLarge,
+    check(
+      400,
+      MSG.invalidBody,
+      "the body is not JSON, `reason` is not a string of at most 200 characters, or `until` is not an ISO 8601 date and time in the future",
+    ),
+    failure(MSG.disableFailed),
+  ],
 });
 
-export const enable = createRoute({
+export const enable = route({
   operationId: "enableUser",
   method: "post",
   path: "/api/users/{id}/enable",
   tags,
   summary: "Enable a user",
   description:
-    "Checks, in order: 401/403; no user has the id (404). Lifts a disable; a user who is not disabled is answered as is (200, nothing changes). Recorded as `user.enabled`. " +
+    "Lifts a disable; a user who is not disabled is answered as is (200, nothing changes). Recorded as `user.enabled`. " +
     RECHECK,
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam },
   responses: {
@@ -578,71 +595,67 @@ export const enable = createRoute({
       ...json(UserDetailSchema, "The user, enabled"),
       headers: ETAG_HEADER,
     },
-    ...admin.responses,
-    404: ID_404,
-    500: errors("Unexpected failure", MSG.enableFailed),
   },
+  checks: [...admin.checks, userNotFound, failure(MSG.enableFailed)],
 });
 
-export const listSessions = createRoute({
+export const listSessions = route({
   operationId: "listSessions",
   method: "get",
   path: "/api/users/{id}/sessions",
   tags,
   summary: "A user's live sessions",
   description:
-    "Checks, in order: 401/403; no user has the id (404). The sessions that still let the user in, newest first: never a token, `current` marks the caller's own.",
-  security: cookieAuth,
+    "The sessions that still let the user in, newest first: never a token, `current` marks the caller's own.",
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam },
   responses: {
     200: json(z.array(SessionSchema), "The user's live sessions, newest first"),
-    ...admin.responses,
-    404: ID_404,
-    500: errors("Unexpected failure", MSG.listSessionsFailed),
   },
+  checks: [...admin.checks, userNotFound, failure(MSG.listSessionsFailed)],
 });
 
-export const endSessions = createRoute({
+export const endSessions = route({
   operationId: "endSessions",
   method: "delete",
   path: "/api/users/{id}/sessions",
   tags,
   summary: "End all of a user's sessions",
   description:
-    "Checks, in order: 401/403; no user has the id (404). Ends every session of the user (the caller's own too, when the id is theirs): their next request answers 401. Recorded as `sessions.ended` `{count}` when any ended. " +
+    "Ends every session of the user (the caller's own too, when the id is theirs): their next request answers 401. Recorded as `sessions.ended` `{count}` when any ended. " +
     RECHECK,
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam },
   responses: {
     200: json(EndedSchema, "Ended; `ended` counts the live sessions ended"),
-    ...admin.responses,
-    404: ID_404,
-    500: errors("Unexpected failure", MSG.endSessionsFailed),
   },
+  checks: [...admin.checks, userNotFound, failure(MSG.endSessionsFailed)],
 });
 
-export const endSession = createRoute({
+export const endSession = route({
   operationId: "endSession",
   method: "delete",
   path: "/api/users/{id}/sessions/{sessionId}",
   tags,
   summary: "End one of a user's sessions",
-  description:
-    "Checks, in order: 401/403; no user has the id (404 `User not found`); the user has no live session of this public id (404 `Session not found`, also for another user's session and an id that is no UUID). Recorded as `sessions.ended` `{count: 1}`. " +
+  description: "Recorded as `sessions.ended` `{count: 1}`. " +
     RECHECK,
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: SessionParams },
   responses: {
     200: json(EndedSchema, "Ended (`ended` is 1)"),
-    ...admin.responses,
-    404: errors(
-      "No user has this id, or the user has no live session of this id",
-      MSG.userNotFound,
-      MSG.sessionNotFound,
-    ),
-    500: errors("Unexpected failure", MSG.endSessionsFailed),
   },
+  checks: [
+    ...admin.checks,
+    userNotFound,
+    check(
+      404,
+      MSG.sessionNotFound,
+      "the user has no live session of this public id (also for another user's session, and an id that is no UUID)",
+    ),
+    failure(MSG.endSessionsFailed),
+  ],
 });

@@ -1,15 +1,17 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { AUDIT_ACTIONS } from "../audit/actions.ts";
 import { AuditRecordSchema } from "../audit/audit.routes.ts";
 import { admin } from "../auth/guards.ts";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
-  cookieAuth,
-  errors,
+  check,
+  failure,
   json,
   jsonBody,
-  queryErrors,
+  queryChecks,
+  route,
+  sessionOrKey,
 } from "../http/openapi.ts";
 import { OkSchema } from "../users/users.routes.ts";
 import { parseUserId, USER_ID_MAX } from "../users/user.ts";
@@ -144,26 +146,24 @@ const DeliveriesQuery = z.object({
 });
 
 const tags = ["webhooks"];
-const notFound = {
-  404: errors(
-    "No webhook has this id (also for ids that cannot exist)",
-    MSG.webhookNotFound,
-  ),
-};
+const notFound = check(
+  404,
+  MSG.webhookNotFound,
+  "no webhook has the id (also for ids that cannot exist)",
+);
 
-export const create = createRoute({
+export const create = route({
   operationId: "createWebhook",
   method: "post",
   path: "/api/webhooks",
   tags,
   summary: "Register a webhook endpoint",
   description:
-    "Checks, in order: the caller (401, 403), the body (400 `Invalid webhook` for any broken rule, a body that is not JSON included), the URL's target. " +
     "Every audit record sealed after this call (of `actions`, when given) is then POSTed to `url` as a `WebhookMessage` signed per the Standard Webhooks specification: " +
     "`webhook-id` (`msg_<endpoint id>_<record id>`, the same on every attempt), `webhook-timestamp` (seconds), `webhook-signature` (`v1,` + base64 of HMAC-SHA256 over `id.timestamp.body` keyed with the secret's base64-decoded bytes). " +
     "Delivery is at least once, in record order: a 2xx within 10 s counts; a record that fails holds back the later ones and is retried after about 5 s, 1 min, 5 min, 30 min, 2 h, then every 6 h, for 3 days, after which the endpoint is disabled (`webhook.disabled` in the trail). " +
     "Answers the `secret` once. Recorded as `webhook.created`.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   request: { body: jsonBody(CreateWebhookSchema, "invalid") },
   responses: {
@@ -176,104 +176,107 @@ export const create = createRoute({
         },
       },
     },
-    400: errors(
-      `The body breaks a rule, or the URL's target is refused. ${TARGET_RULE}`,
-      MSG.invalidWebhook,
-    ),
-    ...admin.responses,
-    ...bodyTooLarge,
-    500: errors("Unexpected failure", MSG.webhookCreateFailed),
   },
+  checks: [
+    ...admin.checks,
+    bodyTooLarge,
+    check(
+      400,
+      MSG.invalidWebhook,
+      "the body breaks a rule, a body that is not JSON included",
+    ),
+    check(
+      400,
+      MSG.invalidWebhook,
+      "the URL's target is refused (`url` says which are allowed)",
+    ),
+    failure(MSG.webhookCreateFailed),
+  ],
 });
 
-export const list = createRoute({
+export const list = route({
   operationId: "listWebhooks",
   method: "get",
   path: "/api/webhooks",
   tags,
   summary: "List webhook endpoints",
   description: "Every endpoint, oldest first, without secrets.",
-  security: cookieAuth,
+  security: sessionOrKey,
   middleware: admin,
   responses: {
     200: json(z.array(WebhookSchema), "The endpoints"),
-    ...admin.responses,
-    500: errors("Unexpected failure", MSG.webhookListFailed),
   },
+  checks: [...admin.checks, failure(MSG.webhookListFailed)],
 });
 
-export const get = createRoute({
+export const get = route({
   operationId: "getWebhook",
   method: "get",
   path: "/api/webhooks/{id}",
   tags,
   summary: "Get one webhook endpoint",
-  description: "The endpoint, without its secret. Checks: 401, 403, then 404.",
-  security: cookieAuth,
+  description: "The endpoint, without its secret.",
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam },
   responses: {
     200: json(WebhookSchema, "The endpoint"),
-    ...admin.responses,
-    ...notFound,
-    500: errors("Unexpected failure", MSG.webhookGetFailed),
   },
+  checks: [...admin.checks, notFound, failure(MSG.webhookGetFailed)],
 });
 
-export const remove = createRoute({
+export const remove = route({
   operationId: "deleteWebhook",
   method: "delete",
   path: "/api/webhooks/{id}",
   tags,
   summary: "Delete a webhook endpoint",
   description:
-    "Delivery to it stops; its attempts are deleted with it. Checks: 401, 403, then 404. Recorded as `webhook.deleted`.",
-  security: cookieAuth,
+    "Delivery to it stops; its attempts are deleted with it. Recorded as `webhook.deleted`.",
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam },
   responses: {
     200: json(OkSchema, "Deleted"),
-    ...admin.responses,
-    ...notFound,
-    500: errors("Unexpected failure", MSG.webhookDeleteFailed),
   },
+  checks: [...admin.checks, notFound, failure(MSG.webhookDeleteFailed)],
 });
 
-export const deliveries = createRoute({
+export const deliveries = route({
   operationId: "listWebhookDeliveries",
   method: "get",
   path: "/api/webhooks/{id}/deliveries",
   tags,
   summary: "A webhook endpoint's delivery attempts, newest first",
   description:
-    `The newest \`limit\` attempts (default ${DELIVERIES_LIMIT_DEFAULT}); attempts older than \`WEBHOOK_ATTEMPT_RETENTION_DAYS\` (default 30) are removed. Checks: 401, 403, the query (400), then 404.`,
-  security: cookieAuth,
+    `The newest \`limit\` attempts (default ${DELIVERIES_LIMIT_DEFAULT}); attempts older than \`WEBHOOK_ATTEMPT_RETENTION_DAYS\` (default 30) are removed.`,
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam, query: DeliveriesQuery },
   responses: {
     200: json(z.array(DeliveryAttemptSchema), "Attempts, newest first"),
-    400: queryErrors("`limit` has a bad value", DeliveriesQuery),
-    ...admin.responses,
-    ...notFound,
-    500: errors("Unexpected failure", MSG.webhookDeliveriesFailed),
   },
+  checks: [
+    ...admin.checks,
+    ...queryChecks(DeliveriesQuery),
+    notFound,
+    failure(MSG.webhookDeliveriesFailed),
+  ],
 });
 
-export const enable = createRoute({
+export const enable = route({
   operationId: "enableWebhook",
   method: "post",
   path: "/api/webhooks/{id}/enable",
   tags,
   summary: "Enable a disabled webhook endpoint",
   description:
-    "Delivery resumes at once from the record it was held at, with a fresh retry budget. An endpoint that is active is answered unchanged. Checks: 401, 403, then 404. Recorded as `webhook.enabled` when it was disabled.",
-  security: cookieAuth,
+    "Delivery resumes at once from the record it was held at, with a fresh retry budget. An endpoint that is active is answered unchanged. Recorded as `webhook.enabled` when it was disabled.",
+  security: sessionOrKey,
   middleware: admin,
   request: { params: IdParam },
   responses: {
     200: json(WebhookSchema, "The endpoint, active"),
-    ...admin.responses,
-    ...notFound,
-    500: errors("Unexpected failure", MSG.webhookEnableFailed),
   },
+  checks: [...admin.checks, notFound, failure(MSG.webhookEnableFailed)],
 });
