@@ -118,9 +118,13 @@ export const failureOf = (checks: readonly Check[]): Message =>
 
 const sentence = (text: string) => text[0].toUpperCase() + text.slice(1);
 
+/** Opens the check order at the end of an operation's description. */
+export const CHECK_ORDER =
+  "Checks, in order (a request that fails several is answered by the first):";
+
 /** The check order in the description: a numbered list. */
 const checkOrder = (checks: readonly Check[]) =>
-  "Checks, in order (a request that fails several is answered by the first):\n\n" +
+  `${CHECK_ORDER}\n\n` +
   checks.map((c, i) => `${i + 1}. ${c.status} \`${c.message}\`: ${c.when}.`)
     .join("\n");
 
