@@ -43,6 +43,23 @@
  * the streamed full list. It writes its table as the section "A million
  * users" of RESULTS.md, kept by the other runs (after their marker).
  *
+ *   deno task bench --against <dir> [--users 1000] [--duration 5]
+ *                   [--rounds 5] [--warmup 10] [--connections 10]
+ *                   [--out tests/bench/RESULTS.md]
+ *
+ * `--against <dir>` measures this checkout's service beside the service of
+ * another checkout of the project at `<dir>` (an older revision, or this
+ * tree with one change, e.g. an older vendor/postgres; `deno install` done
+ * there), so that the figures of the two stand in one table.
+ * Each side gets a database of its own, migrated by its own service and
+ * seeded to `--users` users; GET /api/auth/me, GET /api/users/:id, GET
+ * /api/users and PATCH role flips are measured on both in turns, as a
+ * ratio is (above). It prints each side's median req/s, p50, p99 and CPU
+ * per request, and this/other of req/s and of CPU per request, and writes
+ * them, with each checkout's last commit and `git status --short`, as the
+ * section "Side by side with another checkout" of RESULTS.md, kept by the
+ * other runs as "A million users" is.
+ *
  * PostgreSQL: BENCH_DATABASE_URL, else DATABASE_URL, else
  * postgres://postgres@127.0.0.1:5432/postgres; the bench creates a database
  * of its own there and drops it at the end.
@@ -95,6 +112,7 @@ const opts = {
   sseStreams: option("sse-streams", 100),
   sseRecords: option("sse-records", 30),
   out: textOption("out") ?? new URL("RESULTS.md", HERE).pathname,
+  against: textOption("against"),
 };
 const serverUrl = Deno.env.get("BENCH_DATABASE_URL") ??
   Deno.env.get("DATABASE_URL") ??
@@ -154,12 +172,23 @@ async function resetPeak(pid: number) {
 
 type Proc = Instance;
 
-const startService = (env: Record<string, string>) =>
-  spawnService({
+/**
+ * The service with the bench's admin: this checkout's, or with `cwd` the
+ * one of the checkout there (its own main.ts, config and node_modules).
+ */
+const startService = (env: Record<string, string>, cwd?: string) => {
+  const withAdmin = {
     ADMIN_USERNAME: ADMIN.username,
     ADMIN_PASSWORD: ADMIN.password,
     ...env,
-  });
+  };
+  return cwd === undefined ? spawnService(withAdmin) : spawnServer(
+    ["run", "-A", "main.ts"],
+    { HOST: "127.0.0.1", LOG_LEVEL: "warn", ...withAdmin },
+    60_000,
+    cwd,
+  );
+};
 
 /**
  * A database of the bench's own on the server (`serverUrl`), with a
@@ -478,11 +507,18 @@ function medianRun(runs: Measured[]): Measured {
   };
 }
 
-/** Two loads measured in turns (turns.ts): the ratio a/b of each round, and their median. */
+/**
+ * Two loads measured in turns (turns.ts): the ratio a/b of each round, and
+ * their median. By default each side first runs alone for `--warmup`
+ * seconds (what `over` sets), long enough for the JIT: the service's
+ * requests/s climb over its first runs where the floor's stay steady.
+ */
 async function paired(
-  a: () => Promise<Measured>,
-  b: () => Promise<Measured>,
-  warmUp: () => Promise<unknown>,
+  a: (over?: Partial<Load>) => Promise<Measured>,
+  b: (over?: Partial<Load>) => Promise<Measured>,
+  warmUp: () => Promise<unknown> = async () => {
+    for (const side of [a, b]) await side({ duration: opts.warmup });
+  },
 ) {
   const { a: as, b: bs } = await inTurns({ a, b }, opts.rounds, warmUp);
   const rounds = as.map((x, i) => x.rps / bs[i].rps);
@@ -500,14 +536,18 @@ async function paired(
   };
 }
 
+/** CPU µs per request, the median of the rounds. */
+const cpuPerRequest = (runs: Measured[]) =>
+  median(runs.map((m) => m.cpuUsPerRequest));
+
 /**
  * What each request cost the two sides in CPU, median of the rounds, and
  * b/a: steadier than the req/s ratio, which moves with whatever else the
  * machine runs during a round.
  */
 const cpuNote = (as: Measured[], bs: Measured[], a: string, b: string) => {
-  const ca = median(as.map((m) => m.cpuUsPerRequest));
-  const cb = median(bs.map((m) => m.cpuUsPerRequest));
+  const ca = cpuPerRequest(as);
+  const cb = cpuPerRequest(bs);
   return `CPU per request (the process's user + system time over its requests, median of the rounds): ${a} ${
     fmt(ca)
   } µs, ${b} ${fmt(cb)} µs, ${b}/${a} ${(cb / ca).toFixed(2)}`;
@@ -615,16 +655,8 @@ async function main() {
     let row: Row;
     if (withFloor) {
       const p = await paired(
-        () => wrk(wrkPath, service, sid, load),
-        () => wrk(wrkPath, floor, sid, load),
-        // Each side warmed up alone, long enough for the JIT: on one
-        // process `me` climbed from 14.8k to 18.4k req/s over six 5 s runs
-        // while the floor was steady within two.
-        async () => {
-          for (const t of [service, floor]) {
-            await wrk(wrkPath, t, sid, { ...load, duration: opts.warmup });
-          }
-        },
+        (over) => wrk(wrkPath, service, sid, { ...load, ...over }),
+        (over) => wrk(wrkPath, floor, sid, { ...load, ...over }),
       );
       row = { scenario, service: p.a, floor: p.b, ratio: p.ratio };
       notes.push(
@@ -1029,8 +1061,12 @@ async function main() {
 
 // ---------------------------------------------------------------- a million
 
-/** The section `--million` writes into RESULTS.md, after the kept marker. */
+/**
+ * The sections `--million` and `--against` write into RESULTS.md, after the
+ * kept marker: each run replaces its own and keeps the other.
+ */
 const MILLION_HEADING = "## A million users";
+const AGAINST_HEADING = "## Side by side with another checkout";
 const KEPT_MARKER = "<!-- written by hand below: kept by the bench -->";
 
 /** `--million`: every kind of request on a million users and audit records. */
@@ -1196,12 +1232,17 @@ async function million() {
   console.log(`\n${section}\nwrote ${opts.out}`);
 }
 
-/** Puts `section` in place of the old one, or first after the kept marker. */
+/**
+ * Puts `section` (its first line its heading) in place of the old one with
+ * that heading, up to the next heading of its level, or first after the
+ * kept marker.
+ */
 async function writeSection(section: string) {
+  const heading = section.slice(0, section.indexOf("\n"));
   let text = await Deno.readTextFile(opts.out).catch(() => "");
-  const at = text.indexOf(MILLION_HEADING);
+  const at = text.indexOf(heading);
   if (at >= 0) {
-    const next = text.indexOf("\n## ", at + MILLION_HEADING.length);
+    const next = text.indexOf("\n## ", at + heading.length);
     text = text.slice(0, at) + section +
       (next >= 0 ? text.slice(next + 1) : "");
   } else {
@@ -1212,6 +1253,180 @@ async function writeSection(section: string) {
   }
   await Deno.writeTextFile(opts.out, text);
   await run(Deno.execPath(), ["fmt", opts.out]);
+}
+
+// ---------------------------------------------------------------- against
+
+/**
+ * A checkout in a line: its last commit (`git log -1 --format='%h %s'`)
+ * and what is uncommitted there (`git status --short`, the first ten), so
+ * that a swapped directory shows.
+ */
+async function describeCheckout(dir: string): Promise<string> {
+  const git = async (...args: string[]) => {
+    const r = await run("git", ["-C", dir, ...args]);
+    if (!r.ok) {
+      throw new Error(`git -C ${dir} ${args.join(" ")}: ${r.stderr.trim()}`);
+    }
+    return r.stdout;
+  };
+  const commit = (await git("log", "-1", "--format=%h %s")).trim()
+    .replaceAll("`", "'");
+  const changes = (await git("status", "--short")).split("\n")
+    .filter((line) => line.trim());
+  if (changes.length === 0) {
+    return `\`${commit}\`, nothing uncommitted (\`git status --short\` empty)`;
+  }
+  const shown = changes.slice(0, 10).map((c) => `\`${c}\``).join(", ");
+  const more = changes.length > 10 ? `, and ${changes.length - 10} more` : "";
+  return `\`${commit}\`, with ${changes.length} uncommitted (\`git status --short\`): ${shown}${more}`;
+}
+
+interface Side {
+  proc: Proc;
+  sql: Sql;
+  sid: string;
+  /** viewerTargets; the first is also the user read by GET /api/users/:id. */
+  targets: number[];
+}
+
+interface SideBySide {
+  scenario: string;
+  here: Measured[];
+  other: Measured[];
+  /** This/other req/s of each round, and their median. */
+  ratio: { median: number; rounds: number[] };
+}
+
+/** Each side's medians of its rounds, and the ratios this/other. */
+function sideBySideTable(rows: SideBySide[]): string {
+  const side = (runs: Measured[]) => {
+    const at = (f: (m: Measured) => number) => median(runs.map(f));
+    return `${fmt(at((m) => m.rps))} | ${fmt(at((m) => m.p50Ms), 1)} | ${
+      fmt(at((m) => m.p99Ms), 1)
+    } | ${fmt(cpuPerRequest(runs))}`;
+  };
+  const errors = (runs: Measured[]) => runs.reduce((n, m) => n + m.errors, 0);
+  const lines = [
+    "| scenario | this req/s | p50 ms | p99 ms | CPU µs/req | other req/s | p50 ms | p99 ms | CPU µs/req | this/other req/s | rounds | this/other CPU/req |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+  ];
+  for (const { scenario, here, other, ratio } of rows) {
+    const errs = errors(here) + errors(other)
+      ? ` (errors: ${errors(here)} this, ${errors(other)} other)`
+      : "";
+    lines.push(
+      `| ${scenario}${errs} | ${side(here)} | ${side(other)} | ${
+        ratio.median.toFixed(2)
+      } | ${roundList(ratio)} | ${
+        (cpuPerRequest(here) / cpuPerRequest(other)).toFixed(2)
+      } |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+/**
+ * `--against <dir>`: this checkout's service beside the service of the
+ * checkout at `dir`, each on a database of its own seeded alike, in turns.
+ */
+async function against(dir: string) {
+  const wrkPath = await findWrk();
+  const there = await Deno.realPath(dir);
+  if (!(await Deno.stat(`${there}/main.ts`).catch(() => null))) {
+    throw new Error(`--against ${dir}: no main.ts there, not a checkout`);
+  }
+  const loadAtStart = await uptime();
+  const thisCheckout = await describeCheckout(new URL("../../", HERE).pathname);
+  const otherCheckout = await describeCheckout(there);
+  console.log(
+    `this checkout: ${thisCheckout}\nother, ${there}: ${otherCheckout}\nload: ${loadAtStart}`,
+  );
+
+  await using hereDb = await benchDatabase();
+  await using otherDb = await benchDatabase();
+  const prepare = async (db: { url: string; sql: Sql }, cwd?: string) => {
+    {
+      // Its own service migrates the empty database and creates the admin.
+      await using _ = await startService({ DATABASE_URL: db.url }, cwd);
+    }
+    const seeded = await seed(db.sql, opts.users).catch((e) => {
+      throw new Error(
+        `seeding ${
+          cwd ?? "this checkout"
+        }'s database with tests/support/seed.ts: ${e.message}`,
+      );
+    });
+    console.log(
+      `${cwd ?? "this checkout"}: seeded ${seeded.added} users in ${
+        fmt(seeded.ms)
+      } ms`,
+    );
+  };
+  await prepare(hereDb);
+  await prepare(otherDb, there);
+  await using hereProc = await startService({ DATABASE_URL: hereDb.url });
+  await using otherProc = await startService(
+    { DATABASE_URL: otherDb.url },
+    there,
+  );
+  const ready = async (proc: Proc, sql: Sql): Promise<Side> => ({
+    proc,
+    sql,
+    sid: await login(proc.baseUrl),
+    targets: await viewerTargets(sql),
+  });
+  const here = await ready(hereProc, hereDb.sql);
+  const other = await ready(otherProc, otherDb.sql);
+
+  const scenarios: [string, (s: Side) => Load][] = [
+    ["GET /api/auth/me", () => ({ path: "/api/auth/me" })],
+    ["GET /api/users/:id", (s) => ({ path: `/api/users/${s.targets[0]}` })],
+    [`GET /api/users (${fmt(opts.users)} users)`, () => ({
+      path: "/api/users",
+    })],
+    [
+      "PATCH /api/users/:id (role flips: an audit record each)",
+      (s) => roleFlips(s.targets),
+    ],
+  ];
+  const rows: SideBySide[] = [];
+  for (const [scenario, loadOf] of scenarios) {
+    say(`${scenario} ...`);
+    const on = (s: Side) => async (over?: Partial<Load>) => {
+      const load = loadOf(s);
+      if (load.alternate) await asViewers(s.sql, s.targets);
+      return wrk(wrkPath, s.proc, s.sid, { ...load, ...over });
+    };
+    const p = await paired(on(here), on(other));
+    const row = { scenario, here: p.as, other: p.bs, ratio: p.ratio };
+    rows.push(row);
+    console.log(sideBySideTable([row]).split("\n")[2]);
+  }
+  const loadAtEnd = await uptime();
+
+  const section = [
+    AGAINST_HEADING,
+    "",
+    `\`deno task bench ${
+      Deno.args.join(" ")
+    }\`: this checkout's service beside the service of the checkout at \`${there}\`.`,
+    "",
+    `- this checkout: ${thisCheckout}`,
+    `- the other: ${otherCheckout}`,
+    `- PostgreSQL ${
+      (await hereDb.sql`show server_version`)[0].server_version
+    } on the same machine: a database for each side, migrated by that side's own service on its first start (the admin from \`ADMIN_USERNAME\` and \`ADMIN_PASSWORD\`), seeded to ${
+      fmt(opts.users)
+    } users by this checkout's \`tests/support/seed.ts\`, then the service started again; both run with Deno ${Deno.version.deno} and \`LOG_LEVEL=warn\``,
+    `- method: wrk over loopback, ${opts.connections} connections; each scenario in ${opts.rounds} rounds of ${opts.duration} s a side, taking turns (the order swaps each round), after ${opts.warmup} s of each side alone; a side's figures are the medians of its rounds; this/other req/s is the median of the rounds' ratios (listed); CPU per request is the service process's user + system time over the requests it answered, this/other the ratio of the two medians; the PATCH targets are viewers again before each run`,
+    `- \`uptime\` at the start: \`${loadAtStart}\`; at the end: \`${loadAtEnd}\``,
+    "",
+    sideBySideTable(rows),
+    "",
+  ].join("\n");
+  await writeSection(section);
+  console.log(`\n${section}\nwrote ${opts.out}`);
 }
 
 // ---------------------------------------------------------------- keys
@@ -1248,13 +1463,8 @@ async function keyScenarios(
   const withCookie: Load = { path: "/api/auth/me" };
   say("GET /api/auth/me with a key and with the cookie, in turns ...");
   const auth = await paired(
-    () => wrk(wrkPath, service, sid, withKey),
-    () => wrk(wrkPath, service, sid, withCookie),
-    async () => {
-      for (const load of [withKey, withCookie]) {
-        await wrk(wrkPath, service, sid, { ...load, duration: opts.warmup });
-      }
-    },
+    (over) => wrk(wrkPath, service, sid, { ...withKey, ...over }),
+    (over) => wrk(wrkPath, service, sid, { ...withCookie, ...over }),
   );
   let n = 0;
   const creating = (idempotent: boolean): Load => ({
@@ -1600,6 +1810,7 @@ async function sseFanOut() {
 }
 
 if (Deno.args.includes("--million")) await million();
+else if (opts.against !== undefined) await against(opts.against);
 else if (Deno.args.includes("--webhooks")) await webhooksBench();
 else if (Deno.args.includes("--sse")) await sseFanOut();
 else if (Deno.args.includes("--keys")) await keysOnly();
