@@ -391,3 +391,31 @@ Deno.test("the typed client's ETag cache sends If-None-Match and answers a 304 w
   assertEquals(oneAgain.data, one.data);
   assertEquals(statuses, [200, 304, 200, 200, 304]);
 });
+
+Deno.test("the list's ETag stays across a login and a password reset, and changes with a disable", async () => {
+  const svc = await service();
+  const list = "/api/users";
+  const { account, password } = await svc.userClient("viewer");
+  const before = await tagOf(svc, list);
+  const login = await svc.client().login(account.username, password);
+  assert(login.ok, "the user logs in");
+  const reset = await svc.admin.PATCH("/api/users/{id}", {
+    params: { path: { id: account.id } },
+    body: { password: "another-password-1" },
+  });
+  assertEquals(reset.response.status, 200, "the reset");
+  assertEquals(
+    (await conditional(svc, list, { "if-none-match": before })).status,
+    304,
+    "nothing the list shows changed",
+  );
+  const detail = await svc.admin.GET("/api/users/{id}", {
+    params: { path: { id: account.id } },
+  });
+  assert(detail.data?.lastLoginAt, "the login is on the user's detail");
+  const disabled = await svc.admin.POST("/api/users/{id}/disable", {
+    params: { path: { id: account.id } },
+  });
+  assertEquals(disabled.response.status, 200, "the disable");
+  assertNotEquals(await tagOf(svc, list), before, "a disable changes it");
+});

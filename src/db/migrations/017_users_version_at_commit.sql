@@ -16,6 +16,12 @@
 -- transaction). A previous release's writes go through the same triggers;
 -- its reads of the version do not change.
 --
+-- What is new: an update that changes nothing a list shows or selects by
+-- leaves the version alone: a login (`last_login_at`), a password reset
+-- (the hash and its version) and the row's own version counter. Every
+-- other column counts, those added later included, so polling clients get
+-- 304 across logins and still see every change of the list.
+--
 -- TRUNCATE has no row triggers: the statement trigger of 004 stays for it,
 -- its function now bumping for TRUNCATE alone. Replacing the function takes
 -- no lock on users; creating the trigger takes a brief one that blocks
@@ -40,6 +46,16 @@ begin
 end $$;
 
 create constraint trigger users_list_version_at_commit
-after insert or update or delete on users
+after insert or delete on users
 deferrable initially deferred
 for each row execute function users_list_version_at_commit();
+
+create constraint trigger users_list_version_at_commit_update
+after update on users
+deferrable initially deferred
+for each row
+when (to_jsonb(old) - array['last_login_at', 'password_hash',
+    'password_version', 'version']
+  is distinct from to_jsonb(new) - array['last_login_at', 'password_hash',
+    'password_version', 'version'])
+execute function users_list_version_at_commit();
