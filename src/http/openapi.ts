@@ -100,7 +100,7 @@ export function route<
   });
 }
 
-type RouteDraft = Omit<RouteConfig, "path" | "description"> & {
+export type RouteDraft = Omit<RouteConfig, "path" | "description"> & {
   description: string;
 };
 
