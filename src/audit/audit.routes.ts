@@ -1,7 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { adminRoute } from "../auth/guards.ts";
 import { MSG } from "../http/messages.ts";
-import { check, failure, json, queryChecks } from "../http/openapi.ts";
+import {
+  check,
+  failure,
+  json,
+  queryChecks,
+  textHeader,
+} from "../http/openapi.ts";
 import { parseUserId, USER_ID_MAX } from "../users/user.ts";
 import { AUDIT_ACTIONS } from "./actions.ts";
 
@@ -165,16 +171,11 @@ export const list = adminRoute({
     "Never a password, hash or token.",
   request: { query: AuditQuerySchema },
   responses: {
-    200: {
-      ...json(z.array(AuditRecordSchema), "Records, newest first"),
-      headers: {
-        Link: {
-          description:
-            'When older records follow: `</api/audit?...&before=ID>; rel="next"`',
-          schema: { type: "string" },
-        },
-      },
-    },
+    200: json(z.array(AuditRecordSchema), "Records, newest first", {
+      Link: textHeader(
+        'When older records follow: `</api/audit?...&before=ID>; rel="next"`',
+      ),
+    }),
   },
   checks: [
     ...queryChecks(AuditQuerySchema),

@@ -10,6 +10,7 @@ import {
   json,
   jsonBody,
   queryChecks,
+  textHeader,
 } from "../http/openapi.ts";
 import {
   idempotencyConflicts,
@@ -312,11 +313,9 @@ export const ListQuerySchema = z.object({
 });
 
 const ETAG_HEADER = {
-  ETag: {
-    description:
-      "Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed.",
-    schema: { type: "string" as const },
-  },
+  ETag: textHeader(
+    "Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed.",
+  ),
 };
 
 const IfNoneMatch = z.object({
@@ -370,17 +369,12 @@ export const list = adminRoute({
     "Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.",
   request: { query: ListQuerySchema, headers: IfNoneMatch },
   responses: {
-    200: {
-      ...json(z.array(UserSchema), "The users asked for, oldest first"),
-      headers: {
-        ...ETAG_HEADER,
-        Link: {
-          description:
-            '`</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued.',
-          schema: { type: "string" as const },
-        },
-      },
-    },
+    200: json(z.array(UserSchema), "The users asked for, oldest first", {
+      ...ETAG_HEADER,
+      Link: textHeader(
+        '`</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued.',
+      ),
+    }),
     ...notModified,
   },
   checks: [
@@ -399,7 +393,7 @@ export const get = adminRoute({
     "The user with this id, with their account state (`disabled`, `lastLoginAt`; the list's items do not carry these). An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user (a login, a disable, an enable, and a disable's `until` passing included); send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.",
   request: { params: IdParam, headers: IfNoneMatch },
   responses: {
-    200: { ...json(UserDetailSchema, "The user"), headers: ETAG_HEADER },
+    200: json(UserDetailSchema, "The user", ETAG_HEADER),
     ...notModified,
   },
   checks: [userNotFound, failure(MSG.getFailed)],
@@ -420,16 +414,10 @@ export const create = adminRoute({
     body: jsonBody(CreateUserSchema, "failure"),
   },
   responses: {
-    201: {
-      ...json(UserSchema, "Created"),
-      headers: {
-        Location: {
-          description: "/api/users/{id} of the new user",
-          schema: { type: "string" },
-        },
-        ...REPLAYED_HEADER,
-      },
-    },
+    201: json(UserSchema, "Created", {
+      Location: textHeader("/api/users/{id} of the new user"),
+      ...REPLAYED_HEADER,
+    }),
   },
   checks: [
     ...idempotencyKey.checks,
@@ -527,10 +515,7 @@ export const disable = adminRoute({
     RECHECK,
   request: { params: IdParam, body: handlerBody(DisableUserSchema) },
   responses: {
-    200: {
-      ...json(UserDetailSchema, "The user, disabled"),
-      headers: ETAG_HEADER,
-    },
+    200: json(UserDetailSchema, "The user, disabled", ETAG_HEADER),
   },
   checks: [
     check(
@@ -560,10 +545,7 @@ export const enable = adminRoute({
     RECHECK,
   request: { params: IdParam },
   responses: {
-    200: {
-      ...json(UserDetailSchema, "The user, enabled"),
-      headers: ETAG_HEADER,
-    },
+    200: json(UserDetailSchema, "The user, enabled", ETAG_HEADER),
   },
   checks: [userNotFound, failure(MSG.enableFailed)],
 });

@@ -11,6 +11,7 @@ import {
   json,
   jsonBody,
   queryChecks,
+  textHeader,
 } from "../http/openapi.ts";
 import { OkSchema } from "../users/users.routes.ts";
 
@@ -151,15 +152,13 @@ export const create = adminRoute({
     "Answers the `secret` once. Recorded as `webhook.created`.",
   request: { body: jsonBody(CreateWebhookSchema, "invalid") },
   responses: {
-    201: {
-      ...json(CreatedWebhookSchema, "Created; the only answer with the secret"),
-      headers: {
-        Location: {
-          description: "/api/webhooks/{id} of the new endpoint",
-          schema: { type: "string" },
-        },
+    201: json(
+      CreatedWebhookSchema,
+      "Created; the only answer with the secret",
+      {
+        Location: textHeader("/api/webhooks/{id} of the new endpoint"),
       },
-    },
+    ),
   },
   checks: [
     bodyTooLarge,
