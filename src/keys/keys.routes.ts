@@ -12,7 +12,7 @@ import {
 } from "../http/openapi.ts";
 import { codePoints } from "../users/account-rules.ts";
 import { parseUserId } from "../users/user.ts";
-import { OkSchema, userNotFound } from "../users/users.routes.ts";
+import { IdParam, OkSchema, userNotFound } from "../users/users.routes.ts";
 
 /** How far ahead a key's `expiresAt` may lie. */
 export const KEY_LIFETIME_MAX_YEARS = 2;
@@ -87,9 +87,8 @@ export const CreateApiKeySchema = z.object({
   description: "Unknown fields are ignored; `null` counts as missing.",
 });
 
-const UserParam = z.object({ id: idParam("id", 2) });
 const KeyParams = z.object({
-  id: idParam("id", 2),
+  id: IdParam.shape.id,
   keyId: idParam("keyId", 7),
 });
 
@@ -123,7 +122,7 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
       USE,
     middleware: knownOwner,
     request: {
-      params: UserParam,
+      params: IdParam,
       body: jsonBody(CreateApiKeySchema, "invalid"),
     },
     responses: {
@@ -150,7 +149,7 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
     summary: "List a user's API keys",
     description:
       "The user's keys that are not revoked (expired ones included, with their `expiresAt`), newest first. Never the key itself.",
-    request: { params: UserParam },
+    request: { params: IdParam },
     responses: {
       200: json(z.array(ApiKeySchema), "The keys, newest first"),
     },

@@ -153,8 +153,8 @@ export const EndedSchema = z.object({
   }),
 }).openapi("SessionsEnded");
 
-/** `{id}`: a user's id, as the contract's integer. */
-const IdParam = z.object({ id: idParam("id", 2) });
+/** `{id}`: a user's id, as the contract's integer (also under /api/users/{id}/keys). */
+export const IdParam = z.object({ id: idParam("id", 2) });
 
 /**
  * A session's public id: a UUID (any case). Anything else becomes null,
