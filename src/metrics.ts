@@ -72,16 +72,26 @@ export function createMetrics(options: { poolMax: number }): Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  const logins = new client.Counter({
-    name: "useradmin_logins_total",
-    help:
-      "Login attempts by outcome: success (200), failure (401: unknown user or wrong password), throttled (429).",
-    labelNames: ["outcome"] as const,
-    registers: [registry],
-  });
-  for (const outcome of Object.values(LOGIN_OUTCOMES)) {
-    logins.inc({ outcome }, 0);
-  }
+  /** A counter by outcome, every outcome's series there (at 0) from the start. */
+  const outcomeCounter = (
+    name: string,
+    help: string,
+    outcomes: readonly string[],
+  ) => {
+    const counter = new client.Counter({
+      name,
+      help,
+      labelNames: ["outcome"] as const,
+      registers: [registry],
+    });
+    for (const outcome of outcomes) counter.inc({ outcome }, 0);
+    return counter;
+  };
+  const logins = outcomeCounter(
+    "useradmin_logins_total",
+    "Login attempts by outcome: success (200), failure (401: unknown user or wrong password), throttled (429).",
+    Object.values(LOGIN_OUTCOMES),
+  );
   const db = new client.Gauge({
     name: "useradmin_db_operations_in_flight",
     help:
@@ -105,16 +115,11 @@ export function createMetrics(options: { poolMax: number }): Metrics {
     help: "Change feed streams (GET /api/audit/stream) open now.",
     registers: [registry],
   });
-  const webhookAttempts = new client.Counter({
-    name: "useradmin_webhook_deliveries_total",
-    help:
-      "Webhook delivery attempts by outcome: delivered (2xx within the timeout) or failed.",
-    labelNames: ["outcome"] as const,
-    registers: [registry],
-  });
-  for (const outcome of ["delivered", "failed"]) {
-    webhookAttempts.inc({ outcome }, 0);
-  }
+  const webhookAttempts = outcomeCounter(
+    "useradmin_webhook_deliveries_total",
+    "Webhook delivery attempts by outcome: delivered (2xx within the timeout) or failed.",
+    ["delivered", "failed"],
+  );
   let readQueue:
     | (() => Promise<{ records: number; oldestSeconds: number }>)
     | undefined;

@@ -1,13 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { admin } from "../auth/guards.ts";
+import { adminRoute } from "../auth/guards.ts";
 import { MSG } from "../http/messages.ts";
 import {
   check,
   failure,
   json,
   queryChecks,
-  route,
-  sessionOrKey,
+  textHeader,
 } from "../http/openapi.ts";
 import { parseUserId, USER_ID_MAX } from "../users/user.ts";
 import { AUDIT_ACTIONS } from "./actions.ts";
@@ -158,7 +157,7 @@ export const AuditRecordSchema = z.object({
   }),
 }).openapi("AuditRecord");
 
-export const list = route({
+export const list = adminRoute({
   operationId: "listAuditEvents",
   method: "get",
   path: "/api/audit",
@@ -170,23 +169,15 @@ export const list = route({
     "Records form a hash chain (each holds the SHA-256 of the previous record and of its own content) that `deno task audit:verify` checks; " +
     "records older than `AUDIT_RETENTION_DAYS` (default 365, 0 keeps all) are removed. " +
     "Never a password, hash or token.",
-  security: sessionOrKey,
-  middleware: admin,
   request: { query: AuditQuerySchema },
   responses: {
-    200: {
-      ...json(z.array(AuditRecordSchema), "Records, newest first"),
-      headers: {
-        Link: {
-          description:
-            'When older records follow: `</api/audit?...&before=ID>; rel="next"`',
-          schema: { type: "string" },
-        },
-      },
-    },
+    200: json(z.array(AuditRecordSchema), "Records, newest first", {
+      Link: textHeader(
+        'When older records follow: `</api/audit?...&before=ID>; rel="next"`',
+      ),
+    }),
   },
   checks: [
-    ...admin.checks,
     ...queryChecks(AuditQuerySchema),
     failure(MSG.auditListFailed),
   ],
@@ -224,7 +215,7 @@ export const AuditStreamQuerySchema = z.object({
   }),
 });
 
-export const stream = route({
+export const stream = adminRoute({
   operationId: "streamAuditEvents",
   method: "get",
   path: "/api/audit/stream",
@@ -238,8 +229,6 @@ export const stream = route({
     "A client that stops reading is dropped once more than 1 MiB waits for it; it resumes with `Last-Event-ID`, as an EventSource does by itself. " +
     "The stream ends within 5 s once its session ends or its user is no longer an admin, and when the instance shuts down. " +
     "Records removed by `AUDIT_RETENTION_DAYS` cannot be resumed from: an `after` below the id of the last record removed answers 410 (`after=0` streams from the first record while none was removed).",
-  security: sessionOrKey,
-  middleware: admin,
   request: {
     query: AuditStreamQuerySchema,
     headers: z.object({
@@ -267,7 +256,6 @@ export const stream = route({
     },
   },
   checks: [
-    ...admin.checks,
     ...queryChecks(AuditStreamQuerySchema),
     check(
       400,

@@ -8,6 +8,7 @@ import {
   jsonBody,
   route,
   sessionOrKey,
+  textHeader,
 } from "../http/openapi.ts";
 import { AccountSchema, OkSchema } from "../users/users.routes.ts";
 import { sameOrigin, signedIn } from "./guards.ts";
@@ -45,16 +46,11 @@ export const login = route({
   middleware: sameOrigin,
   request: { body: jsonBody(LoginSchema, "invalid") },
   responses: {
-    200: {
-      ...json(AccountSchema, "Logged in"),
-      headers: {
-        "Set-Cookie": {
-          description:
-            "`sid=<token>; Max-Age=<SESSION_TTL_SECONDS>; Path=/; HttpOnly; SameSite=Strict` and `did=<signed device id>; Max-Age=15552000; Path=/api/auth/login; HttpOnly; SameSite=Strict` (each + `Secure` over HTTPS)",
-          schema: { type: "string" },
-        },
-      },
-    },
+    200: json(AccountSchema, "Logged in", {
+      "Set-Cookie": textHeader(
+        "`sid=<token>; Max-Age=<SESSION_TTL_SECONDS>; Path=/; HttpOnly; SameSite=Strict` and `did=<signed device id>; Max-Age=15552000; Path=/api/auth/login; HttpOnly; SameSite=Strict` (each + `Secure` over HTTPS)",
+      ),
+    }),
   },
   checks: [
     ...sameOrigin.checks,
@@ -101,16 +97,11 @@ export const logout = route({
   security: [...sessionOrKey, {}],
   middleware: sameOrigin,
   responses: {
-    200: {
-      ...json(OkSchema, "Logged out"),
-      headers: {
-        "Set-Cookie": {
-          description:
-            "`sid=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS): the client forgets the cookie",
-          schema: { type: "string" },
-        },
-      },
-    },
+    200: json(OkSchema, "Logged out", {
+      "Set-Cookie": textHeader(
+        "`sid=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS): the client forgets the cookie",
+      ),
+    }),
   },
   checks: [
     ...sameOrigin.checks,

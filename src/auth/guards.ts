@@ -6,7 +6,14 @@
  * was built for).
  */
 import { MSG } from "../http/messages.ts";
-import { check, guard } from "../http/openapi.ts";
+import {
+  type Check,
+  check,
+  guard,
+  route,
+  type RouteDraft,
+  sessionOrKey,
+} from "../http/openapi.ts";
 
 const unauthorised = check(
   401,
@@ -50,3 +57,20 @@ export const admin = guard([
   c.set("caller", caller);
   await next();
 });
+
+/**
+ * A route only an admin may call, with the session cookie or an API key:
+ * `admin` runs before the route's own middleware, and its checks (401,
+ * then 403) lead the route's.
+ */
+export const adminRoute = <
+  const C extends Check,
+  P extends string,
+  R extends Omit<RouteDraft, "security"> & { path: P },
+>(config: R & { checks: readonly C[] }) =>
+  route({
+    ...config,
+    security: sessionOrKey,
+    middleware: [admin, ...[config.middleware ?? []].flat()],
+    checks: [...admin.checks, ...config.checks],
+  });

@@ -54,6 +54,24 @@ export function mount<R extends RouteConfig & { checks?: readonly Check[] }>(
 }
 
 /**
+ * Mounts each of `handlers` on the route of its name in `routes` (a routes
+ * module, or an object of routes), in the order `handlers` lists them,
+ * which is the order of the operations in the document.
+ */
+export function mountAll<R, K extends keyof R & string>(
+  app: OpenAPIHono<AppEnv>,
+  routes: R,
+  handlers: {
+    [N in K]: R[N] extends RouteConfig ? RouteHandler<R[N], AppEnv> : never;
+  },
+) {
+  for (const name of Object.keys(handlers) as K[]) {
+    // The signature pairs each handler with its route's type.
+    mount(app, routes[name] as RouteConfig, handlers[name] as never);
+  }
+}
+
+/**
  * The HEAD twin of a GET route, for the document: Hono answers HEAD with
  * the GET's status and headers (`ETag` included, so a 304 too) and no body.
  */

@@ -7,12 +7,6 @@ import type {
 import type { AppEnv } from "./env.ts";
 import { invalidQueryParameter, type Message, MSG } from "./messages.ts";
 
-/** A JSON response declaration. */
-export const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  description,
-  content: { "application/json": { schema } },
-});
-
 /** Response headers, as the document declares them. */
 export type ResponseHeaders = Record<
   string,
@@ -21,6 +15,23 @@ export type ResponseHeaders = Record<
     schema: { type: "string" | "integer"; enum?: string[] };
   }
 >;
+
+/** A JSON response declaration, with the headers it carries, if any. */
+export const json = <T extends z.ZodType>(
+  schema: T,
+  description: string,
+  headers?: ResponseHeaders,
+) => ({
+  description,
+  content: { "application/json": { schema } },
+  ...headers && { headers },
+});
+
+/** A response header of text, as the document declares it. */
+export const textHeader = (description: string) => ({
+  description,
+  schema: { type: "string" as const },
+});
 
 export type ErrorStatus = ClientErrorStatusCode | ServerErrorStatusCode;
 
@@ -100,7 +111,7 @@ export function route<
   });
 }
 
-type RouteDraft = Omit<RouteConfig, "path" | "description"> & {
+export type RouteDraft = Omit<RouteConfig, "path" | "description"> & {
   description: string;
 };
 

@@ -1,10 +1,9 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { auditContext } from "../audit/context.ts";
 import { newApiKey } from "../auth/keys.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
-import type { CallerWrite } from "../db/write.ts";
+import { isRefusal } from "../db/write.ts";
+import { callerWrites, refused } from "../http/caller-write.ts";
 import type { AppEnv } from "../http/env.ts";
 import { MSG } from "../http/messages.ts";
 import type { KeyRoutes } from "./keys.routes.ts";
@@ -16,11 +15,7 @@ export interface KeyDeps {
 
 /** The handlers run after the admin guard (and, for create, the owner's 404 and the body). */
 export function createKeyHandlers({ store, config }: KeyDeps) {
-  const callerWrite = (c: Context<AppEnv>): CallerWrite => ({
-    caller: c.get("caller"),
-    context: auditContext(c, config.TRUST_PROXY),
-    writeBy: c.get("writeBy"),
-  });
+  const callerWrite = callerWrites(config.TRUST_PROXY);
 
   const create: RouteHandler<KeyRoutes["create"], AppEnv> = async (c) => {
     const { id } = c.req.valid("param");
@@ -31,11 +26,8 @@ export function createKeyHandlers({ store, config }: KeyDeps) {
       { name, expiresAt: expiresAt ?? null, prefix, secretHash },
       callerWrite(c),
     );
+    if (isRefusal(created)) return refused(c, created);
     switch (created) {
-      case "caller_gone":
-        return c.json({ error: MSG.unauthorised }, 401);
-      case "caller_not_admin":
-        return c.json({ error: MSG.forbidden }, 403);
       case "not_found":
         return c.json({ error: MSG.userNotFound }, 404);
       case "too_many":
@@ -56,13 +48,9 @@ export function createKeyHandlers({ store, config }: KeyDeps) {
     const outcome = id === null || keyId === null
       ? "not_found"
       : await store.keys.revoke(id, keyId, callerWrite(c));
-    switch (outcome) {
-      case "caller_gone":
-        return c.json({ error: MSG.unauthorised }, 401);
-      case "caller_not_admin":
-        return c.json({ error: MSG.forbidden }, 403);
-      case "not_found":
-        return c.json({ error: MSG.apiKeyNotFound }, 404);
+    if (isRefusal(outcome)) return refused(c, outcome);
+    if (outcome === "not_found") {
+      return c.json({ error: MSG.apiKeyNotFound }, 404);
     }
     return c.json({ ok: true as const }, 200);
   };

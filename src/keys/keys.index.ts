@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { mount } from "../http/endpoint.ts";
+import { mountAll } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
 import { createKeyHandlers, type KeyDeps } from "./keys.handlers.ts";
 import { keyRoutes } from "./keys.routes.ts";
@@ -7,8 +7,5 @@ import { keyRoutes } from "./keys.routes.ts";
 /** /api/users/{id}/keys: each route as keys.routes.ts declares it, answered by keys.handlers.ts. */
 export function mountKeys(app: OpenAPIHono<AppEnv>, deps: KeyDeps) {
   const routes = keyRoutes((id) => deps.store.keys.userExists(id));
-  const h = createKeyHandlers(deps);
-  mount(app, routes.create, h.create);
-  mount(app, routes.list, h.list);
-  mount(app, routes.revoke, h.revoke);
+  mountAll(app, routes, createKeyHandlers(deps));
 }

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { admin } from "../auth/guards.ts";
+import { adminRoute } from "../auth/guards.ts";
+import { idParam } from "../http/id-param.ts";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
@@ -8,12 +9,10 @@ import {
   guard,
   json,
   jsonBody,
-  route,
-  sessionOrKey,
 } from "../http/openapi.ts";
 import { codePoints } from "../users/account-rules.ts";
-import { parseUserId, USER_ID_MAX } from "../users/user.ts";
-import { OkSchema, userNotFound } from "../users/users.routes.ts";
+import { parseUserId } from "../users/user.ts";
+import { IdParam, OkSchema, userNotFound } from "../users/users.routes.ts";
 
 /** How far ahead a key's `expiresAt` may lie. */
 export const KEY_LIFETIME_MAX_YEARS = 2;
@@ -88,22 +87,8 @@ export const CreateApiKeySchema = z.object({
   description: "Unknown fields are ignored; `null` counts as missing.",
 });
 
-/**
- * `{id}` as in the users routes: anything that cannot be a user's id
- * becomes null, answered 404.
- */
-const idParam = (name: string, example: number) =>
-  z.string().transform(parseUserId).openapi({
-    param: { name, in: "path" },
-    type: "integer",
-    minimum: 1,
-    maximum: USER_ID_MAX,
-    example,
-  });
-
-const UserParam = z.object({ id: idParam("id", 2) });
 const KeyParams = z.object({
-  id: idParam("id", 2),
+  id: IdParam.shape.id,
   keyId: idParam("keyId", 7),
 });
 
@@ -126,7 +111,7 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
     await next();
   });
 
-  const create = route({
+  const create = adminRoute({
     operationId: "createApiKey",
     method: "post",
     path: "/api/users/{id}/keys",
@@ -135,17 +120,15 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
     description:
       "At most 100 live (unrevoked, unexpired) keys per user. The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`." +
       USE,
-    security: sessionOrKey,
-    middleware: [admin, knownOwner],
+    middleware: knownOwner,
     request: {
-      params: UserParam,
+      params: IdParam,
       body: jsonBody(CreateApiKeySchema, "invalid"),
     },
     responses: {
       201: json(NewApiKeySchema, "Created; `key` is shown this once"),
     },
     checks: [
-      ...admin.checks,
       ...knownOwner.checks,
       bodyTooLarge,
       check(
@@ -158,7 +141,7 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
     ],
   });
 
-  const list = route({
+  const list = adminRoute({
     operationId: "listApiKeys",
     method: "get",
     path: "/api/users/{id}/keys",
@@ -166,20 +149,17 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
     summary: "List a user's API keys",
     description:
       "The user's keys that are not revoked (expired ones included, with their `expiresAt`), newest first. Never the key itself.",
-    security: sessionOrKey,
-    middleware: admin,
-    request: { params: UserParam },
+    request: { params: IdParam },
     responses: {
       200: json(z.array(ApiKeySchema), "The keys, newest first"),
     },
     checks: [
-      ...admin.checks,
       userNotFound,
       failure(MSG.apiKeyListFailed),
     ],
   });
 
-  const revoke = route({
+  const revoke = adminRoute({
     operationId: "revokeApiKey",
     method: "delete",
     path: "/api/users/{id}/keys/{keyId}",
@@ -188,14 +168,11 @@ export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
     description:
       "The key stops working at once, on every instance (its next request answers 401), and leaves the list. Recorded as `key.revoked`. " +
       "To rotate without downtime: create the new key, deploy it, then revoke the old one.",
-    security: sessionOrKey,
-    middleware: admin,
     request: { params: KeyParams },
     responses: {
       200: json(OkSchema, "Revoked"),
     },
     checks: [
-      ...admin.checks,
       check(
         404,
         MSG.apiKeyNotFound,

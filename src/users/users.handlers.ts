@@ -1,10 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context, TypedResponse } from "hono";
 import type { PasswordHasher } from "../auth/passwords.ts";
-import { auditContext } from "../audit/context.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
-import type { CallerRefusal, CallerWrite } from "../db/write.ts";
+import { isRefusal } from "../db/write.ts";
+import { callerWrites, refused } from "../http/caller-write.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ifMatchTags, noneMatch } from "../http/conditional.ts";
 import { readJsonValue } from "../http/body.ts";
@@ -30,18 +30,6 @@ export interface UserDeps {
   config: Pick<Config, "TRUST_PROXY" | "REQUEST_TIMEOUT_MS">;
 }
 
-const isRefusal = (outcome: unknown): outcome is CallerRefusal =>
-  outcome === "caller_gone" || outcome === "caller_not_admin";
-
-/**
- * A caller deleted, logged out or demoted while their request waited
- * answers as if it had arrived a moment later: 401, or 403.
- */
-const refused = (c: Context<AppEnv>, refusal: CallerRefusal) =>
-  refusal === "caller_gone"
-    ? c.json({ error: MSG.unauthorised }, 401)
-    : c.json({ error: MSG.forbidden }, 403);
-
 /**
  * The handlers run after the admin guard and the body's validation, so each
  * reads as the rest of the contract's list of checks, in order.
@@ -50,16 +38,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
   // A run of an Idempotency-Key counts as crashed once its deadline passed:
   // past it, it can no longer write.
   const runningMs = config.REQUEST_TIMEOUT_MS;
-  /**
-   * The write as the request asks for it: the caller the write's
-   * transaction re-checks, what its audit record keeps of the request, and
-   * the request's deadline.
-   */
-  const callerWrite = (c: Context<AppEnv>): CallerWrite => ({
-    caller: c.get("caller"),
-    context: auditContext(c, config.TRUST_PROXY),
-    writeBy: c.get("writeBy"),
-  });
+  const callerWrite = callerWrites(config.TRUST_PROXY);
 
   /**
    * The list's tag comes from the version row before any user is read, so

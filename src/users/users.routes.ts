@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { admin } from "../auth/guards.ts";
+import { adminRoute } from "../auth/guards.ts";
+import { idParam } from "../http/id-param.ts";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
@@ -9,8 +10,7 @@ import {
   json,
   jsonBody,
   queryChecks,
-  route,
-  sessionOrKey,
+  textHeader,
 } from "../http/openapi.ts";
 import {
   idempotencyConflicts,
@@ -27,7 +27,7 @@ import {
   PASSWORD_CHECKS,
   passwordRules,
 } from "./account-rules.ts";
-import { parseUserId, ROLES, USER_ID_MAX } from "./user.ts";
+import { ROLES } from "./user.ts";
 
 export const AccountSchema = z.object({
   id: z.number().int().openapi({ example: 2 }),
@@ -153,20 +153,8 @@ export const EndedSchema = z.object({
   }),
 }).openapi("SessionsEnded");
 
-/**
- * `{id}` as the contract's integer. Anything that cannot be a user's id
- * (`abc`, `1.5`, `-1`, out of range) becomes null, which the handler answers
- * with 404 at the point the route's checks put it.
- */
-const IdParam = z.object({
-  id: z.string().transform(parseUserId).openapi({
-    param: { name: "id", in: "path" },
-    type: "integer",
-    minimum: 1,
-    maximum: USER_ID_MAX,
-    example: 2,
-  }),
-});
+/** `{id}`: a user's id, as the contract's integer (also under /api/users/{id}/keys). */
+export const IdParam = z.object({ id: idParam("id", 2) });
 
 /**
  * A session's public id: a UUID (any case). Anything else becomes null,
@@ -325,11 +313,9 @@ export const ListQuerySchema = z.object({
 });
 
 const ETAG_HEADER = {
-  ETag: {
-    description:
-      "Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed.",
-    schema: { type: "string" as const },
-  },
+  ETag: textHeader(
+    "Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed.",
+  ),
 };
 
 const IfNoneMatch = z.object({
@@ -370,7 +356,7 @@ export const userNotFound = check(
 const RECHECK =
   "The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.";
 
-export const list = route({
+export const list = adminRoute({
   operationId: "listUsers",
   method: "get",
   path: "/api/users",
@@ -381,31 +367,23 @@ export const list = route({
     "Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. " +
     "A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. " +
     "Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.",
-  security: sessionOrKey,
-  middleware: admin,
   request: { query: ListQuerySchema, headers: IfNoneMatch },
   responses: {
-    200: {
-      ...json(z.array(UserSchema), "The users asked for, oldest first"),
-      headers: {
-        ...ETAG_HEADER,
-        Link: {
-          description:
-            '`</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued.',
-          schema: { type: "string" as const },
-        },
-      },
-    },
+    200: json(z.array(UserSchema), "The users asked for, oldest first", {
+      ...ETAG_HEADER,
+      Link: textHeader(
+        '`</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued.',
+      ),
+    }),
     ...notModified,
   },
   checks: [
-    ...admin.checks,
     ...queryChecks(ListQuerySchema),
     failure(MSG.listFailed),
   ],
 });
 
-export const get = route({
+export const get = adminRoute({
   operationId: "getUser",
   method: "get",
   path: "/api/users/{id}",
@@ -413,17 +391,15 @@ export const get = route({
   summary: "Get one user",
   description:
     "The user with this id, with their account state (`disabled`, `lastLoginAt`; the list's items do not carry these). An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user (a login, a disable, an enable, and a disable's `until` passing included); send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.",
-  security: sessionOrKey,
-  middleware: admin,
   request: { params: IdParam, headers: IfNoneMatch },
   responses: {
-    200: { ...json(UserDetailSchema, "The user"), headers: ETAG_HEADER },
+    200: json(UserDetailSchema, "The user", ETAG_HEADER),
     ...notModified,
   },
-  checks: [...admin.checks, userNotFound, failure(MSG.getFailed)],
+  checks: [userNotFound, failure(MSG.getFailed)],
 });
 
-export const create = route({
+export const create = adminRoute({
   operationId: "createUser",
   method: "post",
   path: "/api/users",
@@ -432,26 +408,18 @@ export const create = route({
   description:
     "With an `Idempotency-Key` header, a retry of the same request never creates a second user: see the header. " +
     RECHECK,
-  security: sessionOrKey,
-  middleware: [admin, idempotencyKey],
+  middleware: idempotencyKey,
   request: {
     headers: IdempotencyKeyHeader,
     body: jsonBody(CreateUserSchema, "failure"),
   },
   responses: {
-    201: {
-      ...json(UserSchema, "Created"),
-      headers: {
-        Location: {
-          description: "/api/users/{id} of the new user",
-          schema: { type: "string" },
-        },
-        ...REPLAYED_HEADER,
-      },
-    },
+    201: json(UserSchema, "Created", {
+      Location: textHeader("/api/users/{id} of the new user"),
+      ...REPLAYED_HEADER,
+    }),
   },
   checks: [
-    ...admin.checks,
     ...idempotencyKey.checks,
     bodyTooLarge,
     FIELDS_REQUIRED,
@@ -475,7 +443,7 @@ export const create = route({
   ],
 });
 
-export const update = route({
+export const update = adminRoute({
   operationId: "updateUser",
   method: "patch",
   path: "/api/users/{id}",
@@ -484,8 +452,6 @@ export const update = route({
   description:
     "A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. " +
     RECHECK,
-  security: sessionOrKey,
-  middleware: admin,
   request: {
     params: IdParam,
     headers: IfMatch,
@@ -495,7 +461,6 @@ export const update = route({
     200: json(AccountSchema, "The user after the change"),
   },
   checks: [
-    ...admin.checks,
     bodyTooLarge,
     check(
       400,
@@ -514,21 +479,18 @@ export const update = route({
   ],
 });
 
-export const remove = route({
+export const remove = adminRoute({
   operationId: "deleteUser",
   method: "delete",
   path: "/api/users/{id}",
   tags,
   summary: "Delete a user",
   description: "Ends the user's sessions. " + RECHECK,
-  security: sessionOrKey,
-  middleware: admin,
   request: { params: IdParam, headers: IfMatch },
   responses: {
     200: json(OkSchema, "Deleted"),
   },
   checks: [
-    ...admin.checks,
     check(
       400,
       MSG.cannotDeleteSelf,
@@ -540,7 +502,7 @@ export const remove = route({
   ],
 });
 
-export const disable = route({
+export const disable = adminRoute({
   operationId: "disableUser",
   method: "post",
   path: "/api/users/{id}/disable",
@@ -551,17 +513,11 @@ export const disable = route({
     "Without a body: no reason, no end. With `until` the user is active again from that moment by itself; the housekeeping sweep or the user's next login records `user.enabled` `{expired: true}`. " +
     "Disabling a disabled user changes its reason and end (its `since` stays). Recorded as `user.disabled` `{reason, until}`. " +
     RECHECK,
-  security: sessionOrKey,
-  middleware: admin,
   request: { params: IdParam, body: handlerBody(DisableUserSchema) },
   responses: {
-    200: {
-      ...json(UserDetailSchema, "The user, disabled"),
-      headers: ETAG_HEADER,
-    },
+    200: json(UserDetailSchema, "The user, disabled", ETAG_HEADER),
   },
   checks: [
-    ...admin.checks,
     check(
       400,
       MSG.cannotDisableSelf,
@@ -578,7 +534,7 @@ export const disable = route({
   ],
 });
 
-export const enable = route({
+export const enable = adminRoute({
   operationId: "enableUser",
   method: "post",
   path: "/api/users/{id}/enable",
@@ -587,19 +543,14 @@ export const enable = route({
   description:
     "Lifts a disable; a user who is not disabled is answered as is (200, nothing changes). Recorded as `user.enabled`. " +
     RECHECK,
-  security: sessionOrKey,
-  middleware: admin,
   request: { params: IdParam },
   responses: {
-    200: {
-      ...json(UserDetailSchema, "The user, enabled"),
-      headers: ETAG_HEADER,
-    },
+    200: json(UserDetailSchema, "The user, enabled", ETAG_HEADER),
   },
-  checks: [...admin.checks, userNotFound, failure(MSG.enableFailed)],
+  checks: [userNotFound, failure(MSG.enableFailed)],
 });
 
-export const listSessions = route({
+export const listSessions = adminRoute({
   operationId: "listSessions",
   method: "get",
   path: "/api/users/{id}/sessions",
@@ -607,16 +558,14 @@ export const listSessions = route({
   summary: "A user's live sessions",
   description:
     "The sessions that still let the user in, newest first: never a token, `current` marks the caller's own.",
-  security: sessionOrKey,
-  middleware: admin,
   request: { params: IdParam },
   responses: {
     200: json(z.array(SessionSchema), "The user's live sessions, newest first"),
   },
-  checks: [...admin.checks, userNotFound, failure(MSG.listSessionsFailed)],
+  checks: [userNotFound, failure(MSG.listSessionsFailed)],
 });
 
-export const endSessions = route({
+export const endSessions = adminRoute({
   operationId: "endSessions",
   method: "delete",
   path: "/api/users/{id}/sessions",
@@ -625,16 +574,14 @@ export const endSessions = route({
   description:
     "Ends every session of the user (the caller's own too, when the id is theirs): their next request answers 401. Recorded as `sessions.ended` `{count}` when any ended. " +
     RECHECK,
-  security: sessionOrKey,
-  middleware: admin,
   request: { params: IdParam },
   responses: {
     200: json(EndedSchema, "Ended; `ended` counts the live sessions ended"),
   },
-  checks: [...admin.checks, userNotFound, failure(MSG.endSessionsFailed)],
+  checks: [userNotFound, failure(MSG.endSessionsFailed)],
 });
 
-export const endSession = route({
+export const endSession = adminRoute({
   operationId: "endSession",
   method: "delete",
   path: "/api/users/{id}/sessions/{sessionId}",
@@ -642,14 +589,11 @@ export const endSession = route({
   summary: "End one of a user's sessions",
   description: "Recorded as `sessions.ended` `{count: 1}`. " +
     RECHECK,
-  security: sessionOrKey,
-  middleware: admin,
   request: { params: SessionParams },
   responses: {
     200: json(EndedSchema, "Ended (`ended` is 1)"),
   },
   checks: [
-    ...admin.checks,
     userNotFound,
     check(
       404,

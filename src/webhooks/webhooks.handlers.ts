@@ -1,9 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { auditContext } from "../audit/context.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
-import type { CallerRefusal, CallerWrite } from "../db/write.ts";
+import { isRefusal } from "../db/write.ts";
+import { callerWrites, refused } from "../http/caller-write.ts";
 import type { AppEnv } from "../http/env.ts";
 import { MSG } from "../http/messages.ts";
 import { webhookUrl } from "./address.ts";
@@ -16,22 +15,9 @@ export interface WebhookDeps {
   config: Pick<Config, "TRUST_PROXY" | "WEBHOOK_ALLOW_PRIVATE">;
 }
 
-const isRefusal = (outcome: unknown): outcome is CallerRefusal =>
-  outcome === "caller_gone" || outcome === "caller_not_admin";
-
-/** A caller who lost the right meanwhile: 401, or 403 (as for users). */
-const refused = (c: Context<AppEnv>, refusal: CallerRefusal) =>
-  refusal === "caller_gone"
-    ? c.json({ error: MSG.unauthorised }, 401)
-    : c.json({ error: MSG.forbidden }, 403);
-
 /** The handlers run after the admin guard and the body's validation. */
 export function createWebhookHandlers({ store, config }: WebhookDeps) {
-  const callerWrite = (c: Context<AppEnv>): CallerWrite => ({
-    caller: c.get("caller"),
-    context: auditContext(c, config.TRUST_PROXY),
-    writeBy: c.get("writeBy"),
-  });
+  const callerWrite = callerWrites(config.TRUST_PROXY);
 
   const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
     const body = c.req.valid("json");

@@ -1,5 +1,5 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
-import { mount } from "../http/endpoint.ts";
+import { mountAll } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
 import {
   createWebhookHandlers,
@@ -9,13 +9,7 @@ import * as routes from "./webhooks.routes.ts";
 
 /** /api/webhooks: each route as webhooks.routes.ts declares it, answered by webhooks.handlers.ts. */
 export function mountWebhooks(app: OpenAPIHono<AppEnv>, deps: WebhookDeps) {
-  const h = createWebhookHandlers(deps);
-  mount(app, routes.create, h.create);
-  mount(app, routes.list, h.list);
-  mount(app, routes.get, h.get);
-  mount(app, routes.remove, h.remove);
-  mount(app, routes.deliveries, h.deliveries);
-  mount(app, routes.enable, h.enable);
+  mountAll(app, routes, createWebhookHandlers(deps));
   // The message each delivery POSTs, in the document's `webhooks` section.
   app.openAPIRegistry.registerWebhook({
     method: "post",

@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { AUDIT_ACTIONS } from "../audit/actions.ts";
 import { AuditRecordSchema } from "../audit/audit.routes.ts";
-import { admin } from "../auth/guards.ts";
+import { adminRoute } from "../auth/guards.ts";
+import { idParam } from "../http/id-param.ts";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
@@ -10,11 +11,9 @@ import {
   json,
   jsonBody,
   queryChecks,
-  route,
-  sessionOrKey,
+  textHeader,
 } from "../http/openapi.ts";
 import { OkSchema } from "../users/users.routes.ts";
-import { parseUserId, USER_ID_MAX } from "../users/user.ts";
 
 export const DELIVERIES_LIMIT_DEFAULT = 100;
 const DELIVERIES_LIMIT_MAX = 1000;
@@ -119,19 +118,7 @@ export const WebhookMessageSchema = z.object({
   data: AuditRecordSchema,
 }).openapi("WebhookMessage");
 
-/**
- * `{id}` as an integer; anything that cannot be an endpoint's id becomes
- * null, answered 404 like an unknown one.
- */
-const IdParam = z.object({
-  id: z.string().transform(parseUserId).openapi({
-    param: { name: "id", in: "path" },
-    type: "integer",
-    minimum: 1,
-    maximum: USER_ID_MAX,
-    example: 1,
-  }),
-});
+const IdParam = z.object({ id: idParam("id", 1) });
 
 const DeliveriesQuery = z.object({
   limit: z.string().regex(/^[0-9]{1,4}$/).transform(Number)
@@ -152,7 +139,7 @@ const notFound = check(
   "no webhook has the id (also for ids that cannot exist)",
 );
 
-export const create = route({
+export const create = adminRoute({
   operationId: "createWebhook",
   method: "post",
   path: "/api/webhooks",
@@ -163,22 +150,17 @@ export const create = route({
     "`webhook-id` (`msg_<endpoint id>_<record id>`, the same on every attempt), `webhook-timestamp` (seconds), `webhook-signature` (`v1,` + base64 of HMAC-SHA256 over `id.timestamp.body` keyed with the secret's base64-decoded bytes). " +
     "Delivery is at least once, in record order: a 2xx within 10 s counts; a record that fails holds back the later ones and is retried after about 5 s, 1 min, 5 min, 30 min, 2 h, then every 6 h, for 3 days, after which the endpoint is disabled (`webhook.disabled` in the trail). " +
     "Answers the `secret` once. Recorded as `webhook.created`.",
-  security: sessionOrKey,
-  middleware: admin,
   request: { body: jsonBody(CreateWebhookSchema, "invalid") },
   responses: {
-    201: {
-      ...json(CreatedWebhookSchema, "Created; the only answer with the secret"),
-      headers: {
-        Location: {
-          description: "/api/webhooks/{id} of the new endpoint",
-          schema: { type: "string" },
-        },
+    201: json(
+      CreatedWebhookSchema,
+      "Created; the only answer with the secret",
+      {
+        Location: textHeader("/api/webhooks/{id} of the new endpoint"),
       },
-    },
+    ),
   },
   checks: [
-    ...admin.checks,
     bodyTooLarge,
     check(
       400,
@@ -194,38 +176,34 @@ export const create = route({
   ],
 });
 
-export const list = route({
+export const list = adminRoute({
   operationId: "listWebhooks",
   method: "get",
   path: "/api/webhooks",
   tags,
   summary: "List webhook endpoints",
   description: "Every endpoint, oldest first, without secrets.",
-  security: sessionOrKey,
-  middleware: admin,
   responses: {
     200: json(z.array(WebhookSchema), "The endpoints"),
   },
-  checks: [...admin.checks, failure(MSG.webhookListFailed)],
+  checks: [failure(MSG.webhookListFailed)],
 });
 
-export const get = route({
+export const get = adminRoute({
   operationId: "getWebhook",
   method: "get",
   path: "/api/webhooks/{id}",
   tags,
   summary: "Get one webhook endpoint",
   description: "The endpoint, without its secret.",
-  security: sessionOrKey,
-  middleware: admin,
   request: { params: IdParam },
   responses: {
     200: json(WebhookSchema, "The endpoint"),
   },
-  checks: [...admin.checks, notFound, failure(MSG.webhookGetFailed)],
+  checks: [notFound, failure(MSG.webhookGetFailed)],
 });
 
-export const remove = route({
+export const remove = adminRoute({
   operationId: "deleteWebhook",
   method: "delete",
   path: "/api/webhooks/{id}",
@@ -233,16 +211,14 @@ export const remove = route({
   summary: "Delete a webhook endpoint",
   description:
     "Delivery to it stops; its attempts are deleted with it. Recorded as `webhook.deleted`.",
-  security: sessionOrKey,
-  middleware: admin,
   request: { params: IdParam },
   responses: {
     200: json(OkSchema, "Deleted"),
   },
-  checks: [...admin.checks, notFound, failure(MSG.webhookDeleteFailed)],
+  checks: [notFound, failure(MSG.webhookDeleteFailed)],
 });
 
-export const deliveries = route({
+export const deliveries = adminRoute({
   operationId: "listWebhookDeliveries",
   method: "get",
   path: "/api/webhooks/{id}/deliveries",
@@ -250,21 +226,18 @@ export const deliveries = route({
   summary: "A webhook endpoint's delivery attempts, newest first",
   description:
     `The newest \`limit\` attempts (default ${DELIVERIES_LIMIT_DEFAULT}); attempts older than \`WEBHOOK_ATTEMPT_RETENTION_DAYS\` (default 30) are removed.`,
-  security: sessionOrKey,
-  middleware: admin,
   request: { params: IdParam, query: DeliveriesQuery },
   responses: {
     200: json(z.array(DeliveryAttemptSchema), "Attempts, newest first"),
   },
   checks: [
-    ...admin.checks,
     ...queryChecks(DeliveriesQuery),
     notFound,
     failure(MSG.webhookDeliveriesFailed),
   ],
 });
 
-export const enable = route({
+export const enable = adminRoute({
   operationId: "enableWebhook",
   method: "post",
   path: "/api/webhooks/{id}/enable",
@@ -272,11 +245,9 @@ export const enable = route({
   summary: "Enable a disabled webhook endpoint",
   description:
     "Delivery resumes at once from the record it was held at, with a fresh retry budget. An endpoint that is active is answered unchanged. Recorded as `webhook.enabled` when it was disabled.",
-  security: sessionOrKey,
-  middleware: admin,
   request: { params: IdParam },
   responses: {
     200: json(WebhookSchema, "The endpoint, active"),
   },
-  checks: [...admin.checks, notFound, failure(MSG.webhookEnableFailed)],
+  checks: [notFound, failure(MSG.webhookEnableFailed)],
 });
