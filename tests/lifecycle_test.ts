@@ -13,13 +13,10 @@ import {
 import { NO_DEADLINE } from "../src/db/store.ts";
 import { assert, assertEquals, assertNotEquals } from "./support/assert.ts";
 import { postgresOnly } from "./support/conditions.ts";
-import { startInstances } from "./support/process.ts";
+import { startCluster } from "./support/cluster.ts";
 import {
-  ADMIN,
-  loginCookie,
   sharedService,
   startService,
-  testDatabase,
   type TestService,
 } from "./support/service.ts";
 
@@ -515,20 +512,11 @@ Deno.test({
     "a user disabled through one instance is refused on another at their next request",
   ),
   async fn() {
-    await using db = await testDatabase("first-admin");
-    const settings = {
-      ADMIN_USERNAME: ADMIN.username,
-      ADMIN_PASSWORD: ADMIN.password,
-      ...db.env,
-    };
-    await using instances = await startInstances([settings, settings]);
-    const [a, b] = instances;
-    const over = (baseUrl: string) => ({
-      fetch: (path: string, init?: RequestInit) => fetch(baseUrl + path, init),
-    });
+    await using cluster = await startCluster(2);
+    const [a, b] = cluster.urls;
     const admin = createUserAdminClient({
-      baseUrl: a.baseUrl,
-      headers: { cookie: await loginCookie(over(a.baseUrl)) },
+      baseUrl: a,
+      headers: { cookie: await cluster.login(0) },
     });
     const created = await admin.post("/api/users", {
       body: {
@@ -541,9 +529,9 @@ Deno.test({
     });
     assert(created.ok);
     const carol = createUserAdminClient({
-      baseUrl: b.baseUrl,
+      baseUrl: b,
       headers: {
-        cookie: await loginCookie(over(b.baseUrl), {
+        cookie: await cluster.login(1, {
           username: "carol",
           password: "carol-password",
         }),
@@ -552,7 +540,7 @@ Deno.test({
     assertEquals((await carol.get("/api/users")).status, 200);
     assert((await admin.disableUser(created.data.id)).ok);
     assertEquals((await carol.get("/api/users")).status, 401);
-    const res = await fetch(`${b.baseUrl}/api/auth/login`, {
+    const res = await fetch(`${b}/api/auth/login`, {
       method: "POST",
       body: JSON.stringify({ username: "carol", password: "carol-password" }),
     });
