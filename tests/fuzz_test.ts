@@ -248,7 +248,8 @@ Deno.test("any body POSTed to /api/users gets a contract answer, and the list ho
       role: "viewer",
       ...fields,
     }));
-  // PostgreSQL text cannot hold U+0000: these once answered 500.
+  // PostgreSQL text cannot hold U+0000: each of these gets its 400, never
+  // a 500.
   const examples: [Uint8Array<ArrayBuffer>, string | undefined][] = [
     [nul({ name: "a\u0000b" }), undefined],
     [nul({ email: "a\u0000b@example.com" }), undefined],
@@ -460,7 +461,8 @@ Deno.test("any login body gets 200, 400, 401 or 429, and only a 200 starts a ses
     {
       numRuns: RUNS,
       seed: SEED,
-      // U+0000 in a username once made the lookup fail with 500.
+      // PostgreSQL text cannot hold U+0000: a username holding it gets a
+      // 401, never a 500 from the lookup.
       examples: [[
         encode('{"username":"a\\u0000b","password":"x"}'),
         undefined,

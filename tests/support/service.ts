@@ -79,8 +79,8 @@ let serverConnection: Sql | undefined;
 /**
  * Runs statements on the server's own database (create, rename, drop) over
  * one connection per test file, opened on first use and closed with the
- * file's isolate: a connection per statement started a backend twice per
- * test database, about 35 ms of CPU each here.
+ * file's isolate: a connection per statement would start a server backend
+ * twice per test database.
  */
 function onServer<T>(statements: (sql: Sql) => Promise<T>): Promise<T> {
   serverConnection ??= postgres(SERVER_URL!, { max: 1, onnotice: () => {} });
@@ -334,7 +334,7 @@ export interface ServiceOptions {
    * bcrypt's cost for the service's hashes and checks (its dummy hash and
    * the first admin's password included), below the floor of 10 that
    * BCRYPT_COST allows an operator: for tests whose subject is not bcrypt,
-   * where each hash at 10 costs tens of milliseconds of CPU and 4 about one.
+   * where a hash at 10 is 64 times the work of one at 4.
    * Tests of bcrypt's work, or of races that its duration opens, keep the
    * service's own cost.
    */
