@@ -11,7 +11,11 @@ import { recordAudit } from "../src/db/audit.ts";
 import { type Database, openDatabase } from "../src/db/database.ts";
 import { createStore, NO_DEADLINE, type Store } from "../src/db/store.ts";
 import { runScript, runTask } from "./support/process.ts";
-import { type TestDatabase, testDatabase } from "./support/service.ts";
+import {
+  collectGarbage,
+  type TestDatabase,
+  testDatabase,
+} from "./support/service.ts";
 
 export interface AuditDatabase extends AsyncDisposable {
   env: Record<string, string>;
@@ -42,6 +46,7 @@ export async function auditDatabase(): Promise<AuditDatabase> {
       await current?.store.stop();
       await current?.db.close();
       current = undefined;
+      collectGarbage();
     },
     async reopen() {
       current ??= await open();

@@ -6,14 +6,23 @@
  * ignored test whose name gives no reason fails the run.
  *
  * Parallel test files: DENO_JOBS if set, else one per core. Each file that
- * starts the embedded database holds PGlite instances of its own (a few
- * hundred MiB each), so two files per core doubled the suite's peak memory
- * without making it faster on two cores.
+ * starts the embedded database holds PGlite instances of its own (hundreds
+ * of MiB each): more files at once than cores multiply the suite's peak
+ * memory for work that is mostly CPU. The garbage collector is exposed so
+ * that tests/support/service.ts can hand a closed PGlite's memory back
+ * before the next one starts.
  */
 const jobs = Deno.env.get("DENO_JOBS") ??
   String(navigator.hardwareConcurrency);
 const child = new Deno.Command(Deno.execPath(), {
-  args: ["test", "-A", "--parallel", "tests/", ...Deno.args],
+  args: [
+    "test",
+    "-A",
+    "--parallel",
+    "--v8-flags=--expose-gc",
+    "tests/",
+    ...Deno.args,
+  ],
   env: { DENO_JOBS: jobs },
   stdout: "piped",
   stderr: "inherit",
