@@ -24,10 +24,17 @@ import {
   loginCookie,
   newUser,
   ON_EMBEDDED,
-  startService,
+  startService as startOwnService,
   testDatabase,
   type TestService,
 } from "./support/service.ts";
+
+/**
+ * A service of the test's own, bcrypt at its cheapest cost: its work is
+ * not this file's subject.
+ */
+const startService = (env: Record<string, string> = {}) =>
+  startOwnService(env, { bcryptCost: 4 });
 
 interface Event {
   id: string;

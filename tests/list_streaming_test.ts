@@ -1,7 +1,18 @@
 import { jsonArrayBody } from "../src/http/json-array.ts";
 import { assert, assertEquals, assertRejects } from "./support/assert.ts";
-import { loginCookie, ON_EMBEDDED, startService } from "./support/service.ts";
+import {
+  loginCookie,
+  ON_EMBEDDED,
+  startService as startOwnService,
+} from "./support/service.ts";
 import { seedUsers } from "./support/users.ts";
+
+/**
+ * A service of the test's own, bcrypt at its cheapest cost: its work is
+ * not this file's subject.
+ */
+const startService = (env: Record<string, string> = {}) =>
+  startOwnService(env, { bcryptCost: 4 });
 
 const TRICKY_NAMES = [
   'quote " and backslash \\',

@@ -24,8 +24,18 @@ import { startWebhookWorker } from "../src/webhooks/worker.ts";
 import { writeRecords } from "./audit_support.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { withTool } from "./support/conditions.ts";
-import { startService, type TestService } from "./support/service.ts";
+import {
+  startService as startOwnService,
+  type TestService,
+} from "./support/service.ts";
 import { eventually, startReceiver } from "./webhook_support.ts";
+
+/**
+ * A service of the test's own, bcrypt at its cheapest cost: its work is
+ * not this file's subject.
+ */
+const startService = (env: Record<string, string> = {}) =>
+  startOwnService(env, { bcryptCost: 4 });
 
 /** Loopback receivers, fast polls, and a short schedule the tests can wait out. */
 const FAST = {
