@@ -43,7 +43,7 @@ export async function testDatabase(
   contents: Contents = "empty",
 ): Promise<TestDatabase> {
   if (!SERVER_URL) {
-    collectGarbage();
+    if (embeddedStarted++ > 0) collectGarbage();
     const dir = await Deno.makeTempDir({ prefix: "user-admin-test-" });
     await copyDir(
       await embeddedTemplate(contents === "empty" ? "migrated" : contents),
@@ -83,6 +83,9 @@ export async function testDatabase(
  * collector next gets to it, so a file that starts several holds about one.
  */
 export const collectGarbage = () => (globalThis as { gc?: () => void }).gc?.();
+
+/** Embedded databases this isolate has started (the first needs no collection before it). */
+let embeddedStarted = 0;
 
 let serverConnection: Sql | undefined;
 
