@@ -10,14 +10,34 @@ import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { auditDatabase, verifyTask, writeRecords } from "./audit_support.ts";
 import { sleep } from "./support/process.ts";
 
-/** A retention of one second, in days. */
-const ONE_SECOND = 1 / 86_400;
+type Audit = Awaited<ReturnType<typeof auditDatabase>>;
 
-/** 6 records, then 4 more a bit over a second later. */
-async function oldAndNew(a: Awaited<ReturnType<typeof auditDatabase>>) {
+/** Milliseconds between the older and the newer records of `oldAndNew`. */
+const GAP_MS = 300;
+
+/** 6 records, then 4 more GAP_MS later. */
+async function oldAndNew(a: Audit) {
   await writeRecords(a.store, 6);
-  await sleep(1_300);
+  await sleep(GAP_MS);
   await writeRecords(a.store, 4, 6);
+}
+
+/**
+ * A retention in days whose cutoff, for a sweep made right after, falls
+ * just after record `id`'s time by the database's clock: that record and
+ * the older ones are older than it, the newer ones (GAP_MS later) are not,
+ * as long as the sweep starts within GAP_MS of this call. Relative to the
+ * records' own times, so a slow machine changes nothing. Waits until the
+ * record is a few milliseconds old (its time is kept to the millisecond).
+ */
+async function retentionAfter(a: Audit, id: number): Promise<number> {
+  for (;;) {
+    const [{ age }] = await a.db.sql<{ age: number }[]>`
+      select extract(epoch from now() - time)::float8 as age
+      from audit_events where id = ${id}`;
+    if (age > 0.01) return (age - 0.005) / 86_400;
+    await sleep(10);
+  }
 }
 
 Deno.test("AUDIT_RETENTION_DAYS defaults to 365; 0 keeps all; a negative value is refused", () => {
@@ -39,7 +59,7 @@ Deno.test("the sweep removes the older records and the chain verifies from the o
   await using a = await auditDatabase();
   await oldAndNew(a);
   // In batches of 4: several statements, each moving the anchor.
-  assertEquals(await a.store.audit.sweep(ONE_SECOND, 4), 6);
+  assertEquals(await a.store.audit.sweep(await retentionAfter(a, 6), 4), 6);
   const kept = await a.store.audit.list({ limit: 100 });
   assertEquals(kept.map((r) => r.id), [10, 9, 8, 7]);
   await writeRecords(a.store, 3, 10);
@@ -52,7 +72,7 @@ Deno.test("the sweep removes the older records and the chain verifies from the o
 Deno.test("after a sweep, removing the oldest kept record is detected", async () => {
   await using a = await auditDatabase();
   await oldAndNew(a);
-  assertEquals(await a.store.audit.sweep(ONE_SECOND), 6);
+  assertEquals(await a.store.audit.sweep(await retentionAfter(a, 6)), 6);
   await a.db.sql`delete from audit_events where id = 7`;
   await a.close();
   const run = await verifyTask(a.env);
@@ -66,7 +86,7 @@ Deno.test("after a sweep, removing the oldest kept record is detected", async ()
 Deno.test("after a sweep, a forged oldest record in place of the kept one is detected", async () => {
   await using a = await auditDatabase();
   await oldAndNew(a);
-  await a.store.audit.sweep(ONE_SECOND);
+  assertEquals(await a.store.audit.sweep(await retentionAfter(a, 6)), 6);
   // The oldest kept record claims another predecessor than the anchor.
   await a.db.sql`
     update audit_events set prev_hash = decode(repeat('00', 32), 'hex') where id = 7`;
@@ -80,9 +100,9 @@ Deno.test("a retention of 0 keeps everything; a sweep of all leaves an empty tra
   await using a = await auditDatabase();
   await writeRecords(a.store, 5);
   assertEquals(await a.store.audit.sweep(0), 0);
-  await sleep(1_100);
-  assertEquals(await a.store.audit.sweep(ONE_SECOND), 5);
-  assertEquals(await a.store.audit.sweep(ONE_SECOND), 0);
+  const all = await retentionAfter(a, 5);
+  assertEquals(await a.store.audit.sweep(all), 5);
+  assertEquals(await a.store.audit.sweep(all), 0);
   await a.close();
   let run = await verifyTask(a.env);
   assertEquals(run.code, 0, run.stderr);
@@ -132,7 +152,10 @@ Deno.test("housekeeping sweeps the trail with AUDIT_RETENTION_DAYS", async () =>
   // A retention shorter than the records' age removes them.
   housekeeping = startHousekeeping(
     a.store,
-    { LOGIN_WINDOW_SECONDS: 900, AUDIT_RETENTION_DAYS: ONE_SECOND },
+    {
+      LOGIN_WINDOW_SECONDS: 900,
+      AUDIT_RETENTION_DAYS: await retentionAfter(a, 3),
+    },
     log,
     50,
   );

@@ -12,7 +12,11 @@ import { type Database, openDatabase } from "../src/db/database.ts";
 import { createStore, type Store } from "../src/db/store.ts";
 import { NO_DEADLINE } from "../src/db/write.ts";
 import { runScript, runTask } from "./support/process.ts";
-import { type TestDatabase, testDatabase } from "./support/service.ts";
+import {
+  collectGarbage,
+  type TestDatabase,
+  testDatabase,
+} from "./support/service.ts";
 
 export interface AuditDatabase extends AsyncDisposable {
   env: Record<string, string>;
@@ -43,6 +47,7 @@ export async function auditDatabase(): Promise<AuditDatabase> {
       await current?.store.stop();
       await current?.db.close();
       current = undefined;
+      collectGarbage();
     },
     async reopen() {
       current ??= await open();

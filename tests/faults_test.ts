@@ -11,6 +11,7 @@ import { postgresOnly } from "./support/conditions.ts";
 import {
   assertContractAnswer,
   assertWholeRows,
+  settled,
   type Timed,
   timed,
   timedCreate,
@@ -27,27 +28,6 @@ import {
 /** A connection of the test's own to the service's database. */
 function outsider(svc: TestService) {
   return postgres(svc.config.DATABASE_URL!, { max: 1, onnotice: () => {} });
-}
-
-/**
- * Resolves once the service has no store call and no bcrypt job in flight
- * (its /metrics gauges; start it with METRICS_PORT): every write it began,
- * even one whose client was answered 500, has committed or rolled back, so
- * a write's absence is final from then on.
- */
-async function settled(svc: TestService) {
-  const until = performance.now() + 30_000;
-  while (true) {
-    const text = await (await fetch(svc.metricsUrl!)).text();
-    if (
-      /^useradmin_db_operations_in_flight 0$/m.test(text) &&
-      /^useradmin_bcrypt_jobs_in_flight 0$/m.test(text)
-    ) return;
-    if (performance.now() > until) {
-      throw new Error("the service's work still in flight after 30 s");
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 Deno.test({
@@ -244,6 +224,7 @@ Deno.test({
       DATABASE_POOL_MAX: "1",
       REQUEST_TIMEOUT_MS: "3000",
       BCRYPT_COST: "12",
+      METRICS_PORT: "0",
     });
     const cookie = await loginCookie(svc);
     const people = ["bob", "carol", "dave", "erin"] as const;
@@ -308,12 +289,12 @@ Deno.test({
       }
       await lock.release();
       await Promise.all(stalled);
-      // What waited is let through now. A later write through the same
-      // pool proves the queue drained; the old code had applied its writes
-      // well within the second after (sessions about 370 ms after).
-      const drained = performance.now();
-      let later = false;
-      while (!later || performance.now() - drained < 2_000) {
+      // What waited is let through now. Once the service has no store call
+      // and no bcrypt job in flight, whatever it would still apply is
+      // applied; later requests through the one connection come after
+      // anything queued on it, and nothing has changed after them either.
+      await settled(svc);
+      const nothingApplied = async () => {
         const sessions = await outside<{ user_id: number }[]>`
           select user_id from sessions where user_id = any(${[
           ids.bob,
@@ -333,14 +314,14 @@ Deno.test({
           [],
           "a request answered 500 left a record",
         );
-        if (!later) {
-          later = (await timed(svc, "me", "/api/auth/me", {
-                headers: { cookie: daveCookie },
-              })).status === 200 &&
-            (await svc.admin.login("admin", "admin-pass-1234")).ok;
-        }
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      };
+      await nothingApplied();
+      const me = await timed(svc, "me", "/api/auth/me", {
+        headers: { cookie: daveCookie },
+      });
+      assertEquals(me.status, 200);
+      assert((await svc.admin.login("admin", "admin-pass-1234")).ok);
+      await nothingApplied();
     } finally {
       await outside.end();
     }
@@ -362,10 +343,31 @@ Deno.test({
         DATA_DIR: "unused",
         DATABASE_POOL_MAX: 1,
         DATABASE_PREPARE: true,
-        // Statements may run 100 ms; the wait below is far longer.
+        // Statements may run 100 ms; its wait below lasts three times that.
         REQUEST_TIMEOUT_MS: 300,
       });
-      await new Promise((r) => setTimeout(r, 800));
+      const outcome = opening.then(() => "opened", (e) => `failed: ${e}`);
+      // Released once the opening's statement has waited for the lock 300
+      // ms, by that statement's own start: however slow the machine.
+      const until = Date.now() + 30_000;
+      for (let waited = 0; waited < 300;) {
+        assert(Date.now() < until, "the opening never waited for the lock");
+        const now = await Promise.race([
+          outcome,
+          new Promise((r) => setTimeout(() => r("waiting"), 20)),
+        ]);
+        assertEquals(
+          now,
+          "waiting",
+          "the opening ended while the lock was held",
+        );
+        [{ waited }] = await holder<{ waited: number }[]>`
+          select coalesce(max(extract(epoch from now() - query_start)), 0)
+            ::float8 * 1000 as waited
+          from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock'
+            and wait_event = 'advisory'`;
+      }
       await holder`select pg_advisory_unlock(${MIGRATION_LOCK.toString()}::bigint)`;
       const opened = await opening;
       try {

@@ -10,7 +10,8 @@ import {
 } from "./support/service.ts";
 
 /** Over the port: these requests are about what crosses the wire. */
-const service = sharedService({}, { inProcess: false });
+// bcrypt's work is not this file's subject: its cheapest cost.
+const service = sharedService({}, { inProcess: false, bcryptCost: 4 });
 
 const MiB = 1024 * 1024;
 

@@ -3,14 +3,13 @@
  * on one PostgreSQL database. Only on a PostgreSQL server (DATABASE_URL):
  * the embedded PGlite belongs to one process by design.
  */
-import postgres from "postgres";
 import { createUserAdminClient } from "@user-admin/client";
 import { loadConfig } from "../src/config.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { loadMigrations } from "../src/db/migrate.ts";
 import { createStore } from "../src/db/store.ts";
 import { assert, assertEquals } from "./support/assert.ts";
-import { startInstances } from "./support/process.ts";
+import { startCluster } from "./support/cluster.ts";
 import { postgresOnly } from "./support/conditions.ts";
 import {
   ADMIN,
@@ -18,11 +17,6 @@ import {
   loginCookie as loginOver,
   testDatabase,
 } from "./support/service.ts";
-const ADMIN_ENV = {
-  ADMIN_USERNAME: ADMIN.username,
-  ADMIN_PASSWORD: ADMIN.password,
-};
-
 /**
  * Three instances at once on one database of their own: by default one a
  * first start with ADMIN has made (migrated, the admin there), or `empty`.
@@ -31,29 +25,14 @@ async function cluster(
   env: Record<string, string> = {},
   contents: Contents = "first-admin",
 ) {
-  const db = await testDatabase(contents);
-  try {
-    const settings = { ...ADMIN_ENV, ...db.env, ...env };
-    const instances = await startInstances([settings, settings, settings]);
-    const sql = postgres(db.env.DATABASE_URL, { max: 1, onnotice: () => {} });
-    return {
-      instances,
-      sql,
-      client: (i: number, cookie?: string) =>
-        createUserAdminClient({
-          baseUrl: instances[i].baseUrl,
-          headers: cookie ? { cookie } : undefined,
-        }),
-      async [Symbol.asyncDispose]() {
-        await sql.end();
-        await instances[Symbol.asyncDispose]();
-        await db[Symbol.asyncDispose]();
-      },
-    };
-  } catch (e) {
-    await db[Symbol.asyncDispose]();
-    throw e;
-  }
+  const c = await startCluster(3, { env, contents });
+  return Object.assign(c, {
+    client: (i: number, cookie?: string) =>
+      createUserAdminClient({
+        baseUrl: c.urls[i],
+        headers: cookie ? { cookie } : undefined,
+      }),
+  });
 }
 
 /** Logs in on one instance and returns the session cookie as a header value. */

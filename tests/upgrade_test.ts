@@ -146,7 +146,7 @@ async function build(commit: string) {
     }
     // Its packages as its lock pins them, run from Deno's cache: a
     // node_modules of its own is thousands of files to write and remove
-    // (seconds here) for the same modules.
+    // for the same modules.
     await run(Deno.execPath(), ["install", "--frozen", NO_NODE_MODULES], dir);
     return {
       dir,

@@ -15,7 +15,9 @@ const ENV = {
   ADMIN_PASSWORD: ADMIN.password,
   WEBHOOK_ALLOW_PRIVATE: "true",
   WEBHOOK_POLL_MS: "100",
-  WEBHOOK_TIMEOUT_MS: "1000",
+  // Short: a restart waits out the killed instance's lease on its endpoint,
+  // three timeouts and 5 s. A delivery that exceeds it is retried.
+  WEBHOOK_TIMEOUT_MS: "200",
   WEBHOOK_RETRY_SCHEDULE: "200",
   LOG_LEVEL: "error",
 };

@@ -5,15 +5,37 @@
  * test's name ends with in parentheses (tests/support/conditions.ts). An
  * ignored test whose name gives no reason fails the run.
  *
- * Parallel test files: DENO_JOBS if set, else one per core. Each file that
- * starts the embedded database holds PGlite instances of its own (a few
- * hundred MiB each), so two files per core doubled the suite's peak memory
- * without making it faster on two cores.
+ * Parallel test files: DENO_JOBS if set, else one per core on the embedded
+ * database and one more on PostgreSQL. Each file that starts the embedded
+ * database holds PGlite instances of its own (hundreds of MiB each), and
+ * its work is mostly CPU: more files at once than cores multiply the peak
+ * memory for nothing. On PostgreSQL a file waits much of its time (for the
+ * server, other processes, sockets and timers), which another file's work
+ * fills. The garbage collector is exposed so that tests/support/service.ts
+ * can hand a closed PGlite's memory back before the next one starts.
+ *
+ * The test modules are type-checked beside the run (`deno check tests/`,
+ * whose failure fails the run), not before it, where deno test would keep
+ * one core busy and the other idle before the first test starts.
  */
+const cores = navigator.hardwareConcurrency;
 const jobs = Deno.env.get("DENO_JOBS") ??
-  String(navigator.hardwareConcurrency);
+  String(Deno.env.get("DATABASE_URL") ? cores + 1 : cores);
+const checking = new Deno.Command(Deno.execPath(), {
+  args: ["check", "--quiet", "tests/"],
+  stdout: "piped",
+  stderr: "piped",
+}).output();
 const child = new Deno.Command(Deno.execPath(), {
-  args: ["test", "-A", "--parallel", "tests/", ...Deno.args],
+  args: [
+    "test",
+    "-A",
+    "--parallel",
+    "--no-check",
+    "--v8-flags=--expose-gc",
+    "tests/",
+    ...Deno.args,
+  ],
   env: { DENO_JOBS: jobs },
   stdout: "piped",
   stderr: "inherit",
@@ -76,4 +98,10 @@ if (unexplained.length) {
     }`,
   );
 }
-Deno.exit(code || (unexplained.length ? 1 : 0));
+const checked = await checking;
+if (!checked.success) {
+  await Deno.stderr.write(checked.stdout);
+  await Deno.stderr.write(checked.stderr);
+  console.error("deno check tests/ failed: the run fails with it");
+}
+Deno.exit(code || (unexplained.length || !checked.success ? 1 : 0));

@@ -1,8 +1,8 @@
 /**
  * What the client's Node tests need: Node and npm on PATH, and TypeScript
  * compiling as a Node project. Apart from conditions.ts, so that only these
- * tests pay for finding out whether the tools run (npm takes a quarter of a
- * second of CPU to print its version).
+ * tests pay for finding out whether the tools run (npm starts a Node
+ * program of its own just to print its version).
  */
 import ts from "typescript";
 import type { Tool } from "./conditions.ts";

@@ -184,7 +184,7 @@ export async function runScript(
  * Runs a CLI task's main in this isolate, with the environment a process
  * would get (this one's, `env` over it), and answers as runScript does:
  * for the tests of what a task does, where a process of its own (a Deno
- * started and its modules loaded, about 0.3 s of CPU) adds nothing. Each
+ * started and its modules loaded) adds nothing but its start. Each
  * task is also run as a process where that is the point (exit codes,
  * startup_test).
  */

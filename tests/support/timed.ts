@@ -86,3 +86,24 @@ export async function assertWholeRows(svc: TestService, created: Set<string>) {
     assert(names.has(name), `${name} got 201 but is gone`);
   }
 }
+
+/**
+ * Resolves once the service has no store call and no bcrypt job in flight
+ * (its /metrics gauges; start it with METRICS_PORT): every write it began,
+ * even one whose client was answered 500, has committed or rolled back, so
+ * a write's absence is final from then on.
+ */
+export async function settled(svc: TestService) {
+  const until = performance.now() + 30_000;
+  while (true) {
+    const text = await (await fetch(svc.metricsUrl!)).text();
+    if (
+      /^useradmin_db_operations_in_flight 0$/m.test(text) &&
+      /^useradmin_bcrypt_jobs_in_flight 0$/m.test(text)
+    ) return;
+    if (performance.now() > until) {
+      throw new Error("the service's work still in flight after 30 s");
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
