@@ -104,6 +104,10 @@ export async function migrate(
       // Waiting for another instance's migration, or a long one, is no request:
       // the connection's statement_timeout does not apply here.
       await tx`set local statement_timeout = 0`;
+      // Deferred triggers (the list's version, 017) fire at each statement:
+      // a migration that writes rows and then alters or indexes the table
+      // would otherwise fail on the events still pending.
+      await tx`set constraints all immediate`;
       await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK.toString()}::bigint)`;
       await tx`
         create table if not exists schema_migrations (
