@@ -23,8 +23,13 @@ import postgres from "postgres";
 
 const url = Deno.env.get("DATABASE_URL");
 if (!url) throw new Error("DATABASE_URL is required");
+// The pool as the service makes it (src/db/database.ts): the driver starts
+// and cancels the idle timer around every query, work both sides then do.
 const sql = postgres(url, {
   max: Number(Deno.env.get("DATABASE_POOL_MAX") ?? 10),
+  connect_timeout: 3,
+  idle_timeout: 60,
+  max_lifetime: 30 * 60,
   onnotice: () => {},
   connection: { application_name: "user-admin-floor" },
 });
