@@ -47,8 +47,9 @@ export const isRefusal = (outcome: unknown): outcome is CallerRefusal =>
   outcome === "caller_gone" || outcome === "caller_not_admin";
 
 /**
- * The rows a caller's write locks: the caller's for share (a write that
- * changes no user), or the caller's and the user's it changes for update.
+ * The rows a caller's write locks: the caller's alone (a write that changes
+ * no user), or with the user's it changes (`update`), which is locked for
+ * update.
  */
 export type CallerLock = "share" | { update: number };
 
@@ -84,18 +85,14 @@ async function checkCaller(
 ): Promise<CallerRefusal | AuditParty> {
   const callerId = caller.account.id;
   const target = lock === "share" ? undefined : lock.update;
-  const locks = target === callerId
-    ? [tx`select 1 from users where id = ${callerId} for update`]
-    : [
-      {
-        id: callerId,
-        lock: tx`select 1 from users where id = ${callerId} for share`,
-      },
-      ...target === undefined ? [] : [{
-        id: target,
-        lock: tx`select 1 from users where id = ${target} for update`,
-      }],
-    ].sort((a, b) => a.id - b.id).map((l) => l.lock);
+  const ids = target === undefined || target === callerId
+    ? [callerId]
+    : [callerId, target].sort((a, b) => a - b);
+  const locks = ids.map((id) =>
+    id === target
+      ? tx`select 1 from users where id = ${id} for update`
+      : tx`select 1 from users where id = ${id} for share`
+  );
   const check = caller.keyId === undefined
     ? tx<{ role: Role; username: string }[]>`
     select u.role, u.username from sessions s join users u on u.id = s.user_id
