@@ -2,7 +2,8 @@
  * The raw floor the bench compares the service with: plain Deno.serve and
  * postgres.js answering `GET /api/users` and `GET /api/auth/me` with the
  * service's SQL, the same session check (cookie -> SHA-256 with node:crypto
- * -> one query joining the unexpired session to its user) and
+ * -> one query joining the live session to its user, not disabled; its
+ * `last_seen_at` written once a minute) and
  * byte-identical JSON bodies.
  * The list carries the same ETag from the same version row (one more
  * query) and answers If-None-Match with 304, as the service does. Every
@@ -71,12 +72,25 @@ async function caller(req: Request): Promise<Caller | undefined> {
   const token = SID.exec(req.headers.get("cookie") ?? "")?.[1];
   if (!token || !TOKEN.test(token)) return undefined;
   const hash = createHash("sha256").update(token).digest();
-  const [row] = await sql<Caller[]>`
-    select u.id, u.username, u.name, u.email, u.role
+  // The service's statements (src/db/sessions.ts): a live session of a user
+  // not disabled, and `last_seen_at` written at most once a minute.
+  const [row] = await sql<(Caller & { unseen: boolean })[]>`
+    select u.id, u.username, u.name, u.email, u.role, (s.last_seen_at is null
+      or s.last_seen_at <= now() - interval '1 minute') as unseen
     from sessions s join users u on u.id = s.user_id
-    where s.token_hash = ${hash} and s.expires_at > now()
-      and s.password_version = u.password_version`;
-  return row;
+    where s.token_hash = ${hash} and (s.expires_at > now()
+      and s.password_version = u.password_version
+      and not (u.disabled_at is not null
+      and (u.disabled_until is null or u.disabled_until > now())))`;
+  if (!row) return undefined;
+  if (row.unseen) {
+    await sql`
+      update sessions s set last_seen_at = now()
+      where s.token_hash = ${hash} and (s.last_seen_at is null
+        or s.last_seen_at <= now() - interval '1 minute')`;
+  }
+  const { id, username, name, email, role } = row;
+  return { id, username, name, email, role };
 }
 
 const CREATED_AT =
