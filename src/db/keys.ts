@@ -37,6 +37,8 @@ export function createKeyStore(sql: Sql, { asCaller }: Writer) {
     sql.unsafe(
       `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
     );
+  // Built once, as every request with a key reads it.
+  const ownerLive = sql`${liveKey(sql)} and not ${disabledNow(sql, "u")}`;
   const shown = sql`id, name, prefix, ${iso("created_at")} as "createdAt",
     ${iso("expires_at")} as "expiresAt", ${
     iso("last_used_at")
@@ -66,8 +68,7 @@ export function createKeyStore(sql: Sql, { asCaller }: Writer) {
           (k.last_used_at is null
             or k.last_used_at < now() - ${LAST_USED_EVERY}::interval) as stale
         from api_keys k join users u on u.id = k.user_id
-        where k.secret_hash = ${secretHash} and ${liveKey(sql)}
-          and not ${disabledNow(sql, "u")}`;
+        where k.secret_hash = ${secretHash} and ${ownerLive}`;
       if (!row) return undefined;
       const { keyId, stale, ...account } = row;
       if (stale) {

@@ -42,6 +42,9 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
   /** A session (`s`) whose `last_seen_at` is due: never written, or over a minute ago. */
   const unseen = sql`(s.last_seen_at is null
     or s.last_seen_at <= now() - interval '1 minute')`;
+  // Built once: a fragment is constant text, and building one costs every
+  // authenticated request its share.
+  const live = liveSession(sql);
 
   return {
     /**
@@ -113,7 +116,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
       const [row] = await sql<(Account & { unseen: boolean })[]>`
         select u.id, u.username, u.name, u.email, u.role, ${unseen} as unseen
         from sessions s join users u on u.id = s.user_id
-        where s.token_hash = ${tokenHash} and ${liveSession(sql)}`;
+        where s.token_hash = ${tokenHash} and ${live}`;
       if (!row) return undefined;
       const { unseen: due, ...account } = row;
       if (due) {
@@ -143,7 +146,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
           s.client_address as "clientAddress", s.user_agent as "userAgent",
           coalesce(s.token_hash = ${callerSession ?? null}, false) as current
         from sessions s join users u on u.id = s.user_id
-        where s.user_id = ${userId} and ${liveSession(sql)}
+        where s.user_id = ${userId} and ${live}
           and s.public_id is not null
         order by s.created_at desc, s.public_id`;
     },
@@ -171,7 +174,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
           with ended as (
             delete from sessions s using users u
             where u.id = s.user_id and s.user_id = ${userId} ${one}
-            returning ${liveSession(sql)} as live)
+            returning ${live} as live)
           select count(*) filter (where live)::int as count from ended`;
         if (count > 0) {
           await recordAudit(
