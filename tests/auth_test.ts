@@ -189,6 +189,45 @@ Deno.test("me answers 401 for a missing, unknown, malformed or expired cookie", 
   assertEquals(expired, { ok: false, status: 401, error: "Unauthorised" });
 });
 
+Deno.test("me finds the sid cookie among others, quoted or spaced, and in no other cookie's name", async () => {
+  const svc = await service();
+  const login = await svc.fetch("/api/auth/login", json(ADMIN));
+  assertEquals(login.status, 200);
+  await login.body?.cancel();
+  const token = sidOf(login)!;
+  const me = (cookie: string) =>
+    svc.fetch("/api/auth/me", { headers: { cookie } });
+  for (
+    const cookie of [
+      `sid=${token}`,
+      `theme=dark; sid=${token}`,
+      `sid=${token}; theme=dark`,
+      `a=1;sid=${token};b=2`,
+      `sid="${token}"`,
+      `theme=dark;  sid = ${token} ;x=1`,
+    ]
+  ) {
+    const res = await me(cookie);
+    assertEquals(res.status, 200, cookie);
+    assertEquals((await res.json()).username, ADMIN.username);
+  }
+  for (
+    const cookie of [
+      `xsid=${token}`,
+      `sidx=${token}`,
+      `sid=${token}x`,
+      `sid="${token}`,
+      `sid=${token}"`,
+      `sid=${token.slice(1)}`,
+      `theme=sid=${token}`,
+    ]
+  ) {
+    const res = await me(cookie);
+    assertEquals(res.status, 401, cookie);
+    assertEquals(await res.json(), { error: "Unauthorised" });
+  }
+});
+
 Deno.test("a session lasts SESSION_TTL_SECONDS, stored as an absolute expiry", async () => {
   const svc = await service();
   const shortLived = svc.configured({ SESSION_TTL_SECONDS: "600" });

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { deleteCookie, setCookie } from "hono/cookie";
 import { auditContext } from "../audit/context.ts";
 import type { Config } from "../config.ts";
 import type { SessionStart } from "../db/sessions.ts";
@@ -60,6 +60,18 @@ export interface Sessions {
   end(c: Context<AppEnv>): Promise<void>;
 }
 
+/**
+ * The value of the first `sid` pair of a Cookie header, without the quotes
+ * a client may put around it. Read here rather than by hono's getCookie,
+ * which parses and URI-decodes every pair up to it on every request: a
+ * session token is base64url, which no decoding changes.
+ */
+const SESSION_PAIR = new RegExp(
+  `(?:^|;)[ \\t]*${SESSION_COOKIE}[ \\t]*=[ \\t]*("?)([^;" \\t]*)\\1[ \\t]*(?:;|$)`,
+);
+const sessionToken = (cookie: string | undefined) =>
+  cookie === undefined ? undefined : SESSION_PAIR.exec(cookie)?.[2];
+
 /** Whether the service's cookies (`sid`, `did`) get `Secure`: over HTTPS, or always with COOKIE_SECURE. */
 export const secureCookie = (
   c: Context,
@@ -76,7 +88,7 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
 
   /** The token hash of the request's cookie, if it carries a well-formed one. */
   const presentedHash = (c: Context) => {
-    const token = getCookie(c, SESSION_COOKIE);
+    const token = sessionToken(c.req.header("cookie"));
     return token && isSessionToken(token) ? sha256(token) : undefined;
   };
 
