@@ -781,8 +781,8 @@ async function main() {
   );
   // Requests that bcrypt bounds, beside the rate at which this process
   // hashes at cost 10 on all cores, in turns: each round's requests/s over
-  // that round's hashes/s.
-  const bcryptBound = async (scenario: string, load: Load) => {
+  // that round's hashes/s. `load` makes each run's (new names for creations).
+  const bcryptBound = async (scenario: string, load: () => Load) => {
     say(`${scenario} beside bcrypt hashing on all cores, in turns ...`);
     const hashes: number[] = [];
     const requests: Measured[] = [];
@@ -790,10 +790,10 @@ async function main() {
       {
         hashes: async () => hashes.push(await hashingRate(opts.duration)),
         requests: async () =>
-          requests.push(await wrk(wrkPath, service, sid, load)),
+          requests.push(await wrk(wrkPath, service, sid, load())),
       },
       opts.rounds,
-      () => wrk(wrkPath, service, sid, { ...load, duration: 1 }),
+      () => wrk(wrkPath, service, sid, { ...load(), duration: 1 }),
     );
     const rounds = requests.map((r, i) => r.rps / hashes[i]);
     const row: Row = { scenario, service: medianRun(requests) };
@@ -817,29 +817,28 @@ async function main() {
       },
     };
   };
-  const create = (prefix: string): Load => ({
+  let runs = 0;
+  // Each run's creations under names of its own.
+  const create = (): Load => ({
     path: "/api/users",
     method: "POST",
-    create: prefix,
+    create: `b${Date.now().toString(36)}${++runs}`,
     connections: 4,
   });
   const bcryptRows = [
-    await bcryptBound("POST /api/auth/login (bcrypt)", {
+    await bcryptBound("POST /api/auth/login (bcrypt)", () => ({
       path: "/api/auth/login",
       method: "POST",
       body: JSON.stringify(ADMIN),
       connections: 4,
-    }),
-    await bcryptBound(
-      "POST /api/users (bcrypt)",
-      create(`b${Date.now().toString(36)}`),
-    ),
+    })),
+    await bcryptBound("POST /api/users (bcrypt)", create),
   ];
 
   // Creations saturate the CPU with bcrypt while one connection polls /health.
   say("POST /api/users (bcrypt) with GET /health beside it ...");
   const [creating, health] = await Promise.all([
-    wrk(wrkPath, service, sid, create(`h${Date.now().toString(36)}`)),
+    wrk(wrkPath, service, sid, create()),
     wrk(wrkPath, service, sid, { path: "/health", connections: 1 }),
   ]);
   rows.push({
