@@ -5,7 +5,7 @@
  * service/floor, and writes tests/bench/RESULTS.md.
  *
  *   deno task bench [--users 1000] [--stream-users 100000]
- *                   [--million-users 1000000] [--duration 5] [--rounds 5]
+ *                   [--million-users 1000000] [--duration 3] [--rounds 9]
  *                   [--warmup 10]
  *                   [--connections 10] [--out tests/bench/RESULTS.md]
  *   deno task bench --sse [--sse-streams 100] [--sse-records 30]
@@ -21,13 +21,13 @@
  * median round. One run of each, one after the other, moved by 20% and more
  * on this shared machine.
  *
- *   deno task bench --keys [--duration 5] [--rounds 5] [--warmup 10]
+ *   deno task bench --keys [--duration 3] [--rounds 9] [--warmup 10]
  *
  * `--keys` measures only GET /api/auth/me with an API key beside the same
  * with the cookie, and POST /api/users with an Idempotency-Key beside
  * without (each target 0.9), and prints them; RESULTS.md is not written.
  *
- *   deno task bench --webhooks [--duration 5] [--rounds 5] [--warmup 10]
+ *   deno task bench --webhooks [--duration 3] [--rounds 9] [--warmup 10]
  *
  * `--webhooks` measures PATCH (role flips: an audit record each) with one
  * webhook endpoint attached beside the same PATCH with none, in turns, and
@@ -105,8 +105,11 @@ const opts = {
   users: option("users", 1000),
   streamUsers: option("stream-users", 100_000),
   millionUsers: option("million-users", 1_000_000),
-  duration: option("duration", 5),
-  rounds: option("rounds", 5),
+  // Many short rounds: the host's speed drifts within seconds, and a ratio
+  // is only as good as its two sides' sharing the same drift. The million's
+  // rows are single runs, each longer.
+  duration: option("duration", Deno.args.includes("--million") ? 5 : 3),
+  rounds: option("rounds", 9),
   warmup: option("warmup", 10),
   connections: option("connections", 10),
   sseStreams: option("sse-streams", 100),
