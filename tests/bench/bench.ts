@@ -6,7 +6,7 @@
  *
  *   deno task bench [--users 1000] [--stream-users 100000]
  *                   [--million-users 1000000] [--duration 3] [--rounds 9]
- *                   [--warmup 10]
+ *                   [--fast-duration 1] [--fast-rounds 25] [--warmup 10]
  *                   [--connections 10] [--out tests/bench/RESULTS.md]
  *   deno task bench --sse [--sse-streams 100] [--sse-records 30]
  *
@@ -14,8 +14,10 @@
  * it and writes nothing.
  *
  * A ratio (the service beside its floor, PATCH with its audit record beside
- * the same PATCH with the database dropping the record) is measured in `--rounds` rounds of
- * `--duration` seconds a side, taking turns (the order swaps each round),
+ * the same PATCH with the database dropping the record) is measured in
+ * rounds, taking turns (the order swaps each round): `--fast-rounds` (25)
+ * of `--fast-duration` (1) seconds a side for requests of milliseconds,
+ * `--rounds` (9) of `--duration` (3) for the bcrypt pairs and the long list,
  * after `--warmup` seconds of each side alone: it
  * is the median of the rounds' ratios, and the table shows each side's
  * median round. One run of each, one after the other, moved by 20% and more
@@ -110,6 +112,9 @@ const opts = {
   // rows are single runs, each longer.
   duration: option("duration", Deno.args.includes("--million") ? 5 : 3),
   rounds: option("rounds", 9),
+  // Pairs of requests that take milliseconds: shorter, more rounds still.
+  fastDuration: option("fast-duration", 1),
+  fastRounds: option("fast-rounds", 25),
   warmup: option("warmup", 10),
   connections: option("connections", 10),
   sseStreams: option("sse-streams", 100),
@@ -542,6 +547,16 @@ function medianRun(runs: Measured[]): Measured {
   };
 }
 
+/** How a pair is measured: rounds of `duration` seconds a side. */
+interface Slices {
+  rounds: number;
+  duration: number;
+}
+/** For loads whose requests take a second or less between them. */
+const SLICES: Slices = { rounds: opts.rounds, duration: opts.duration };
+/** For requests of milliseconds: many short rounds (`--fast-rounds`, `--fast-duration`). */
+const FAST: Slices = { rounds: opts.fastRounds, duration: opts.fastDuration };
+
 /**
  * Two loads measured in turns (turns.ts): the ratio a/b of each round, and
  * their median. By default each side first runs alone for `--warmup`
@@ -554,8 +569,13 @@ async function paired(
   warmUp: () => Promise<unknown> = async () => {
     for (const side of [a, b]) await side({ duration: opts.warmup });
   },
+  { rounds: n, duration }: Slices = SLICES,
 ) {
-  const { a: as, b: bs } = await inTurns({ a, b }, opts.rounds, warmUp);
+  const { a: as, b: bs } = await inTurns(
+    { a: () => a({ duration }), b: () => b({ duration }) },
+    n,
+    warmUp,
+  );
   const rounds = as.map((x, i) => x.rps / bs[i].rps);
   return {
     a: medianRun(as),
@@ -681,6 +701,7 @@ async function main() {
     scenario: string,
     load: Load,
     withFloor: boolean,
+    slices = FAST,
   ) => {
     say(`${scenario} ...`);
     let row: Row;
@@ -688,10 +709,12 @@ async function main() {
       const p = await paired(
         (over) => wrk(wrkPath, service, sid, { ...load, ...over }),
         (over) => wrk(wrkPath, floor, sid, { ...load, ...over }),
+        undefined,
+        slices,
       );
       row = { scenario, service: p.a, floor: p.b, ratio: p.ratio };
       notes.push(
-        `${scenario}: service/floor in ${opts.rounds} rounds: ${
+        `${scenario}: service/floor in ${slices.rounds} rounds of ${slices.duration} s a side: ${
           roundList(p.ratio)
         } (median ${p.ratio.median.toFixed(2)}); ${
           cpuNote(p.as, p.bs, "service", "floor")
@@ -735,19 +758,20 @@ async function main() {
   const patchTargets = await viewerTargets(sql);
   const flips = roleFlips(patchTargets);
   const records = await recordSwitch(sql);
-  const patchRun = async (recorded: boolean) => {
+  const patchRun = async (recorded: boolean, over?: Partial<Load>) => {
     await asViewers(sql, patchTargets);
     await records.keep(recorded);
     const before = await auditRecords();
-    const m = await wrk(wrkPath, service, sid, flips);
+    const m = await wrk(wrkPath, service, sid, { ...flips, ...over });
     m.auditRecords = (await auditRecords()) - before;
     return m;
   };
   say("PATCH /api/users/:id with and without its audit record, in turns ...");
   const patch = await paired(
+    (over) => patchRun(true, over),
+    (over) => patchRun(false, over),
     () => patchRun(true),
-    () => patchRun(false),
-    () => patchRun(true),
+    FAST,
   );
   await records.remove();
   const perRequest = (runs: Measured[]) =>
@@ -776,7 +800,7 @@ async function main() {
       perRequest(patch.bs).toFixed(2)
     } records per request): ${
       auditRatio.toFixed(2)
-    }, median of ${opts.rounds} rounds (${
+    }, median of ${FAST.rounds} rounds of ${FAST.duration} s a side (${
       roundList(patch.ratio)
     }; the target is 0.85); ${
       cpuNote(patch.as, patch.bs, "recorded", "dropped")
@@ -887,10 +911,15 @@ async function main() {
       line("floor", f),
     ];
     console.log(streamRows.join("\n"));
-    await measure(`GET /api/users (${fmt(count)} users)`, {
-      path: "/api/users",
-      connections: 2,
-    }, true);
+    await measure(
+      `GET /api/users (${fmt(count)} users)`,
+      {
+        path: "/api/users",
+        connections: 2,
+      },
+      true,
+      SLICES,
+    );
   }
 
   // A million users: the service alone (the floor would hold the whole
@@ -1085,7 +1114,7 @@ async function main() {
     `- PostgreSQL ${
       (await sql`show server_version`)[0].server_version
     } on the same machine; ${fmt(opts.users)} users for the main table`,
-    `- wrk over loopback, ${opts.connections} connections (bcrypt scenarios 4, /health beside them 1), ${opts.duration} s per scenario after a 1 s warm-up; a ratio is the median of ${opts.rounds} rounds of ${opts.duration} s a side, taken in turns after a ${opts.warmup} s warm-up of each side alone (the table shows each side's median round)`,
+    `- wrk over loopback, ${opts.connections} connections (bcrypt scenarios 4, /health beside them 1), ${opts.duration} s per scenario after a 1 s warm-up; a ratio is the median of ${FAST.rounds} rounds of ${FAST.duration} s a side (requests of milliseconds: the floor pairs, the audit pair, key beside cookie) or of ${SLICES.rounds} rounds of ${SLICES.duration} s (the bcrypt pairs, the long list), taken in turns after a ${opts.warmup} s warm-up of each side alone (the table shows each side's median round)`,
     "- service: `deno run main.ts` with `LOG_LEVEL=warn` (no access log lines), `DATABASE_POOL_MAX` 10; floor: `tests/bench/floor.ts`, same SQL, same session check, byte-identical bodies and the same headers (request id and the four security headers; checked by the bench)",
     "- peak RSS: the process's VmHWM, reset before each scenario",
     `- load average (1 min) of the machine: ${loadAtStart} at the start, ${await loadAverage()} at the end`,
@@ -1465,7 +1494,7 @@ async function against(dir: string) {
       if (load.alternate) await asViewers(s.sql, s.targets);
       return wrk(wrkPath, s.proc, s.sid, { ...load, ...over });
     };
-    const p = await paired(on(here), on(other));
+    const p = await paired(on(here), on(other), undefined, FAST);
     const row = { scenario, here: p.as, other: p.bs, ratio: p.ratio };
     rows.push(row);
     console.log(sideBySideTable([row]).split("\n")[2]);
@@ -1486,7 +1515,7 @@ async function against(dir: string) {
     } on the same machine: a database for each side, migrated by that side's own service on its first start (the admin from \`ADMIN_USERNAME\` and \`ADMIN_PASSWORD\`), seeded to ${
       fmt(opts.users)
     } users by this checkout's \`tests/support/seed.ts\`, then the service started again; both run with Deno ${Deno.version.deno} and \`LOG_LEVEL=warn\``,
-    `- method: wrk over loopback, ${opts.connections} connections; each scenario in ${opts.rounds} rounds of ${opts.duration} s a side, taking turns (the order swaps each round), after ${opts.warmup} s of each side alone; a side's figures are the medians of its rounds; this/other req/s is the median of the rounds' ratios (listed); CPU per request is the service process's user + system time over the requests it answered, this/other the ratio of the two medians; the PATCH targets are viewers again before each run`,
+    `- method: wrk over loopback, ${opts.connections} connections; each scenario in ${FAST.rounds} rounds of ${FAST.duration} s a side, taking turns (the order swaps each round), after ${opts.warmup} s of each side alone; a side's figures are the medians of its rounds; this/other req/s is the median of the rounds' ratios (listed); CPU per request is the service process's user + system time over the requests it answered, this/other the ratio of the two medians; the PATCH targets are viewers again before each run`,
     `- \`uptime\` at the start: \`${loadAtStart}\`; at the end: \`${loadAtEnd}\``,
     "",
     sideBySideTable(rows),
@@ -1532,6 +1561,8 @@ async function keyScenarios(
   const auth = await paired(
     (over) => wrk(wrkPath, service, sid, { ...withKey, ...over }),
     (over) => wrk(wrkPath, service, sid, { ...withCookie, ...over }),
+    undefined,
+    FAST,
   );
   let n = 0;
   const creating = (idempotent: boolean): Load => ({
@@ -1562,7 +1593,7 @@ async function keyScenarios(
   const notes = [
     `GET /api/auth/me with an API key beside the same with the session cookie: ${
       auth.ratio.median.toFixed(2)
-    }, median of ${opts.rounds} rounds (${
+    }, median of ${FAST.rounds} rounds of ${FAST.duration} s a side (${
       roundList(auth.ratio)
     }; the target is 0.9); ${cpuNote(auth.as, auth.bs, "key", "cookie")}`,
     `POST /api/users with an Idempotency-Key beside without: ${
