@@ -120,21 +120,11 @@ Deno.test("a JSON array body joins batches with commas, skips empty ones, answer
     await jsonArrayBody(batches(), () => {}),
   ).text();
   assertEquals(whole, "[1,2,3]");
-  // A short list is one piece of bytes, not a stream.
-  const piece = async (batches: AsyncIterable<string[] | Uint8Array>) => {
-    const body = await jsonArrayBody(batches, () => {});
-    assert(body instanceof Uint8Array);
-    return new TextDecoder().decode(body);
-  };
-  assertEquals(await piece(empty()), "[]");
+  assertEquals(await jsonArrayBody(empty(), () => {}), "[]");
   async function* oneBatch() {
     yield ["1", "2"];
   }
-  assertEquals(await piece(oneBatch()), "[1,2]");
-  async function* bytes() {
-    yield new TextEncoder().encode('{"name":"Zoë"},{"name":"李"}');
-  }
-  assertEquals(await piece(bytes()), '[{"name":"Zoë"},{"name":"李"}]');
+  assertEquals(await jsonArrayBody(oneBatch(), () => {}), "[1,2]");
 
   let closed = false;
   async function* endless() {

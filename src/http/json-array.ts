@@ -1,7 +1,6 @@
 const encoder = new TextEncoder();
-const OPEN = encoder.encode("[");
+const decoder = new TextDecoder();
 const COMMA = encoder.encode(",");
-const CLOSE = encoder.encode("]");
 
 /**
  * Some elements of a JSON array, each already serialised as JSON: as strings,
@@ -15,9 +14,8 @@ const isEmpty = (batch: JsonBatch) => batch.length === 0;
 
 /**
  * A JSON array body from batches of elements already serialised as JSON.
- * A list that ends with its first batch goes out whole, as the UTF-8 bytes
- * it came in (never decoded to a string that the server then encodes
- * again); a longer one is streamed, batch by batch, as the client reads. Up to the first byte a
+ * A list that ends with its first batch goes out as one string; a longer
+ * one is streamed, batch by batch, as the client reads. Up to the first byte a
  * failure still becomes the endpoint's own error response; after it, a
  * failure can only cut the body short, which `onError` hears of. A client
  * that goes away closes the source.
@@ -25,18 +23,20 @@ const isEmpty = (batch: JsonBatch) => batch.length === 0;
 export async function jsonArrayBody(
   batches: AsyncIterable<JsonBatch>,
   onError: (cause: unknown) => void,
-): Promise<Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>> {
+): Promise<string | ReadableStream<Uint8Array>> {
   const source = batches[Symbol.asyncIterator]();
   const head: Uint8Array[] = [];
   for (let i = 0; i < 2; i++) {
     const next = await source.next();
-    if (next.done) return concat([OPEN, ...joined(head), CLOSE]);
+    if (next.done) {
+      return `[${head.map((b) => decoder.decode(b)).join(",")}]`;
+    }
     if (!isEmpty(next.value)) head.push(bytesOf(next.value));
   }
   let empty = head.length === 0;
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(concat([OPEN, ...joined(head)]));
+      controller.enqueue(concat([encoder.encode("["), ...joined(head)]));
     },
     async pull(controller) {
       try {
@@ -44,7 +44,7 @@ export async function jsonArrayBody(
         while (true) {
           const next = await source.next();
           if (next.done) {
-            controller.enqueue(CLOSE);
+            controller.enqueue(encoder.encode("]"));
             controller.close();
             return;
           }
@@ -68,7 +68,7 @@ export async function jsonArrayBody(
 const joined = (parts: Uint8Array[]) =>
   parts.flatMap((p, i) => i === 0 ? [p] : [COMMA, p]);
 
-function concat(parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
+function concat(parts: Uint8Array[]) {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {
