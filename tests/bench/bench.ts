@@ -547,6 +547,14 @@ function medianRun(runs: Measured[]): Measured {
   };
 }
 
+/** The rounds' ratios of a pair: their median, lowest and highest. */
+const ratioOf = (rounds: number[]) => ({
+  median: median(rounds),
+  low: Math.min(...rounds),
+  high: Math.max(...rounds),
+  rounds,
+});
+
 /** How a pair is measured: rounds of `duration` seconds a side. */
 interface Slices {
   rounds: number;
@@ -582,12 +590,7 @@ async function paired(
     b: medianRun(bs),
     as,
     bs,
-    ratio: {
-      median: median(rounds),
-      low: Math.min(...rounds),
-      high: Math.max(...rounds),
-      rounds,
-    },
+    ratio: ratioOf(rounds),
   };
 }
 
@@ -836,12 +839,7 @@ async function main() {
     return {
       row,
       hashes: median(hashes),
-      ratio: {
-        median: median(rounds),
-        low: Math.min(...rounds),
-        high: Math.max(...rounds),
-        rounds,
-      },
+      ratio: ratioOf(rounds),
     };
   };
   let runs = 0;
