@@ -18,7 +18,7 @@
  * rounds, taking turns (the order swaps each round): `--fast-rounds` (25)
  * of `--fast-duration` (1) seconds a side for requests of milliseconds,
  * `--rounds` (9) of `--duration` (3) for the bcrypt pairs and the long list,
- * after `--warmup` seconds of each side alone: it
+ * after a warm-up of `--warmup` seconds a side, taken in turns too: it
  * is the median of the rounds' ratios, and the table shows each side's
  * median round. One run of each, one after the other, moved by 20% and more
  * on this shared machine.
@@ -567,22 +567,24 @@ const FAST: Slices = { rounds: opts.fastRounds, duration: opts.fastDuration };
 
 /**
  * Two loads measured in turns (turns.ts): the ratio a/b of each round, and
- * their median. By default each side first runs alone for `--warmup`
- * seconds (what `over` sets), long enough for the JIT: the service's
- * requests/s climb over its first runs where the floor's stay steady.
+ * their median. By default the two warm up for `--warmup` seconds each,
+ * long enough for the JIT, in turns as the rounds are: a side left idle
+ * through the other's whole warm-up would come to the first round with its
+ * heap shrunk by V8's memory reducer, and pay alone for growing it again
+ * (RESULTS.md, "After an idle spell").
  */
 async function paired(
   a: (over?: Partial<Load>) => Promise<Measured>,
   b: (over?: Partial<Load>) => Promise<Measured>,
-  warmUp: () => Promise<unknown> = async () => {
-    for (const side of [a, b]) await side({ duration: opts.warmup });
-  },
+  warmUp?: () => Promise<unknown>,
   { rounds: n, duration }: Slices = SLICES,
 ) {
+  const sides = { a: () => a({ duration }), b: () => b({ duration }) };
   const { a: as, b: bs } = await inTurns(
-    { a: () => a({ duration }), b: () => b({ duration }) },
+    sides,
     n,
-    warmUp,
+    warmUp ??
+      (() => inTurns(sides, Math.ceil(opts.warmup / duration), async () => {})),
   );
   const rounds = as.map((x, i) => x.rps / bs[i].rps);
   return {
@@ -1117,7 +1119,7 @@ async function main() {
     `- PostgreSQL ${
       (await sql`show server_version`)[0].server_version
     } on the same machine; ${fmt(opts.users)} users for the main table`,
-    `- wrk over loopback, ${opts.connections} connections (bcrypt scenarios 4, /health beside them 1), ${opts.duration} s per scenario after a 1 s warm-up; a ratio is the median of ${FAST.rounds} rounds of ${FAST.duration} s a side (requests of milliseconds: the floor pairs, the audit pair, key beside cookie) or of ${SLICES.rounds} rounds of ${SLICES.duration} s (the bcrypt pairs, the long list), taken in turns after a ${opts.warmup} s warm-up of each side alone (the table shows each side's median round)`,
+    `- wrk over loopback, ${opts.connections} connections (bcrypt scenarios 4, /health beside them 1), ${opts.duration} s per scenario after a 1 s warm-up; a ratio is the median of ${FAST.rounds} rounds of ${FAST.duration} s a side (requests of milliseconds: the floor pairs, the audit pair, key beside cookie) or of ${SLICES.rounds} rounds of ${SLICES.duration} s (the bcrypt pairs, the long list), taken in turns after a ${opts.warmup} s warm-up a side, in turns too (the table shows each side's median round)`,
     "- service: `deno run main.ts` with `LOG_LEVEL=warn` (no access log lines), `DATABASE_POOL_MAX` 10; floor: `tests/bench/floor.ts`, same SQL, same session check, byte-identical bodies and the same headers (request id and the four security headers; checked by the bench)",
     "- peak RSS: the process's VmHWM, reset before each scenario",
     `- load average (1 min) of the machine: ${loadAtStart} at the start, ${await loadAverage()} at the end`,
@@ -1518,7 +1520,7 @@ async function against(dir: string) {
     } on the same machine: a database for each side, migrated by that side's own service on its first start (the admin from \`ADMIN_USERNAME\` and \`ADMIN_PASSWORD\`), seeded to ${
       fmt(opts.users)
     } users by this checkout's \`tests/support/seed.ts\`, then the service started again; both run with Deno ${Deno.version.deno} and \`LOG_LEVEL=warn\``,
-    `- method: wrk over loopback, ${opts.connections} connections; each scenario in ${FAST.rounds} rounds of ${FAST.duration} s a side, taking turns (the order swaps each round), after ${opts.warmup} s of each side alone; a side's figures are the medians of its rounds; this/other req/s is the median of the rounds' ratios (listed); CPU per request is the service process's user + system time over the requests it answered, this/other the ratio of the two medians; the PATCH targets are viewers again before each run`,
+    `- method: wrk over loopback, ${opts.connections} connections; each scenario in ${FAST.rounds} rounds of ${FAST.duration} s a side, taking turns (the order swaps each round), after a warm-up of ${opts.warmup} s a side, in turns too; a side's figures are the medians of its rounds; this/other req/s is the median of the rounds' ratios (listed); CPU per request is the service process's user + system time over the requests it answered, this/other the ratio of the two medians; the PATCH targets are viewers again before each run`,
     `- \`uptime\` at the start: \`${loadAtStart}\`; at the end: \`${loadAtEnd}\``,
     "",
     sideBySideTable(rows),
