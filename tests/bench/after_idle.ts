@@ -15,10 +15,10 @@
  * postgres://postgres@127.0.0.1:5432/postgres): a database of its own,
  * dropped at the end. Prints a Markdown table; writes nothing.
  */
-import postgres from "postgres";
 import { sleep, spawnServer } from "../support/process.ts";
 import { seedUsers } from "../support/seed.ts";
 import { cpuSeconds } from "./proc.ts";
+import { scratchDatabase, sessionToken } from "./setup.ts";
 import { runWrk } from "./wrk.ts";
 
 const arg = (name: string) => {
@@ -32,16 +32,9 @@ const seconds = Number(arg("seconds") ?? 6);
 const variants = ["", arg("flags") ?? "--v8-flags=--no-memory-reducer"];
 const ADMIN = { username: "idle-admin", password: "idle-admin-password" };
 
-const serverUrl = Deno.env.get("BENCH_DATABASE_URL") ??
-  Deno.env.get("DATABASE_URL") ??
-  "postgres://postgres@127.0.0.1:5432/postgres";
-const name = `ua_idle_${crypto.randomUUID().replaceAll("-", "")}`;
-const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-await admin`create database ${admin(name)}`;
-const url = new URL(serverUrl);
-url.pathname = `/${name}`;
+await using db = await scratchDatabase("ua_idle");
 const env = {
-  DATABASE_URL: url.href,
+  DATABASE_URL: db.url,
   HOST: "127.0.0.1",
   LOG_LEVEL: "warn",
   DATABASE_POOL_MAX: "10",
@@ -77,57 +70,43 @@ async function load(
   };
 }
 
-try {
-  {
-    // The first start migrates and creates the admin.
-    await using _ = await start("");
-  }
-  const sql = postgres(url.href, { max: 1, onnotice: () => {} });
-  await seedUsers(sql, users);
-  await sql.end();
-
-  const rows: string[] = [];
-  for (const flags of variants) {
-    await using service = await start(flags);
-    const res = await fetch(`${service.baseUrl}/api/auth/login`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(ADMIN),
-    });
-    await res.body?.cancel();
-    const sid = /sid=([^;]+)/.exec(res.headers.get("set-cookie") ?? "")?.[1];
-    if (!sid) throw new Error(`login: ${res.status}`);
-    if (listSeconds > 0) await load(service, sid, "/api/users", listSeconds);
-    await load(service, sid, "/api/auth/me", 7);
-    const before = [];
-    for (let i = 0; i < 3; i++) {
-      before.push(await load(service, sid, "/api/auth/me", 1));
-    }
-    await sleep(idleSeconds * 1000);
-    const after = [];
-    for (let i = 0; i < seconds; i++) {
-      after.push(await load(service, sid, "/api/auth/me", 1));
-    }
-    const cells = (runs: { cpuUs: number }[]) =>
-      runs.map((r) => r.cpuUs.toFixed(0)).join(", ");
-    rows.push(
-      `| \`deno run${flags ? ` ${flags}` : ""}\` | ${cells(before)} | ${
-        cells(after)
-      } |`,
-    );
-    console.log(rows.at(-1));
-  }
-  console.log(
-    [
-      "",
-      `${users} users; ${listSeconds} s of full lists, then GET /api/auth/me (wrk, 10 connections); CPU µs per request, second by second`,
-      "",
-      `| service | the last 3 s before ${idleSeconds} s idle | the first ${seconds} s after |`,
-      "|---|---|---|",
-      ...rows,
-    ].join("\n"),
-  );
-} finally {
-  await admin`drop database if exists ${admin(name)} with (force)`;
-  await admin.end();
+{
+  // The first start migrates and creates the admin.
+  await using _ = await start("");
 }
+await seedUsers(db.sql, users);
+
+const rows: string[] = [];
+for (const flags of variants) {
+  await using service = await start(flags);
+  const sid = await sessionToken(service.baseUrl, ADMIN);
+  if (listSeconds > 0) await load(service, sid, "/api/users", listSeconds);
+  await load(service, sid, "/api/auth/me", 7);
+  const before = [];
+  for (let i = 0; i < 3; i++) {
+    before.push(await load(service, sid, "/api/auth/me", 1));
+  }
+  await sleep(idleSeconds * 1000);
+  const after = [];
+  for (let i = 0; i < seconds; i++) {
+    after.push(await load(service, sid, "/api/auth/me", 1));
+  }
+  const cells = (runs: { cpuUs: number }[]) =>
+    runs.map((r) => r.cpuUs.toFixed(0)).join(", ");
+  rows.push(
+    `| \`deno run${flags ? ` ${flags}` : ""}\` | ${cells(before)} | ${
+      cells(after)
+    } |`,
+  );
+  console.log(rows.at(-1));
+}
+console.log(
+  [
+    "",
+    `${users} users; ${listSeconds} s of full lists, then GET /api/auth/me (wrk, 10 connections); CPU µs per request, second by second`,
+    "",
+    `| service | the last 3 s before ${idleSeconds} s idle | the first ${seconds} s after |`,
+    "|---|---|---|",
+    ...rows,
+  ].join("\n"),
+);

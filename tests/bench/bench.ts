@@ -66,7 +66,7 @@
  * postgres://postgres@127.0.0.1:5432/postgres; the bench creates a database
  * of its own there and drops it at the end.
  */
-import postgres, { type Sql } from "postgres";
+import type { Sql } from "postgres";
 import { hash } from "@node-rs/bcrypt";
 import {
   type Instance,
@@ -77,6 +77,7 @@ import { encodeCursor } from "../../src/users/listing.ts";
 import { seedAudit, seedUsers } from "../support/seed.ts";
 import { cpuSeconds } from "./proc.ts";
 import { inTurns } from "./turns.ts";
+import { scratchDatabase, sessionToken } from "./setup.ts";
 import { runWrk } from "./wrk.ts";
 
 const HERE = new URL("./", import.meta.url);
@@ -122,9 +123,6 @@ const opts = {
   out: textOption("out") ?? new URL("RESULTS.md", HERE).pathname,
   against: textOption("against"),
 };
-const serverUrl = Deno.env.get("BENCH_DATABASE_URL") ??
-  Deno.env.get("DATABASE_URL") ??
-  "postgres://postgres@127.0.0.1:5432/postgres";
 
 // ---------------------------------------------------------------- helpers
 
@@ -198,28 +196,6 @@ const startService = (env: Record<string, string>, cwd?: string) => {
   );
 };
 
-/**
- * A database of the bench's own on the server (`serverUrl`), with a
- * connection to it; disposing closes that and drops the database.
- */
-async function benchDatabase() {
-  const name = `ua_bench_${crypto.randomUUID().replaceAll("-", "")}`;
-  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-  await admin`create database ${admin(name)}`;
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const sql = postgres(url.href, { max: 1, onnotice: () => {} });
-  return {
-    url: url.href,
-    sql,
-    [Symbol.asyncDispose]: async () => {
-      await sql.end();
-      await admin`drop database if exists ${admin(name)} with (force)`;
-      await admin.end();
-    },
-  };
-}
-
 /** The machine's `uptime` line: its load averages. */
 const uptime = async () => (await run("uptime", [])).stdout.trim();
 
@@ -238,16 +214,7 @@ const startFloor = (databaseUrl: string) =>
     DATABASE_URL: databaseUrl,
   });
 
-async function login(baseUrl: string): Promise<string> {
-  const res = await fetch(`${baseUrl}/api/auth/login`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(ADMIN),
-  });
-  if (res.status !== 200) throw new Error(`login: ${res.status}`);
-  await res.body?.cancel();
-  return /sid=([^;]+)/.exec(res.headers.get("set-cookie") ?? "")![1];
-}
+const login = (baseUrl: string) => sessionToken(baseUrl, ADMIN);
 
 /** The list's current ETag, and proof that it answers 304. */
 async function listTag(target: Proc, sid: string): Promise<string> {
@@ -660,7 +627,7 @@ async function main() {
     `${cores} cores, ${Deno.version.deno}, ${opts.users} users, ${opts.connections} connections, ${opts.duration} s per scenario`,
   );
 
-  await using db = await benchDatabase();
+  await using db = await scratchDatabase("ua_bench");
   const { url: databaseUrl, sql } = db;
   const notes: string[] = [];
   const rows: Row[] = [];
@@ -1177,7 +1144,7 @@ async function million() {
   const users = opts.millionUsers;
   const loadAtStart = await uptime();
   console.log(`load: ${loadAtStart}`);
-  await using db = await benchDatabase();
+  await using db = await scratchDatabase("ua_bench");
   const { url: databaseUrl, sql } = db;
   {
     // Migrates the empty database and creates the bench's admin.
@@ -1444,8 +1411,8 @@ async function against(dir: string) {
     `this checkout: ${thisCheckout}\nother, ${there}: ${otherCheckout}\nload: ${loadAtStart}`,
   );
 
-  await using hereDb = await benchDatabase();
-  await using otherDb = await benchDatabase();
+  await using hereDb = await scratchDatabase("ua_bench");
+  await using otherDb = await scratchDatabase("ua_bench");
   const prepare = async (db: { url: string; sql: Sql }, cwd?: string) => {
     {
       // Its own service migrates the empty database and creates the admin.
@@ -1630,7 +1597,7 @@ async function keysOnly() {
   const load = async () =>
     (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
   console.log(`load average at start: ${await load()}`);
-  await using db = await benchDatabase();
+  await using db = await scratchDatabase("ua_bench");
   await using service = await startService({ DATABASE_URL: db.url });
   const sid = await login(service.baseUrl);
   const { rows, notes, targets } = await keyScenarios(wrkPath, service, sid);
@@ -1675,7 +1642,7 @@ const percentile = (xs: number[], p: number) => {
 /** `--webhooks`: the cost of one endpoint on writes, and delivery latency. */
 async function webhooksBench() {
   const wrkPath = await findWrk();
-  await using db = await benchDatabase();
+  await using db = await scratchDatabase("ua_bench");
   const { url: databaseUrl, sql } = db;
   const receiver = webhookReceiver();
   try {
@@ -1810,7 +1777,7 @@ function say(what: string) {
  * stream.
  */
 async function sseFanOut() {
-  await using db = await benchDatabase();
+  await using db = await scratchDatabase("ua_bench");
   const env = { DATABASE_URL: db.url, LOG_LEVEL: "warn" };
   await using reader = await startService(env);
   await using writer = await startService(env);
