@@ -125,6 +125,14 @@ Deno.test("a JSON array body joins batches with commas, skips empty ones, answer
     yield ["1", "2"];
   }
   assertEquals(await jsonArrayBody(oneBatch(), () => {}), "[1,2]");
+  // The store's batches are UTF-8 bytes: the short list decodes them whole.
+  async function* bytes() {
+    yield new TextEncoder().encode('{"name":"Zoë"},{"name":"李"}');
+  }
+  assertEquals(
+    await jsonArrayBody(bytes(), () => {}),
+    '[{"name":"Zoë"},{"name":"李"}]',
+  );
 
   let closed = false;
   async function* endless() {
