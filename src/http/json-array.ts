@@ -1,6 +1,8 @@
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const OPEN = encoder.encode("[");
 const COMMA = encoder.encode(",");
+const CLOSE = encoder.encode("]");
 
 /**
  * Some elements of a JSON array, each already serialised as JSON: as strings,
@@ -36,7 +38,7 @@ export async function jsonArrayBody(
   let empty = head.length === 0;
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(concat([encoder.encode("["), ...joined(head)]));
+      controller.enqueue(concat([OPEN, ...joined(head)]));
     },
     async pull(controller) {
       try {
@@ -44,7 +46,7 @@ export async function jsonArrayBody(
         while (true) {
           const next = await source.next();
           if (next.done) {
-            controller.enqueue(encoder.encode("]"));
+            controller.enqueue(CLOSE);
             controller.close();
             return;
           }
