@@ -15,7 +15,7 @@
  * postgres://postgres@127.0.0.1:5432/postgres): a database of its own,
  * dropped at the end. Prints a Markdown table; writes nothing.
  */
-import { sleep, spawnServer } from "../support/process.ts";
+import { sleep, spawnService } from "../support/process.ts";
 import { seedUsers } from "../support/seed.ts";
 import { cpuSeconds } from "./proc.ts";
 import { scratchDatabase, sessionToken } from "./setup.ts";
@@ -35,19 +35,14 @@ const ADMIN = { username: "idle-admin", password: "idle-admin-password" };
 await using db = await scratchDatabase("ua_idle");
 const env = {
   DATABASE_URL: db.url,
-  HOST: "127.0.0.1",
-  LOG_LEVEL: "warn",
   DATABASE_POOL_MAX: "10",
   ADMIN_USERNAME: ADMIN.username,
   ADMIN_PASSWORD: ADMIN.password,
 };
 const start = (flags: string) =>
-  spawnServer(
-    ["run", "-A", ...flags.split(" ").filter(Boolean), "main.ts"],
-    env,
-  );
+  spawnService(env, flags.split(" ").filter(Boolean));
 
-/** CPU µs per request and requests/s of one wrk run of `secs` seconds. */
+/** CPU µs per request of one wrk run of `secs` seconds. */
 async function load(
   service: { baseUrl: string; pid: number },
   sid: string,
@@ -64,10 +59,7 @@ async function load(
   });
   if (r.errors) throw new Error(`${path}: ${r.errors} errors`);
   const cpu = (await cpuSeconds([service.pid])) - before;
-  return {
-    cpuUs: cpu * 1e6 / r.requests,
-    rps: r.requests / (r.durationUs / 1e6),
-  };
+  return { cpuUs: cpu * 1e6 / r.requests };
 }
 
 {

@@ -134,9 +134,15 @@ async function readLines(
   if (buffer) onLine(buffer);
 }
 
-/** main.ts on loopback with these settings added to the environment. */
-export const spawnService = (env: Record<string, string>) =>
-  spawnServer(["run", "-A", "main.ts"], {
+/**
+ * main.ts on loopback with these settings added to the environment, and
+ * `denoFlags` (e.g. `--v8-flags=...`) given to `deno run`.
+ */
+export const spawnService = (
+  env: Record<string, string>,
+  denoFlags: string[] = [],
+) =>
+  spawnServer(["run", "-A", ...denoFlags, "main.ts"], {
     HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
     ...env,
