@@ -152,7 +152,9 @@ export const spawnService = (
 export async function startInstances(
   envs: Record<string, string>[],
 ): Promise<Instance[] & AsyncDisposable> {
-  const settled = await Promise.allSettled(envs.map(spawnService));
+  const settled = await Promise.allSettled(
+    envs.map((env) => spawnService(env)),
+  );
   const started = settled.flatMap((s) =>
     s.status === "fulfilled" ? [s.value] : []
   );
