@@ -1,4 +1,5 @@
-import { assertEquals } from "./support/assert.ts";
+import { parse } from "yaml";
+import { assert, assertEquals } from "./support/assert.ts";
 import {
   loginCookie,
   newUser,
@@ -10,7 +11,11 @@ import {
 // bcrypt's work is not this file's subject: its cheapest cost.
 const service = sharedService({}, { bcryptCost: 4 });
 
-/** Every /api/users call, with a valid body and with bodies that would fail their own checks. */
+/**
+ * Every admin-only call (all of /api except /api/auth), with a valid body and
+ * with bodies that would fail their own checks. A test below keeps the list
+ * whole against the document.
+ */
 const CALLS: [method: string, path: string, body?: string][] = [
   ["GET", "/api/users"],
   ["GET", "/api/users/1"],
@@ -47,7 +52,65 @@ const CALLS: [method: string, path: string, body?: string][] = [
   ["DELETE", "/api/users/424242"],
   ["DELETE", "/api/users/abc"],
   ["POST", "/api/users", "x".repeat(70_000)],
+  ["POST", "/api/users/1/disable", JSON.stringify({ reason: "r" })],
+  ["POST", "/api/users/1/disable"],
+  ["POST", "/api/users/abc/disable", "not json"],
+  ["POST", "/api/users/1/enable"],
+  ["GET", "/api/users/1/sessions"],
+  ["GET", "/api/users/abc/sessions"],
+  ["DELETE", "/api/users/1/sessions"],
+  ["DELETE", "/api/users/1/sessions/abc"],
+  ["GET", "/api/users/1/keys"],
+  ["POST", "/api/users/1/keys", JSON.stringify({ name: "ci" })],
+  ["POST", "/api/users/1/keys", "not json"],
+  ["DELETE", "/api/users/1/keys/1"],
+  ["GET", "/api/audit"],
+  ["GET", "/api/audit?limit=0"],
+  ["GET", "/api/audit/stream"],
+  ["GET", "/api/webhooks"],
+  [
+    "POST",
+    "/api/webhooks",
+    JSON.stringify({ url: "https://hooks.example/in" }),
+  ],
+  ["POST", "/api/webhooks", "{}"],
+  ["GET", "/api/webhooks/1"],
+  ["DELETE", "/api/webhooks/1"],
+  ["GET", "/api/webhooks/1/deliveries"],
+  ["POST", "/api/webhooks/1/enable"],
 ];
+
+/** The document's operations (HEAD twins aside) under /api, but for /api/auth. */
+async function adminOperations(): Promise<[method: string, path: string][]> {
+  const doc = parse(
+    await Deno.readTextFile(
+      new URL("../openapi/openapi.yaml", import.meta.url),
+    ),
+  ) as { paths: Record<string, Record<string, unknown>> };
+  return Object.entries(doc.paths)
+    .filter(([path]) =>
+      path.startsWith("/api/") && !path.startsWith("/api/auth/")
+    )
+    .flatMap(([path, ops]) =>
+      Object.keys(ops)
+        .filter((m) => ["get", "post", "put", "patch", "delete"].includes(m))
+        .map((m): [string, string] => [m.toUpperCase(), path])
+    );
+}
+
+Deno.test("the calls below cover every admin-only operation of the document", async () => {
+  const operations = await adminOperations();
+  assert(operations.length >= 20, `only ${operations.length} operations`);
+  for (const [method, path] of operations) {
+    const pattern = new RegExp(
+      `^${path.replace(/\{[^}]+\}/g, "[^/?]+")}(\\?.*)?$`,
+    );
+    assert(
+      CALLS.some(([m, p]) => m === method && pattern.test(p)),
+      `${method} ${path} is not among the calls`,
+    );
+  }
+});
 
 async function call(
   svc: TestService,
@@ -68,7 +131,7 @@ async function snapshot(svc: TestService) {
     .sql`select id, username, role, password_hash from users order by id`;
 }
 
-Deno.test("without a session every /api/users call answers 401 Unauthorised before any other check", async () => {
+Deno.test("without a session every admin call answers 401 Unauthorised before any other check", async () => {
   const svc = await service();
   const before = await snapshot(svc);
   for (const c of CALLS) {
@@ -83,7 +146,7 @@ Deno.test("without a session every /api/users call answers 401 Unauthorised befo
   assertEquals(await snapshot(svc), before);
 });
 
-Deno.test("a viewer gets 403 Forbidden on every /api/users call, before any other check", async () => {
+Deno.test("a viewer gets 403 Forbidden on every admin call, before any other check", async () => {
   const svc = await service();
   const { account, password } = await svc.userClient("viewer");
   const cookie = await loginCookie(svc, {
