@@ -3,7 +3,11 @@
  * delete or demote each other at the same moment never both succeed.
  */
 import { hash } from "@node-rs/bcrypt";
-import type { Account, UserAdminClient } from "@user-admin/client";
+import {
+  type Account,
+  createUserAdminClient,
+  type UserAdminClient,
+} from "@user-admin/client";
 import { assert, assertEquals } from "./support/assert.ts";
 import { postgresOnly } from "./support/conditions.ts";
 import {
@@ -124,5 +128,56 @@ Deno.test({
     const [{ n }] = await svc.sql<{ n: number }[]>`
       select count(*)::int as n from sessions where user_id = ${user.account.id}`;
     assertEquals(n, 0);
+  },
+});
+
+Deno.test({
+  ...postgresOnly(
+    "a key whose owner is disabled while the key's write waits answers 401 Unauthorised, and the write is not applied",
+  ),
+  async fn() {
+    const svc = await service();
+    const admin = await loggedInAdmin(svc);
+    const owner = await loggedInAdmin(svc);
+    const minted = await owner.client.POST("/api/users/{id}/keys", {
+      params: { path: { id: owner.account.id } },
+      body: { name: "ci" },
+    });
+    assert(minted.data, JSON.stringify(minted.error));
+    const keyed = createUserAdminClient({
+      baseUrl: svc.baseUrl,
+      apiKey: minted.data.key,
+    });
+    // The owner's row held: the disable queues for it first, then the key's
+    // write (its key already resolved to an enabled admin) queues behind
+    // the disable, and so re-checks its caller after the disable commits.
+    const row = await holdLocks(
+      svc.sql,
+      (tx) => tx`select 1 from users where id = ${owner.account.id} for update`,
+    );
+    const disable = admin.client.POST("/api/users/{id}/disable", {
+      params: { path: { id: owner.account.id } },
+      body: {},
+    });
+    await lockWaiters(svc.sql, 1);
+    const create = keyed.POST("/api/users", {
+      body: {
+        username: "made-by-key",
+        name: "Made by key",
+        email: "made-by-key@example.com",
+        password: PASSWORD,
+        role: "viewer",
+      },
+    });
+    await lockWaiters(svc.sql, 2);
+    await row.release();
+    const [d, c] = await Promise.all([disable, create]);
+    assertEquals(d.response.status, 200, "the disable");
+    assertEquals([c.response.status, c.error], [401, {
+      error: "Unauthorised",
+    }]);
+    const made = await svc.sql`
+      select 1 from users where username = 'made-by-key'`;
+    assertEquals(made.length, 0, "the key's write was applied");
   },
 });
