@@ -738,6 +738,13 @@ export interface components {
              * @example 2026-11-25T21:07:00.123Z
              */
             createdAt: string;
+            /** @description The admin who minted the key (its owner for a key made before keys recorded this), under their current username. A key minted for another user is revoked when its minter is deleted, disabled or demoted. */
+            createdBy: {
+                /** @example 1 */
+                id: number;
+                /** @example admin */
+                username: string;
+            };
             /**
              * Format: date-time
              * @description When the key stops working; null: never
@@ -983,6 +990,13 @@ export interface components {
              * @example 2026-11-25T21:07:00.123Z
              */
             createdAt: string;
+            /** @description The admin who minted the key (its owner for a key made before keys recorded this), under their current username. A key minted for another user is revoked when its minter is deleted, disabled or demoted. */
+            createdBy: {
+                /** @example 1 */
+                id: number;
+                /** @example admin */
+                username: string;
+            };
             /**
              * Format: date-time
              * @description When the key stops working; null: never
