@@ -309,6 +309,18 @@ Deno.test("a deletion or demotion refused by If-Match (412) revokes nothing", as
   assertEquals(await revokedRecords(svc, [key.id]), []);
 });
 
+Deno.test("a minter's row deleted as a release without the revocation deletes it takes the keys they minted for others with it", async () => {
+  const svc = await service();
+  const minter = await svc.userClient("admin");
+  const viewer = await svc.userClient("viewer");
+  const key = await createKey(svc, viewer.account.id, "k", minter.client);
+  const kept = await createKey(svc, viewer.account.id, "kept");
+  await svc.sql`delete from users where id = ${minter.account.id}`;
+  assertEquals(await meWith(svc, key.key), 401);
+  assertEquals(await meWith(svc, kept.key), 200);
+  assertEquals(await listed(svc, viewer.account.id), ["kept"]);
+});
+
 const ROUNDS = 15;
 const MINTS = 3;
 
