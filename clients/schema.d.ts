@@ -738,6 +738,13 @@ export interface components {
              * @example 2026-11-25T21:07:00.123Z
              */
             createdAt: string;
+            /** @description The admin who minted the key (its owner for a key made before keys recorded this), under their current username. A key minted for another user is revoked when its minter is deleted, disabled or demoted. */
+            createdBy: {
+                /** @example 1 */
+                id: number;
+                /** @example admin */
+                username: string;
+            };
             /**
              * Format: date-time
              * @description When the key stops working; null: never
@@ -785,7 +792,7 @@ export interface components {
              */
             clientAddress: string | null;
             /**
-             * @description Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId}; else {}
+             * @description Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}, and `key.revoked` {keyId, name, reason: minter removed} when the key's minter was deleted, disabled or demoted; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId}; else {}
              * @example {
              *       "from": "viewer",
              *       "to": "admin"
@@ -983,6 +990,13 @@ export interface components {
              * @example 2026-11-25T21:07:00.123Z
              */
             createdAt: string;
+            /** @description The admin who minted the key (its owner for a key made before keys recorded this), under their current username. A key minted for another user is revoked when its minter is deleted, disabled or demoted. */
+            createdBy: {
+                /** @example 1 */
+                id: number;
+                /** @example admin */
+                username: string;
+            };
             /**
              * Format: date-time
              * @description When the key stops working; null: never

@@ -4,14 +4,12 @@
  * owner with the owner's current role.
  */
 import { createHash } from "node:crypto";
-import {
-  createUserAdminClient,
-  type UserAdminClient,
-} from "@user-admin/client";
+import { createUserAdminClient } from "@user-admin/client";
 import { verifyChain } from "../src/audit/verify.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { postgresOnly } from "./support/conditions.ts";
 import { startCluster } from "./support/cluster.ts";
+import { createKey, keyClient } from "./support/keys.ts";
 import {
   holdLocks,
   loginCookie,
@@ -25,41 +23,6 @@ import {
 const service = sharedService({}, { bcryptCost: 4 });
 
 const KEY_SHAPE = /^uak_[A-Za-z0-9_-]{43}$/;
-
-/** A client that sends the key and nothing else (no login, no cookie). */
-function keyClient(svc: TestService, apiKey: string): UserAdminClient {
-  return createUserAdminClient({
-    baseUrl: svc.baseUrl,
-    apiKey,
-    fetch: (request) => forward(svc, request),
-  });
-}
-
-/** A client's Request sent through the service's recorded fetch. */
-async function forward(svc: TestService, request: Request) {
-  const url = new URL(request.url);
-  const body = request.body ? await request.text() : undefined;
-  return svc.fetch(url.pathname + url.search, {
-    method: request.method,
-    headers: request.headers,
-    body,
-  });
-}
-
-/** Creates a key for the user as the admin (cookie); answers the 201's body. */
-async function createKey(
-  svc: TestService,
-  userId: number,
-  name = "service",
-) {
-  const created = await svc.admin.post("/api/users/{id}/keys", {
-    params: { path: { id: userId } },
-    body: { name },
-  });
-  assert(created.ok, JSON.stringify(created));
-  assertEquals(created.status, 201);
-  return created.data;
-}
 
 /** A raw request with these headers; answers status and parsed body. */
 async function call(
@@ -82,6 +45,7 @@ Deno.test("a new key answers 201 with the key once; the database keeps only its 
   const second = await createKey(svc, adminId, "reports");
   assertEquals(Object.keys(first).sort(), [
     "createdAt",
+    "createdBy",
     "expiresAt",
     "id",
     "key",

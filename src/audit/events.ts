@@ -49,14 +49,14 @@ const event = (
   clientAddress: context.clientAddress,
 });
 
-/** A key's creation or revocation: who did it, whose key, which. */
-const keyEvent = (action: "key.created" | "key.revoked") =>
-(
-  actor: AuditParty,
-  owner: AuditParty,
-  key: { id: number; name: string },
-  context: AuditContext,
-) => event(action, actor, owner, { keyId: key.id, name: key.name }, context);
+/** A key as its records name it. */
+interface KeyRef {
+  id: number;
+  name: string;
+}
+
+/** Why the service revoked a key by itself: its minter was deleted, disabled or demoted. */
+export const MINTER_REMOVED = "minter removed";
 
 /**
  * The records of each action, built from plain values. Details hold only
@@ -169,8 +169,38 @@ export const auditEvents = {
   adminRecovered: (user: AuditParty, outcome: "created" | "reset") =>
     event("admin.recovered", null, user, { outcome }, NO_REQUEST),
 
-  keyCreated: keyEvent("key.created"),
-  keyRevoked: keyEvent("key.revoked"),
+  /** An admin minted a key for its owner (themselves or another user). */
+  keyCreated: (
+    actor: AuditParty,
+    owner: AuditParty,
+    key: KeyRef,
+    context: AuditContext,
+  ) =>
+    event("key.created", actor, owner, {
+      keyId: key.id,
+      name: key.name,
+    }, context),
+
+  /**
+   * An admin revoked the key, or (`reason`) the write of an admin that
+   * deleted, disabled or demoted the key's minter revoked it.
+   */
+  keyRevoked: (
+    actor: AuditParty,
+    owner: AuditParty,
+    key: KeyRef,
+    context: AuditContext,
+    reason?: typeof MINTER_REMOVED,
+  ) =>
+    event(
+      "key.revoked",
+      actor,
+      owner,
+      reason === undefined
+        ? { keyId: key.id, name: key.name }
+        : { keyId: key.id, name: key.name, reason },
+      context,
+    ),
 
   /** Webhook writes: the endpoint's id and URL (never its secret). */
   webhookCreated: (

@@ -1,6 +1,10 @@
-import type { Sql, TransactionSql } from "postgres";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
-import { auditEvents } from "../audit/events.ts";
+import {
+  type AuditContext,
+  auditEvents,
+  MINTER_REMOVED,
+} from "../audit/events.ts";
 import type { Account } from "../users/user.ts";
 import { disabledNow, liveKey } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
@@ -15,6 +19,11 @@ export interface ApiKey {
   createdAt: string;
   expiresAt: string | null;
   lastUsedAt: string | null;
+  /**
+   * The admin who minted the key (its owner for a key made before keys
+   * recorded their minter): shown as the minter's username now.
+   */
+  createdBy: AuditParty;
 }
 
 export interface NewApiKey {
@@ -39,10 +48,11 @@ export function createKeyStore(sql: Sql, { asCaller }: Writer) {
     );
   // Built once, as every request with a key reads it.
   const ownerLive = sql`${liveKey(sql)} and not ${disabledNow(sql, "u")}`;
-  const shown = sql`id, name, prefix, ${iso("created_at")} as "createdAt",
-    ${iso("expires_at")} as "expiresAt", ${
-    iso("last_used_at")
-  } as "lastUsedAt"`;
+  /** The key's own columns as shown; `k` names the api_keys row. */
+  const shown = sql`k.id, k.name, k.prefix,
+    ${iso("k.created_at")} as "createdAt",
+    ${iso("k.expires_at")} as "expiresAt",
+    ${iso("k.last_used_at")} as "lastUsedAt"`;
 
   /** The owner of a user id, as the trail names them; undefined when gone. */
   const owner = async (tx: TransactionSql, userId: number) => {
@@ -87,9 +97,13 @@ export function createKeyStore(sql: Sql, { asCaller }: Writer) {
     },
 
     /**
-     * A new key of the user, under the caller's and the owner's row locks
-     * (so the count of live keys holds, and a deleted owner gets none);
-     * recorded as `key.created`.
+     * A new key of the user, minted by the caller, under the caller's and
+     * the owner's row locks (so the count of live keys holds, and a deleted
+     * owner gets none); recorded as `key.created`. The caller's row, locked
+     * for share until the commit, is what a deletion, disable or demotion
+     * of the caller locks for update before revoking what they minted
+     * (revokeMinted): the one waits for the other, and whichever comes
+     * second sees the first's outcome, so no key minted meanwhile escapes.
      */
     async create(
       userId: number,
@@ -103,16 +117,20 @@ export function createKeyStore(sql: Sql, { asCaller }: Writer) {
           select count(*)::int as n from api_keys k
           where k.user_id = ${userId} and ${liveKey(tx)}`;
         if (n >= LIVE_KEYS_MAX) return "too_many";
-        const [row] = await tx<ApiKey[]>`
-          insert into api_keys (user_id, name, prefix, secret_hash, expires_at)
+        const [row] = await tx<Omit<ApiKey, "createdBy">[]>`
+          insert into api_keys as k (user_id, name, prefix, secret_hash,
+            expires_at, created_by)
           values (${userId}, ${key.name}, ${key.prefix}, ${key.secretHash},
-            ${key.expiresAt}::timestamptz)
+            ${key.expiresAt}::timestamptz, ${actor.id})
           returning ${shown}`;
         await recordAudit(
           tx,
           auditEvents.keyCreated(actor, target, row, write.context),
         );
-        return row;
+        return {
+          ...row,
+          createdBy: { id: actor.id, username: actor.username },
+        };
       });
     },
 
@@ -121,8 +139,11 @@ export function createKeyStore(sql: Sql, { asCaller }: Writer) {
       const rows = await sql<(ApiKey & { found: boolean })[]>`
         select true as found, k.* from users u
         left join lateral (
-          select ${shown} from api_keys
-          where user_id = u.id and revoked_at is null
+          select ${shown}, json_build_object('id', m.id,
+            'username', m.username) as "createdBy"
+          from api_keys k join users m
+            on m.id = coalesce(k.created_by, k.user_id)
+          where k.user_id = u.id and k.revoked_at is null
         ) k on true
         where u.id = ${userId}
         order by k.id desc nulls last`;
@@ -157,3 +178,52 @@ export function createKeyStore(sql: Sql, { asCaller }: Writer) {
 }
 
 export type KeyStore = ReturnType<typeof createKeyStore>;
+
+/** A key revoked with its minter's removal, and its owner. */
+export interface MintedKey {
+  id: number;
+  name: string;
+  owner: AuditParty;
+}
+
+/**
+ * Revokes, for good, the unrevoked keys `minterId` minted for other users:
+ * what the deletion, disable or demotion of an admin does in its own
+ * transaction, after locking the admin's row for update (asCaller), so a
+ * mint by that admin either committed before (and is revoked here) or
+ * re-checks the admin after this commits (and is refused). Keys the admin
+ * minted for themselves are theirs and stay. `onlyIf`: a condition on the
+ * minter's users row (its columns unqualified) that must hold, such as the
+ * version a conditional write expects. Record them with recordMintedRevoked.
+ */
+export function revokeMinted(
+  tx: TransactionSql,
+  minterId: number,
+  onlyIf?: PendingQuery<Row[]>,
+): Promise<MintedKey[]> {
+  const minter = onlyIf
+    ? tx`and exists (select 1 from users where id = ${minterId} and ${onlyIf})`
+    : tx``;
+  return tx<MintedKey[]>`
+    update api_keys k set revoked_at = now()
+    from users o
+    where k.created_by = ${minterId} and k.user_id <> ${minterId}
+      and k.revoked_at is null and o.id = k.user_id ${minter}
+    returning k.id, k.name,
+      json_build_object('id', o.id, 'username', o.username) as owner`;
+}
+
+/** Each key revokeMinted revoked, as `key.revoked` `{reason: "minter removed"}` by `actor`. */
+export async function recordMintedRevoked(
+  tx: TransactionSql,
+  keys: MintedKey[],
+  actor: AuditParty,
+  context: AuditContext,
+): Promise<void> {
+  for (const { owner, ...key } of keys.toSorted((a, b) => a.id - b.id)) {
+    await recordAudit(
+      tx,
+      auditEvents.keyRevoked(actor, owner, key, context, MINTER_REMOVED),
+    );
+  }
+}

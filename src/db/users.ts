@@ -13,6 +13,7 @@ import {
   disableExpired,
 } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
+import { recordMintedRevoked, revokeMinted } from "./keys.ts";
 import { clearLoginFailures } from "./throttle.ts";
 import { createUserList, sameIdentity } from "./user-list.ts";
 import {
@@ -202,10 +203,12 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
 
     /**
      * Disables the user (or changes the reason and end of a disable in
-     * force, which keeps its `since`) and ends all their sessions, in one
-     * transaction that holds the user's row: a login waiting for it then
-     * finds the user disabled (sessions.create). A disable that ran out
-     * unrecorded is recorded as `user.enabled` first.
+     * force, which keeps its `since`), ends all their sessions and revokes
+     * the keys they minted for others (revokeMinted), in one transaction
+     * that holds the user's row: a login waiting for it then finds the user
+     * disabled (sessions.create). Their own keys are suspended, not
+     * revoked. A disable that ran out unrecorded is recorded as
+     * `user.enabled` first.
      */
     async disable(
       id: number,
@@ -225,7 +228,10 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
           returning ${detail}, ${detailMeta}, old.ran_out as "ranOut"`;
         if (!row) return "not_found";
         const { ranOut, ...rest } = row;
-        await tx`delete from sessions where user_id = ${id}`;
+        const [minted] = await Promise.all([
+          revokeMinted(tx, id),
+          tx`delete from sessions where user_id = ${id}`,
+        ]);
         if (ranOut) {
           await recordAudit(
             tx,
@@ -236,6 +242,7 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
           tx,
           auditEvents.userDisabled(actor, rest, request, write.context),
         );
+        await recordMintedRevoked(tx, minted, actor, write.context);
         return found(rest);
       });
     },
@@ -333,6 +340,8 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
      * `ifVersions` (If-Match) the row is written only when its version is one
      * of them, so of two writes expecting one version only the first
      * succeeds. A role change and a reset are each recorded in the trail.
+     * A demotion from admin revokes the keys the user minted for others
+     * (revokeMinted).
      */
     async update(
       id: number,
@@ -358,6 +367,9 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
           returning ${account}, password_version as "passwordVersion", old.before`;
         if (!row) return await missing(tx, id, ifVersions);
         const { passwordVersion, before, ...updated } = row;
+        const minted = before === "admin" && updated.role !== "admin"
+          ? await revokeMinted(tx, id)
+          : [];
         if (hash !== null) {
           // A key's caller has no session to keep; a reset leaves keys alone.
           const keep = write.caller.session ?? new Uint8Array();
@@ -382,6 +394,7 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
             ),
           );
         }
+        await recordMintedRevoked(tx, minted, actor, write.context);
         if (hash !== null) {
           await recordAudit(
             tx,
@@ -392,7 +405,12 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
       });
     },
 
-    /** Deleting a user ends their sessions (foreign key cascade). `ifVersions` as for update. */
+    /**
+     * Deleting a user ends their sessions and removes their keys (foreign
+     * key cascade); the keys they minted for others are revoked and
+     * recorded (revokeMinted) before the cascade removes them too.
+     * `ifVersions` as for update.
+     */
     async remove(
       id: number,
       write: CallerWrite,
@@ -401,14 +419,20 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
       "deleted" | "not_found" | "precondition_failed" | CallerRefusal
     > {
       return await asCaller(write, { update: id }, async (tx, actor) => {
-        const [row] = await tx<AuditParty[]>`
-          delete from users where id = ${id} and ${versionIn(ifVersions)}
-          returning id, username`;
+        // Both under the same condition, sent together: the revocation
+        // reads the keys before the deletion's cascade removes them.
+        const [minted, [row]] = await Promise.all([
+          revokeMinted(tx, id, versionIn(ifVersions)),
+          tx<AuditParty[]>`
+            delete from users where id = ${id} and ${versionIn(ifVersions)}
+            returning id, username`,
+        ]);
         if (!row) return await missing(tx, id, ifVersions);
         await recordAudit(
           tx,
           auditEvents.userDeleted(actor, row, write.context),
         );
+        await recordMintedRevoked(tx, minted, actor, write.context);
         return "deleted";
       });
     },

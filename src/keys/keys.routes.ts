@@ -38,6 +38,13 @@ export const ApiKeySchema = z.object({
   lastUsedAt: time(
     "When a request last came with the key, to the minute (written at most once a minute); null: never used",
   ).nullable(),
+  createdBy: z.object({
+    id: z.number().int().openapi({ example: 1 }),
+    username: z.string().openapi({ example: "admin" }),
+  }).openapi({
+    description:
+      "The admin who minted the key (its owner for a key made before keys recorded this), under their current username. A key minted for another user is revoked when its minter is deleted, disabled or demoted.",
+  }),
 }).openapi("ApiKey");
 
 export const NewApiKeySchema = z.object({
