@@ -1,8 +1,9 @@
 /**
  * Protections that cannot be turned against users: a refused attempt counts
  * nowhere (so one address cannot lock an account for every address), a
- * known device keeps its own count past the ceiling, and throttled attempts
- * are recorded once per name, address and window.
+ * known device keeps its own count past the ceiling, throttled attempts
+ * are recorded once per name and window whatever the address, and an IPv6
+ * client counts by its /64.
  */
 import { auditPages, type AuditRecord } from "@user-admin/client";
 import { rotateDeviceKey } from "../src/cli/rotate-device-key.ts";
@@ -52,14 +53,15 @@ async function login(
 
 const statusOf = async (p: ReturnType<typeof login>) => (await p).status;
 
-/** Every `login.throttled` record, read through the API. */
+/** Every record of an action (`login.throttled` unless named), newest first, read through the API. */
 async function throttledRecords(
   admin: Awaited<ReturnType<typeof service>>["admin"],
+  action: "login.throttled" | "login.failed" = "login.throttled",
 ) {
   const all: AuditRecord[] = [];
-  for await (
-    const page of auditPages(admin, { limit: 1000, action: "login.throttled" })
-  ) all.push(...page);
+  for await (const page of auditPages(admin, { limit: 1000, action })) {
+    all.push(...page);
+  }
   return all;
 }
 
@@ -202,7 +204,7 @@ Deno.test("rotating the device key: cookies signed with the old key stop countin
   assertEquals(status, 429, "the old cookie still counted 10 s on");
 });
 
-Deno.test("throttled attempts are recorded once per name, address and window, unknown names alike", async () => {
+Deno.test("throttled attempts are recorded once per name and window, whatever the address, unknown names alike", async () => {
   const svc = await service();
   const settings = { LOGIN_MAX_FAILURES: "2", TRUST_PROXY: "true" };
   const api = svc.configured(settings);
@@ -239,7 +241,7 @@ Deno.test("throttled attempts are recorded once per name, address and window, un
   const records = all.slice(0, all.length - before); // newest first
   assertEquals(
     records.map((r) => [r.target?.username ?? "", r.clientAddress]).sort(),
-    [["", "192.0.2.10"], ["admin", "192.0.2.10"], ["admin", "192.0.2.11"]],
+    [["", "192.0.2.10"], ["admin", "192.0.2.10"]],
   );
   // A window of one second has ended on the same rows: a new window, whose
   // first 429 is recorded again, and only that one. Two seconds pass for
@@ -258,5 +260,76 @@ Deno.test("throttled attempts are recorded once per name, address and window, un
     429,
   ]);
   const after = await throttledRecords(svc.admin);
-  assertEquals(after.length - before, 4);
+  assertEquals(after.length - before, 3);
+});
+
+Deno.test("past the ceiling, 429s for one name from a hundred forwarded addresses write one login.throttled record and, after the first, no counter row", async () => {
+  const svc = await service();
+  const api = svc.configured({ LOGIN_MAX_FAILURES: "2", TRUST_PROXY: "true" });
+  const before = (await throttledRecords(svc.admin)).length;
+  // Distributed guessing trips the ceiling (10 x 2 failed checks).
+  for (let a = 1; a <= 10; a++) {
+    for (let i = 0; i < 2; i++) {
+      const from = `198.51.100.${a}`;
+      assertEquals(await statusOf(login(api, "admin", `w-${i}`, from)), 401);
+    }
+  }
+  const [{ rows }] = await svc.sql<{ rows: number }[]>`
+    select count(*)::int as rows from login_failures`;
+  // Each refusal from an address of its own: rotated IPv4, IPv6 from other
+  // /64s, and a client's own first hop before an appending proxy's.
+  const rotated = Array.from({ length: 100 }, (_, i) =>
+    [
+      `203.0.113.${i}`,
+      `2001:db8:${i.toString(16)}::1`,
+      `192.0.2.${i}, 10.0.0.1`,
+    ][i % 3]);
+  for (const from of rotated) {
+    const res = await login(api, "admin", ADMIN.password, from);
+    assertEquals([from, res.status, res.body], [from, 429, TOO_MANY]);
+  }
+  const records = await throttledRecords(svc.admin);
+  assertEquals(records.length - before, 1);
+  assertEquals(records[0].clientAddress, "203.0.113.0");
+  const [after] = await svc.sql<{ rows: number }[]>`
+    select count(*)::int as rows from login_failures`;
+  // The recorded refusal's transaction made its address's row; the other
+  // 99 only read.
+  assertEquals(after.rows, rows + 1, "later refusals write no counter row");
+});
+
+Deno.test("an IPv6 client counts by its /64: addresses rotated within one /64 share its limit; records keep the whole address", async () => {
+  const svc = await service();
+  const api = svc.configured({ LOGIN_MAX_FAILURES: "3", TRUST_PROXY: "true" });
+  const failedBefore = (await throttledRecords(svc.admin, "login.failed"))
+    .length;
+  const throttledBefore = (await throttledRecords(svc.admin)).length;
+  const rotating = [
+    "2001:db8:5:6::1",
+    "2001:db8:5:6:ffff:ffff:ffff:ffff",
+    "2001:DB8:5:6:0:0:0:AB",
+  ];
+  for (const from of rotating) {
+    assertEquals(await statusOf(login(api, "admin", "wrong-pass", from)), 401);
+  }
+  const locked = await login(api, "admin", ADMIN.password, "2001:db8:5:6:7::9");
+  assertEquals([locked.status, locked.body], [429, TOO_MANY]);
+  // The next /64, and IPv4, count on their own.
+  assertEquals(
+    await statusOf(login(api, "admin", ADMIN.password, "2001:db8:5:7::1")),
+    200,
+  );
+  const failed = await throttledRecords(svc.admin, "login.failed");
+  assertEquals(
+    failed.slice(0, failed.length - failedBefore).map((r) => r.clientAddress)
+      .reverse(),
+    ["2001:db8:5:6::1", "2001:db8:5:6:ffff:ffff:ffff:ffff", "2001:db8:5:6::ab"],
+  );
+  const throttled = await throttledRecords(svc.admin);
+  assertEquals(throttled.length - throttledBefore, 1);
+  assertEquals(throttled[0].clientAddress, "2001:db8:5:6:7::9");
+  const line = svc.logs.find((l) =>
+    l.msg === "request" && l.ip === "2001:db8:5:6:7::9"
+  );
+  assertEquals(line?.status, 429, "the log names the whole address");
 });

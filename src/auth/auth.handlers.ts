@@ -4,6 +4,7 @@ import type { LoginCounter } from "../db/throttle.ts";
 import { auditContext } from "../audit/context.ts";
 import { auditEvents } from "../audit/events.ts";
 import type { Handlers } from "../http/endpoint.ts";
+import { countedBlock } from "../http/ip.ts";
 import { clientIp } from "../http/origin.ts";
 import { canonicalKey } from "../users/canonical.ts";
 import type * as routes from "./auth.routes.ts";
@@ -35,8 +36,9 @@ export function createAuthHandlers(
     const { username, password } = body;
     // Counted per username under the canonical key that finds the user (so
     // `admİn`, `ＡＤＭＩＮ` and `admin` are one), known or not, so 429 tells
-    // nothing; per client address, and over all addresses up to the
-    // ceiling; or, from a known device of that user, per device alone.
+    // nothing; per client address (an IPv6 one by its /64), and over all
+    // addresses up to the ceiling; or, from a known device of that user, per
+    // device alone. Records name the whole address.
     const canonicalName = canonicalKey(username);
     const usernameHash = sha256(canonicalName);
     const writeBy = c.get("writeBy");
@@ -48,8 +50,11 @@ export function createAuthHandlers(
     const device = await devices.recognise(c, known);
     const counter: LoginCounter = device !== undefined
       ? { usernameHash, device }
-      // An address, normalised (clientIp): at most 39 characters.
-      : { usernameHash, address: clientIp(c, config.TRUST_PROXY) ?? "unknown" };
+      // An IPv4 address or an IPv6 /64 (countedBlock): at most 24 characters.
+      : {
+        usernameHash,
+        address: countedBlock(clientIp(c, config.TRUST_PROXY) ?? "unknown"),
+      };
     const context = auditContext(c, config.TRUST_PROXY);
     const attempt = await store.loginThrottle.attempt(
       counter,

@@ -12,6 +12,8 @@ export interface LoginAttempt {
 /**
  * Whose failed logins of a username an attempt counts: its client address's
  * (and, up to the ceiling, every address's), or a known device's alone.
+ * `address` is the block the client counts under (countedBlock: an IPv6
+ * address's /64).
  */
 export type LoginCounter =
   & { usernameHash: Uint8Array }
@@ -28,6 +30,14 @@ const countedClients = (counter: LoginCounter) =>
   counter.device !== undefined
     ? [deviceClient(counter.device)]
     : [ALL_CLIENTS, counter.address];
+
+/**
+ * The row whose `throttled_window` says a window's refusal is recorded:
+ * the name's over all addresses, so rotating addresses writes no more
+ * records; a known device's own (one device cannot rotate).
+ */
+const recordedOn = (counter: LoginCounter) =>
+  counter.device !== undefined ? deviceClient(counter.device) : ALL_CLIENTS;
 
 /**
  * Ends the failed-login windows of a user's name from every address and
@@ -116,10 +126,12 @@ export function createLoginThrottle(sql: Sql, { transaction }: Writer) {
      * address and from all addresses, or from this known device alone.
      * Blocked once a row already holds its limit (`max`, or `ceiling` over
      * all addresses); Retry-After is the latest of their ends. A blocked
-     * attempt counts nothing; the first of its window (per address or
-     * device) writes `throttled(retryAfter)` in the same transaction, later
-     * ones nothing: they only read, so a flood of them takes no lock and
-     * writes no row (one statement each).
+     * attempt counts nothing; the first of its window writes
+     * `throttled(retryAfter)` in the same transaction, later ones nothing:
+     * from whatever address, the window being the name's over all addresses
+     * (a known device's, for a device). Later ones only read, so a flood of
+     * them, from one address or many, takes no lock and writes no row (one
+     * statement each).
      */
     async attempt(
       counter: LoginCounter,
@@ -129,6 +141,7 @@ export function createLoginThrottle(sql: Sql, { transaction }: Writer) {
     ): Promise<LoginAttempt> {
       const { usernameHash } = counter;
       const clients = countedClients(counter);
+      const marker = recordedOn(counter);
       const window = sql`make_interval(secs => ${limits.windowSeconds})`;
       const limitOf = (client: string) =>
         client === ALL_CLIENTS ? limits.ceiling : limits.max;
@@ -143,8 +156,9 @@ export function createLoginThrottle(sql: Sql, { transaction }: Writer) {
         where username_hash = ${usernameHash} and client = any(${clients}::text[])
           and window_started_at > now() - ${window}`;
       const seenOver = seen.filter((r) => r.failures >= limitOf(r.client));
-      const seenOwn = seen.find((r) => r.client !== ALL_CLIENTS);
-      if (seenOver.length > 0 && seenOwn?.recorded) {
+      if (
+        seenOver.length > 0 && seen.find((r) => r.client === marker)?.recorded
+      ) {
         return {
           blocked: true,
           retryAfter: Math.max(...seenOver.map((r) => r.retryAfter)),
@@ -177,11 +191,10 @@ export function createLoginThrottle(sql: Sql, { transaction }: Writer) {
           return { blocked: false, retryAfter: 0 };
         }
         const retryAfter = Math.max(...over.map((r) => r.retryAfter));
-        const own = rows.find((r) => r.client !== ALL_CLIENTS)!;
-        if (!own.recorded) {
+        if (!rows.find((r) => r.client === marker)!.recorded) {
           await tx`
             update login_failures set throttled_window = window_started_at
-            where username_hash = ${usernameHash} and client = ${own.client}`;
+            where username_hash = ${usernameHash} and client = ${marker}`;
           await recordAudit(tx, throttled(retryAfter));
         }
         return { blocked: true, retryAfter };

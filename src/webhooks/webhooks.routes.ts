@@ -21,7 +21,7 @@ const DELIVERIES_LIMIT_MAX = 1000;
 const invalid = { error: MSG.invalidWebhook };
 
 const TARGET_RULE =
-  "`http` or `https`, at most 2048 characters, no user name or password. Loopback, private (RFC 1918, ULA fc00::/7), link-local (169.254.0.0/16, fe80::/10, the metadata addresses 169.254.169.254 and fd00:ec2::254), CGNAT (100.64.0.0/10), unspecified, multicast and reserved addresses are refused unless the service runs with `WEBHOOK_ALLOW_PRIVATE=true`: written as an IP address, at creation (400); as a host name, at each delivery, on every address the name resolves to (the attempt fails and is retried). Redirects are not followed.";
+  "`http` or `https`, at most 2048 characters, no user name or password. Only globally routable unicast addresses that are not the service host's own are allowed, unless the service runs with `WEBHOOK_ALLOW_PRIVATE=true`: loopback, private (RFC 1918, ULA fc00::/7), link-local (169.254.0.0/16, fe80::/10, the metadata addresses 169.254.169.254 and fd00:ec2::254), CGNAT (100.64.0.0/10), unspecified, multicast, broadcast, reserved, benchmarking and documentation addresses are refused, and so are IPv6 addresses that carry an IPv4 address (IPv4-mapped, -translated and -compatible, 6to4, NAT64, Teredo). The rule applies written as an IP address (in any form the URL parser reads as one, such as `http://2130706433/`), at creation (400); as a host name, at each delivery, on every address the name resolves to (the attempt fails and is retried). Redirects are not followed.";
 
 export const CreateWebhookSchema = z.object({
   url: z.string(invalid).min(1, invalid).max(2048, invalid).openapi({
