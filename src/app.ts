@@ -109,9 +109,11 @@ export function createApp(deps: AppDeps) {
       "an unknown, revoked, expired or malformed key answers 401. In Swagger UI: Authorize, paste the key.",
   });
   const devices = createDevices(store, config);
-  mountAuth(app, { store, passwords, sessions, devices, config });
-  mountUsers(app, { store, passwords, config });
-  mountKeys(app, { store, config });
+  // What the routes' steps may look up.
+  const steps = { store, config };
+  mountAuth(app, { store, passwords, sessions, devices, config }, steps);
+  mountUsers(app, { store, passwords, config }, steps);
+  mountKeys(app, { store, config }, steps);
   const feed = deps.feed ?? createAuditFeed({
     source: store.audit,
     listen: config.DATABASE_URL !== undefined,
@@ -122,9 +124,9 @@ export function createApp(deps: AppDeps) {
     store,
     feed,
     heartbeatMs: config.AUDIT_STREAM_HEARTBEAT_MS,
-  });
-  mountWebhooks(app, { store, config });
-  mountHealth(app, store, statementTimeoutMs(config));
+  }, steps);
+  mountWebhooks(app, { store, config }, steps);
+  mountHealth(app, store, statementTimeoutMs(config), steps);
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);
   mountDocs(app, OPENAPI_PATH);
 

@@ -1,14 +1,15 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Store } from "./db/store.ts";
 import type { AppEnv } from "./http/env.ts";
 import { mount } from "./http/endpoint.ts";
-import { json } from "./http/openapi.ts";
+import { json, route } from "./http/openapi.ts";
+import type { StepDeps } from "./http/steps.ts";
 
 const HealthSchema = z.object({ status: z.enum(["ok", "unavailable"]) })
   .openapi("Health");
 
-export const health = createRoute({
+export const health = route({
   operationId: "health",
   method: "get",
   path: "/health",
@@ -20,9 +21,10 @@ export const health = createRoute({
     200: json(HealthSchema, "The database answers"),
     503: json(HealthSchema, "The database does not answer"),
   },
+  steps: [],
 });
 
-export const live = createRoute({
+export const live = route({
   operationId: "healthLive",
   method: "get",
   path: "/health/live",
@@ -36,9 +38,10 @@ export const live = createRoute({
   responses: {
     200: json(HealthSchema, "The process answers"),
   },
+  steps: [],
 });
 
-export const ready = createRoute({
+export const ready = route({
   operationId: "healthReady",
   method: "get",
   path: "/health/ready",
@@ -52,6 +55,7 @@ export const ready = createRoute({
     200: json(HealthSchema, "The database answers"),
     503: json(HealthSchema, "The database does not answer"),
   },
+  steps: [],
 });
 
 /**
@@ -63,6 +67,7 @@ export function mountHealth(
   app: OpenAPIHono<AppEnv>,
   store: Store,
   timeoutMs: number,
+  steps: StepDeps,
 ) {
   const check = async (c: Context<AppEnv>) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -87,7 +92,7 @@ export function mountHealth(
       clearTimeout(timer);
     }
   };
-  mount(app, health, check);
-  mount(app, ready, check);
-  mount(app, live, (c) => c.json({ status: "ok" as const }, 200));
+  mount(app, health, check, steps);
+  mount(app, ready, check, steps);
+  mount(app, live, (c) => c.json({ status: "ok" as const }, 200), steps);
 }

@@ -1,15 +1,10 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Store } from "../db/store.ts";
-import type { AppEnv } from "../http/env.ts";
-import { MSG } from "../http/messages.ts";
+import type { Handlers } from "../http/endpoint.ts";
 import type { AuditFeed } from "./feed.ts";
-import {
-  AUDIT_LIMIT_DEFAULT,
-  AuditQuerySchema,
-  type list as listRoute,
-  parseCursor,
-  type stream as streamRoute,
-} from "./audit.routes.ts";
+import { AUDIT_LIMIT_DEFAULT, AuditQuerySchema } from "./audit.routes.ts";
+import type * as routes from "./audit.routes.ts";
+
+type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
 
 export interface AuditDeps {
   store: Store;
@@ -23,8 +18,7 @@ export const STREAM_RECHECK_MS = 2000;
 
 export function createAuditHandlers({ store, feed, heartbeatMs }: AuditDeps) {
   /** One page, newest first; a `next` link when older records follow. */
-  const list: RouteHandler<typeof listRoute, AppEnv> = async (c) => {
-    const query = c.req.valid("query");
+  const list: Handler<"list"> = async (c, { query }) => {
     const limit = query.limit ?? AUDIT_LIMIT_DEFAULT;
     // One more than asked: whether a next page exists, without counting.
     const records = await store.audit.list({ ...query, limit: limit + 1 });
@@ -47,22 +41,11 @@ export function createAuditHandlers({ store, feed, heartbeatMs }: AuditDeps) {
    * or only new ones, as Server-Sent Events. The answer is made at once; the
    * body flows from the feed, past the request's deadline.
    */
-  const stream: RouteHandler<typeof streamRoute, AppEnv> = async (c) => {
-    const query = c.req.valid("query");
-    const lastEventId = c.req.header("last-event-id");
-    let after = query.after;
-    if (lastEventId !== undefined) {
-      after = parseCursor(lastEventId.trim());
-      if (after === undefined) {
-        return c.json({ error: MSG.invalidLastEventId }, 400);
-      }
-    }
+  const stream: Handler<"stream"> = async (c, { query, after }) => {
     // As every read of the trail: what committed so far is sealed first.
     await store.audit.seal();
     const { headId, anchorId } = await store.audit.ends();
-    if (after !== undefined && after < anchorId) {
-      return c.json({ error: MSG.eventHistoryGone }, 410);
-    }
+    if (after !== undefined && after < anchorId) return "history_gone";
     const headers = {
       "Content-Type": "text/event-stream; charset=utf-8",
       // Proxies that buffer (nginx) pass each event on at once.

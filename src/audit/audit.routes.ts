@@ -1,13 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { adminRoute } from "../auth/guards.ts";
 import { MSG } from "../http/messages.ts";
-import {
-  check,
-  failure,
-  json,
-  queryChecks,
-  textHeader,
-} from "../http/openapi.ts";
+import { errorResponse } from "../http/errors.ts";
+import { check, failure, json, textHeader } from "../http/openapi.ts";
+import { outcome, passes, query as queryStep } from "../http/steps.ts";
 import { parseUserId, USER_ID_MAX } from "../users/user.ts";
 import { AUDIT_ACTIONS } from "./actions.ts";
 
@@ -169,7 +165,6 @@ export const list = adminRoute({
     "Records form a hash chain (each holds the SHA-256 of the previous record and of its own content) that `deno task audit:verify` checks; " +
     "records older than `AUDIT_RETENTION_DAYS` (default 365, 0 keeps all) are removed. " +
     "Never a password, hash or token.",
-  request: { query: AuditQuerySchema },
   responses: {
     200: json(z.array(AuditRecordSchema), "Records, newest first", {
       Link: textHeader(
@@ -177,10 +172,7 @@ export const list = adminRoute({
       ),
     }),
   },
-  checks: [
-    ...queryChecks(AuditQuerySchema),
-    failure(MSG.auditListFailed),
-  ],
+  steps: [queryStep(AuditQuerySchema), failure(MSG.auditListFailed)],
 });
 
 /** A record id as the feed's cursor: 0 (before the first) or more. */
@@ -215,6 +207,25 @@ export const AuditStreamQuerySchema = z.object({
   }),
 });
 
+/**
+ * Where the client resumes: `Last-Event-ID` when sent (400 when it is not a
+ * record id), else the query's `after`; undefined for only new records.
+ */
+const resumeAfter = passes<"after", number | undefined>("after", [
+  check(
+    400,
+    MSG.invalidLastEventId,
+    "`Last-Event-ID` is not a record id (0 or more, written plainly)",
+  ),
+], (c, { got }) => {
+  const lastEventId = c.req.header("last-event-id");
+  if (lastEventId === undefined) {
+    return (got.query as { after?: number }).after;
+  }
+  return parseCursor(lastEventId.trim()) ??
+    errorResponse(c, 400, MSG.invalidLastEventId);
+});
+
 export const stream = adminRoute({
   operationId: "streamAuditEvents",
   method: "get",
@@ -230,7 +241,6 @@ export const stream = adminRoute({
     "The stream ends within 5 s once its session ends or its user is no longer an admin, and when the instance shuts down. " +
     "Records removed by `AUDIT_RETENTION_DAYS` cannot be resumed from: an `after` below the id of the last record removed answers 410 (`after=0` streams from the first record while none was removed).",
   request: {
-    query: AuditStreamQuerySchema,
     headers: z.object({
       "Last-Event-ID": z.string().optional().openapi({
         param: { name: "Last-Event-ID", in: "header" },
@@ -255,17 +265,16 @@ export const stream = adminRoute({
       },
     },
   },
-  checks: [
-    ...queryChecks(AuditStreamQuerySchema),
-    check(
-      400,
-      MSG.invalidLastEventId,
-      "`Last-Event-ID` is not a record id (0 or more, written plainly)",
-    ),
-    check(
-      410,
-      MSG.eventHistoryGone,
-      "records after `after` (or `Last-Event-ID`) were removed by the retention sweep",
+  steps: [
+    queryStep(AuditStreamQuerySchema),
+    resumeAfter,
+    outcome(
+      "history_gone",
+      check(
+        410,
+        MSG.eventHistoryGone,
+        "records after `after` (or `Last-Event-ID`) were removed by the retention sweep",
+      ),
     ),
     failure(MSG.auditStreamFailed),
   ],

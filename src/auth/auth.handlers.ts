@@ -1,11 +1,9 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
 import type { LoginCounter } from "../db/throttle.ts";
 import { auditContext } from "../audit/context.ts";
 import { auditEvents } from "../audit/events.ts";
-import type { AppEnv } from "../http/env.ts";
-import { MSG } from "../http/messages.ts";
+import type { Handlers } from "../http/endpoint.ts";
 import { countedBlock } from "../http/ip.ts";
 import { clientIp } from "../http/origin.ts";
 import { canonicalKey } from "../users/canonical.ts";
@@ -29,11 +27,13 @@ export interface AuthDeps {
 /** Failures over all addresses, as a multiple of the per-address limit: the ceiling against distributed guessing. */
 export const LOGIN_CEILING_FACTOR = 10;
 
+type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
+
 export function createAuthHandlers(
   { store, passwords, sessions, devices, config }: AuthDeps,
 ) {
-  const login: RouteHandler<typeof routes.login, AppEnv> = async (c) => {
-    const { username, password } = c.req.valid("json");
+  const login: Handler<"login"> = async (c, { body }) => {
+    const { username, password } = body;
     // Counted per username under the canonical key that finds the user (so
     // `admİn`, `ＡＤＭＩＮ` and `admin` are one), known or not, so 429 tells
     // nothing; per client address (an IPv6 one by its /64), and over all
@@ -68,14 +68,13 @@ export function createAuthHandlers(
       writeBy,
     );
     if (attempt.blocked) {
-      return c.json({ error: MSG.tooManyLoginAttempts }, 429, {
-        "Retry-After": String(attempt.retryAfter),
-      });
+      c.header("Retry-After", String(attempt.retryAfter));
+      return "throttled";
     }
     // Always one bcrypt verification, so an unknown name takes as long as a wrong password.
     if (!await passwords.verify(password, user?.passwordHash)) {
       await store.audit.record(auditEvents.loginFailed(user, context), writeBy);
-      return c.json({ error: MSG.invalidCredentials }, 401);
+      return "invalid_credentials";
     }
     const { passwordHash: _, passwordVersion, ...account } = user!;
     const deviceCookie = await devices.issue(known!, device);
@@ -87,23 +86,18 @@ export function createAuthHandlers(
       { ...account, passwordVersion },
       counter,
     );
-    if (started === "stale") {
-      return c.json({ error: MSG.invalidCredentials }, 401);
-    }
-    if (started === "disabled") {
-      return c.json({ error: MSG.accountDisabled }, 403);
-    }
+    if (started === "stale") return "invalid_credentials";
+    if (started === "disabled") return "disabled";
     devices.set(c, deviceCookie);
     return c.json(account, 200);
   };
 
-  const logout: RouteHandler<typeof routes.logout, AppEnv> = async (c) => {
+  const logout: Handler<"logout"> = async (c) => {
     await sessions.end(c);
     return c.json({ ok: true as const }, 200);
   };
 
-  const me: RouteHandler<typeof routes.me, AppEnv> = (c) =>
-    c.json(c.get("caller").account, 200);
+  const me: Handler<"me"> = (c, { caller }) => c.json(caller.account, 200);
 
   return { login, logout, me };
 }

@@ -1,10 +1,15 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { mountAll } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
+import type { StepDeps } from "../http/steps.ts";
 import { type AuthDeps, createAuthHandlers } from "./auth.handlers.ts";
 import * as routes from "./auth.routes.ts";
 
 /** /api/auth: each route as auth.routes.ts declares it, answered by auth.handlers.ts. */
-export function mountAuth(app: OpenAPIHono<AppEnv>, deps: AuthDeps) {
-  mountAll(app, routes, createAuthHandlers(deps));
+export function mountAuth(
+  app: OpenAPIHono<AppEnv>,
+  deps: AuthDeps,
+  steps: StepDeps,
+) {
+  mountAll(app, routes, createAuthHandlers(deps), steps);
 }

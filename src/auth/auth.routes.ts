@@ -5,11 +5,11 @@ import {
   check,
   failure,
   json,
-  jsonBody,
   route,
   sessionOrKey,
   textHeader,
 } from "../http/openapi.ts";
+import { body, outcome } from "../http/steps.ts";
 import { AccountSchema, OkSchema } from "../users/users.routes.ts";
 import { sameOrigin, signedIn } from "./guards.ts";
 
@@ -43,8 +43,6 @@ export const login = route({
     "A disabled user with the right password gets 403 `Account disabled`: no cookie, and the attempt neither counts as a failure nor clears any; a disable that races a login leaves no session. " +
     "In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.",
   security: [],
-  middleware: sameOrigin,
-  request: { body: jsonBody(LoginSchema, "invalid") },
   responses: {
     200: json(AccountSchema, "Logged in", {
       "Set-Cookie": textHeader(
@@ -52,34 +50,46 @@ export const login = route({
       ),
     }),
   },
-  checks: [
-    ...sameOrigin.checks,
-    bodyTooLarge,
-    check(
-      400,
-      MSG.credentialsRequired,
-      "the username or password is missing, empty or not a string (a body that is not JSON included)",
-    ),
-    check(
-      429,
-      MSG.tooManyLoginAttempts,
-      "too many failed attempts (from this address, from all addresses, or from this device)",
-      {
-        "Retry-After": {
-          description: "Seconds until the window ends",
-          schema: { type: "integer" },
+  steps: [
+    sameOrigin,
+    body(LoginSchema, [
+      bodyTooLarge,
+      check(
+        400,
+        MSG.credentialsRequired,
+        "the username or password is missing, empty or not a string (a body that is not JSON included)",
+      ),
+    ]),
+    // The handler sets Retry-After before it returns this outcome.
+    outcome(
+      "throttled",
+      check(
+        429,
+        MSG.tooManyLoginAttempts,
+        "too many failed attempts (from this address, from all addresses, or from this device)",
+        {
+          "Retry-After": {
+            description: "Seconds until the window ends",
+            schema: { type: "integer" },
+          },
         },
-      },
+      ),
     ),
-    check(
-      401,
-      MSG.invalidCredentials,
-      "unknown user or wrong password (indistinguishable), or a password reset raced the check",
+    outcome(
+      "invalid_credentials",
+      check(
+        401,
+        MSG.invalidCredentials,
+        "unknown user or wrong password (indistinguishable), or a password reset raced the check",
+      ),
     ),
-    check(
-      403,
-      MSG.accountDisabled,
-      "the password is right but the account is disabled (no cookie is set, and the attempt counts as no failure)",
+    outcome(
+      "disabled",
+      check(
+        403,
+        MSG.accountDisabled,
+        "the password is right but the account is disabled (no cookie is set, and the attempt counts as no failure)",
+      ),
     ),
     failure(MSG.loginFailed),
   ],
@@ -95,7 +105,6 @@ export const logout = route({
     "Ends the session whose `sid` cookie is sent, and clears the cookie. Answers 200 with or without a session: the cookie is optional, but without it nothing is ended.",
   // The cookie is optional (`{}`), and a client must send it when it has one.
   security: [...sessionOrKey, {}],
-  middleware: sameOrigin,
   responses: {
     200: json(OkSchema, "Logged out", {
       "Set-Cookie": textHeader(
@@ -103,10 +112,7 @@ export const logout = route({
       ),
     }),
   },
-  checks: [
-    ...sameOrigin.checks,
-    failure(MSG.internal),
-  ],
+  steps: [sameOrigin, failure(MSG.internal)],
 });
 
 export const me = route({
@@ -118,12 +124,8 @@ export const me = route({
   description:
     "The account of the session's user, as it is now (a role changed since login shows). Any role may call it.",
   security: sessionOrKey,
-  middleware: signedIn,
   responses: {
     200: json(AccountSchema, "The caller"),
   },
-  checks: [
-    ...signedIn.checks,
-    failure(MSG.internal),
-  ],
+  steps: [signedIn, failure(MSG.internal)],
 });

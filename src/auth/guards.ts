@@ -1,19 +1,20 @@
 /**
- * The guards a route lists in its `middleware`, each with the checks it
+ * The steps that decide who may call a route, each with the checks it
  * makes, in the contract's order: 401, then 403 for a caller who is not an
  * admin, then 403 for a foreign Origin. They are plain values: the session
  * service comes from the request (`c.get("sessions")`, set by the app it
  * was built for).
  */
+import type { Caller } from "./caller.ts";
+import { errorResponse } from "../http/errors.ts";
 import { MSG } from "../http/messages.ts";
 import {
-  type Check,
   check,
-  guard,
   route,
   type RouteDraft,
   sessionOrKey,
 } from "../http/openapi.ts";
+import { guards, passes, type Step } from "../http/steps.ts";
 
 const unauthorised = check(
   401,
@@ -21,56 +22,60 @@ const unauthorised = check(
   "no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key",
 );
 
-/** Any signed-in caller: 401 unless the cookie names an unexpired session or the header a live key; sets `caller`. */
-export const signedIn = guard([unauthorised], async (c, next) => {
-  const caller = await c.get("sessions").caller(c);
-  if (!caller) return c.json({ error: MSG.unauthorised }, 401);
-  c.set("caller", caller);
-  await next();
-});
+/** Any signed-in caller: 401 unless the cookie names an unexpired session or the header a live key. */
+export const signedIn = passes<"caller", Caller>(
+  "caller",
+  [unauthorised],
+  async (c) => {
+    const caller = await c.get("sessions").caller(c);
+    if (!caller) return errorResponse(c, 401, MSG.unauthorised);
+    c.set("caller", caller);
+    return caller;
+  },
+);
 
 /** Anyone, but a state-changing request must not come from a page of another origin. */
-export const sameOrigin = guard([
-  check(403, MSG.forbidden, "the request came from a foreign Origin"),
-], async (c, next) => {
-  if (c.get("sessions").isForeign(c)) {
-    return c.json({ error: MSG.forbidden }, 403);
-  }
-  await next();
-});
+export const sameOrigin = guards(
+  [
+    check(403, MSG.forbidden, "the request came from a foreign Origin"),
+  ],
+  (c) =>
+    c.get("sessions").isForeign(c)
+      ? errorResponse(c, 403, MSG.forbidden)
+      : undefined,
+);
 
 /** An admin, from this origin: 401, then 403. */
-export const admin = guard([
+export const admin = passes<"caller", Caller>("caller", [
   unauthorised,
   check(
     403,
     MSG.forbidden,
     "the caller is not an admin, or the request came from a foreign Origin",
   ),
-], async (c, next) => {
+], async (c) => {
   const sessions = c.get("sessions");
   const caller = await sessions.caller(c);
-  if (!caller) return c.json({ error: MSG.unauthorised }, 401);
+  if (!caller) return errorResponse(c, 401, MSG.unauthorised);
   if (caller.account.role !== "admin" || sessions.isForeign(c)) {
-    return c.json({ error: MSG.forbidden }, 403);
+    return errorResponse(c, 403, MSG.forbidden);
   }
   c.set("caller", caller);
-  await next();
+  return caller;
 });
 
 /**
  * A route only an admin may call, with the session cookie or an API key:
- * `admin` runs before the route's own middleware, and its checks (401,
- * then 403) lead the route's.
+ * `admin` is its first step, so its checks (401, then 403) lead the
+ * route's.
  */
 export const adminRoute = <
-  const C extends Check,
+  const S extends readonly Step[],
   P extends string,
   R extends Omit<RouteDraft, "security"> & { path: P },
->(config: R & { checks: readonly C[] }) =>
+>(config: R & { steps: S }) =>
   route({
     ...config,
     security: sessionOrKey,
-    middleware: [admin, ...[config.middleware ?? []].flat()],
-    checks: [...admin.checks, ...config.checks],
+    steps: [admin, ...config.steps] as const,
   });

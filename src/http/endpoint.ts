@@ -1,55 +1,93 @@
-import type { OpenAPIHono, RouteConfig, RouteHandler } from "@hono/zod-openapi";
-import type { Context, MiddlewareHandler, Next } from "hono";
-import { readJsonBody } from "./body.ts";
+import type {
+  OpenAPIHono,
+  RouteConfigToTypedResponse,
+} from "@hono/zod-openapi";
+import type { Context, Next } from "hono";
+import type { CallerRefusal } from "../db/write.ts";
 import type { AppEnv } from "./env.ts";
-import { DeadlineExceeded, onError } from "./errors.ts";
-import { bodyOf, type Check, failureOf, invalidOrder } from "./openapi.ts";
-import { answerInvalid, validationHook } from "./validation.ts";
+import { DeadlineExceeded, errorResponse, onError } from "./errors.ts";
+import { type Message, MSG } from "./messages.ts";
+import {
+  type Check,
+  failureOf,
+  invalidOrder,
+  type StepRoute,
+} from "./openapi.ts";
+import { type Got, type Outcomes, runSteps, type StepDeps } from "./steps.ts";
+import { answerInvalid } from "./validation.ts";
+
+type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * What a route's handler gets: the request, and what its steps passed on.
+ * It answers with one of the route's declared (non-error) responses, or
+ * with one of its outcomes, or with the refusal of a caller the write
+ * found gone (401) or demoted (403); never with an error of its own.
+ */
+export type StepHandler<R extends StepRoute> = (
+  c: Context<AppEnv>,
+  got: Got<R["steps"]>,
+) => MaybePromise<
+  RouteConfigToTypedResponse<R> | Outcomes<R["steps"]> | CallerRefusal
+>;
+
+/** The handlers of a module of routes, by name: `Handlers<typeof routes>["update"]`. */
+export type Handlers<M> = {
+  [K in keyof M]: M[K] extends StepRoute ? StepHandler<M[K]> : never;
+};
+
+/** The answers of refusals: as if the request had come a moment later. */
+const REFUSALS: Record<CallerRefusal, [401 | 403, Message]> = {
+  caller_gone: [401, MSG.unauthorised],
+  caller_not_admin: [403, MSG.forbidden],
+};
 
 /**
  * Serves a route as its declaration says, which is the one place of its
- * contract: its `middleware` (the guard) runs first; a `jsonBody` is read
- * once and judged by its schema; its `checks` (see `route`), in their
- * order, rank broken rules (the first listed 400 is answered), and its 500
- * check's message answers any failure nothing foresaw. The route is
- * documented whole, but zod-openapi only validates its parameters: it
- * would refuse a body whose Content-Type is not JSON, which the contract
- * reads as JSON all the same.
+ * behaviour: its steps run in their order (a step's answer ends the
+ * request), then the handler, whose outcomes are answered by the checks the
+ * route pairs them with; any failure nothing foresaw answers the route's
+ * 500 check's message (see errors.ts). The document is the route's
+ * declaration, with its steps' checks and the HEAD twin of a GET.
  */
-export function mount<R extends RouteConfig & { checks?: readonly Check[] }>(
+export function mount<R extends StepRoute>(
   app: OpenAPIHono<AppEnv>,
   route: R,
-  handler: RouteHandler<R, AppEnv>,
+  handler: StepHandler<R>,
+  deps: StepDeps,
 ) {
-  const { middleware, hide: _, checks = [], ...declared } = route;
+  const { steps, checks, hide: _, ...declared } = route;
   app.openAPIRegistry.registerPath(declared);
   if (declared.method === "get") {
     app.openAPIRegistry.registerPath(headOf(declared));
   }
-  const answer = answerInvalid(invalidOrder(checks));
+  const input = { invalid: answerInvalid(invalidOrder(checks)), deps };
   const failure = failureOf(checks);
-  const body = bodyOf(route.request?.body);
-  // The guard is called from the layer that names the failure: one layer
-  // of middleware less on every request.
-  const [guard, ...more] = [middleware ?? []].flat();
-  const chain: MiddlewareHandler<AppEnv>[] = [
-    (c, next) => {
+  const outcomes = new Map<string, Check>();
+  for (const step of steps) {
+    if ("outcome" in step) outcomes.set(step.outcome, step.checks[0]);
+  }
+  const run = handler as (
+    c: Context<AppEnv>,
+    got: Record<string, unknown>,
+  ) => MaybePromise<Response | string>;
+  app.on(
+    declared.method.toUpperCase(),
+    declared.path.replaceAll(/\{([^}]+)\}/g, ":$1"),
+    (c) => {
       c.set("failure", failure);
-      return guard ? guard(c, next) : next();
+      return runSteps(c, steps, input, async (got) => {
+        const answer = await run(c, got);
+        if (typeof answer !== "string") return answer;
+        const refusal = REFUSALS[answer as CallerRefusal];
+        if (refusal) return errorResponse(c, refusal[0], refusal[1]);
+        const check = outcomes.get(answer);
+        if (!check) {
+          throw new Error(`an outcome the route does not name: ${answer}`);
+        }
+        return errorResponse(c, check.status as 404, check.message);
+      });
     },
-    ...more,
-    ...(body ? [readJsonBody(body.schema, body.malformed!, answer)] : []),
-  ];
-  app.openapi(
-    {
-      ...route,
-      hide: true,
-      middleware: chain,
-      request: route.request && { ...route.request, body: undefined },
-    },
-    handler,
-    // Typed for any route: it only ever answers the route's declared 400.
-    validationHook(answer) as never,
   );
 }
 
@@ -62,12 +100,13 @@ export function mountAll<R, K extends keyof R & string>(
   app: OpenAPIHono<AppEnv>,
   routes: R,
   handlers: {
-    [N in K]: R[N] extends RouteConfig ? RouteHandler<R[N], AppEnv> : never;
+    [N in K]: R[N] extends StepRoute ? StepHandler<R[N]> : never;
   },
+  deps: StepDeps,
 ) {
   for (const name of Object.keys(handlers) as K[]) {
     // The signature pairs each handler with its route's type.
-    mount(app, routes[name] as RouteConfig, handlers[name] as never);
+    mount(app, routes[name] as StepRoute, handlers[name] as never, deps);
   }
 }
 
@@ -75,7 +114,9 @@ export function mountAll<R, K extends keyof R & string>(
  * The HEAD twin of a GET route, for the document: Hono answers HEAD with
  * the GET's status and headers (`ETag` included, so a 304 too) and no body.
  */
-function headOf(get: Omit<RouteConfig, "middleware" | "hide">): RouteConfig {
+function headOf(
+  get: Omit<StepRoute, "steps" | "checks" | "hide">,
+): Omit<StepRoute, "steps" | "checks"> {
   const responses = Object.fromEntries(
     Object.entries(get.responses).map(([status, r]) => {
       const { description, headers } = r as {
@@ -92,7 +133,7 @@ function headOf(get: Omit<RouteConfig, "middleware" | "hide">): RouteConfig {
     summary: get.summary && `${get.summary}: headers only (HEAD)`,
     description:
       `As \`GET ${get.path}\` with the same checks, status and headers, without a body.`,
-    responses: responses as RouteConfig["responses"],
+    responses: responses as StepRoute["responses"],
   };
 }
 

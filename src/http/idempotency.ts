@@ -1,12 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { canonicalJson } from "../audit/chain.ts";
 import { sha256 } from "../auth/tokens.ts";
-import type { Store } from "../db/store.ts";
-import type { AppEnv } from "./env.ts";
 import { errorResponse } from "./errors.ts";
 import { MSG } from "./messages.ts";
-import { check, guard } from "./openapi.ts";
+import { check } from "./openapi.ts";
+import { guards } from "./steps.ts";
 
 const HEADER = "idempotency-key";
 
@@ -43,99 +41,86 @@ export const REPLAYED_HEADER = {
   },
 };
 
-/** A route's middleware after its guard: 400 for a malformed Idempotency-Key, before the body is read. */
-export const idempotencyKey = guard([
+/** 400 for a malformed Idempotency-Key, before the body is read. */
+export const idempotencyKey = guards([
   check(
     400,
     MSG.invalidIdempotencyKey,
     "the `Idempotency-Key` header is not 1..255 printable ASCII characters",
   ),
-], async (c, next) => {
+], (c) => {
   const key = c.req.header(HEADER);
-  if (key !== undefined && !VALID_KEY.test(key)) {
-    return errorResponse(c, 400, MSG.invalidIdempotencyKey);
-  }
-  await next();
+  return key !== undefined && !VALID_KEY.test(key)
+    ? errorResponse(c, 400, MSG.invalidIdempotencyKey)
+    : undefined;
 });
 
 /**
- * The checks of a request whose key is in use, after its body's (see
- * `idempotent`); a kept answer is sent again before the request runs.
- */
-export const idempotencyConflicts = [
-  check(
-    422,
-    MSG.idempotencyKeyReused,
-    "the `Idempotency-Key` was used with a different body",
-  ),
-  check(
-    409,
-    MSG.idempotencyKeyInProgress,
-    "the `Idempotency-Key`'s first request is still running (on any instance)",
-  ),
-];
-
-/**
  * Runs a request that carries an Idempotency-Key at most once per caller
- * and key (draft-ietf-httpapi-idempotency-key-header). The request is its
- * body as the service reads it (`input`: validated, trimmed, unknown fields
- * dropped, no secret), fingerprinted as the SHA-256 of its canonical JSON
- * (keys sorted), so two bodies that ask for the same thing are one request
- * however their JSON is spelled. A 201 or 409 is kept; any other answer,
- * and a failure, forgets the run so a retry runs again.
+ * and key (draft-ietf-httpapi-idempotency-key-header), after its body's
+ * checks. The request is its body as the service reads it (`input` of what
+ * the steps passed on: validated, trimmed, unknown fields dropped, no
+ * secret), fingerprinted as the SHA-256 of its canonical JSON (keys
+ * sorted), so two bodies that ask for the same thing are one request
+ * however their JSON is spelled. A kept answer is sent again; a key in use
+ * with another body, or still running, answers its check. Once answered,
+ * a 201 or 409 is kept; any other answer, and a failure, forgets the run
+ * so a retry runs again.
  */
-export async function idempotent<R extends Response>(
-  c: Context<AppEnv>,
-  { store, runningMs }: { store: Store; runningMs: number },
-  input: unknown,
-  run: () => Promise<R>,
-): Promise<R> {
-  const key = c.req.header(HEADER);
-  if (key === undefined) return await run();
-  const userId = c.get("caller").account.id;
-  const runId = crypto.randomUUID();
-  const started = await store.idempotency.start(
-    userId,
-    key,
-    sha256(canonicalJson(input)),
-    runId,
-    runningMs,
-    c.get("writeBy"),
-  );
-  switch (started.outcome) {
-    case "replay": {
-      const { status, body, location } = started.answer;
-      const headers: Record<string, string> = {
-        "Content-Type": "application/json",
-        "Idempotent-Replayed": "true",
-      };
-      if (location !== null) headers.Location = location;
-      return c.body(body, status as 201 | 409, headers) as unknown as R;
+export const idempotentRun = (
+  input: (got: Record<string, unknown>) => unknown,
+) =>
+  guards([
+    check(
+      422,
+      MSG.idempotencyKeyReused,
+      "the `Idempotency-Key` was used with a different body",
+    ),
+    check(
+      409,
+      MSG.idempotencyKeyInProgress,
+      "the `Idempotency-Key`'s first request is still running (on any instance)",
+    ),
+  ], async (c, { deps, got, finally: atEnd }) => {
+    const key = c.req.header(HEADER);
+    if (key === undefined) return;
+    const { store, config } = deps;
+    const userId = c.get("caller").account.id;
+    const runId = crypto.randomUUID();
+    const started = await store.idempotency.start(
+      userId,
+      key,
+      sha256(canonicalJson(input(got))),
+      runId,
+      // A run counts as crashed once its deadline passed: past it, it can
+      // no longer write.
+      config.REQUEST_TIMEOUT_MS,
+      c.get("writeBy"),
+    );
+    switch (started.outcome) {
+      case "replay": {
+        const { status, body, location } = started.answer;
+        const headers: Record<string, string> = {
+          "Content-Type": "application/json",
+          "Idempotent-Replayed": "true",
+        };
+        if (location !== null) headers.Location = location;
+        return c.body(body, status as 201 | 409, headers);
+      }
+      case "mismatch":
+        return errorResponse(c, 422, MSG.idempotencyKeyReused);
+      case "in_progress":
+        return errorResponse(c, 409, MSG.idempotencyKeyInProgress);
     }
-    case "mismatch":
-      return errorResponse(c, 422, MSG.idempotencyKeyReused) as unknown as R;
-    case "in_progress":
-      return errorResponse(
-        c,
-        409,
-        MSG.idempotencyKeyInProgress,
-      ) as unknown as R;
-  }
-  let res: R;
-  try {
-    res = await run();
-  } catch (e) {
-    await store.idempotency.release(userId, key, runId).catch(() => {});
-    throw e;
-  }
-  if (res.status === 201 || res.status === 409) {
-    await store.idempotency.finish(userId, key, runId, {
-      status: res.status,
-      body: await res.clone().text(),
-      location: res.headers.get("location"),
+    atEnd(async (res) => {
+      if (res?.status === 201 || res?.status === 409) {
+        await store.idempotency.finish(userId, key, runId, {
+          status: res.status,
+          body: await res.clone().text(),
+          location: res.headers.get("location"),
+        });
+      } else {
+        await store.idempotency.release(userId, key, runId).catch(() => {});
+      }
     });
-  } else {
-    await store.idempotency.release(userId, key, runId);
-  }
-  return res;
-}
+  });

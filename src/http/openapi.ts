@@ -1,11 +1,10 @@
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
 import type {
   ClientErrorStatusCode,
   ServerErrorStatusCode,
 } from "hono/utils/http-status";
-import type { AppEnv } from "./env.ts";
 import { invalidQueryParameter, type Message, MSG } from "./messages.ts";
+import type { Step } from "./steps.ts";
 
 /** Response headers, as the document declares them. */
 export type ResponseHeaders = Record<
@@ -57,42 +56,37 @@ export const check = <const S extends ErrorStatus, const M extends Message>(
   headers?: ResponseHeaders,
 ): Check<S, M> => ({ status, message, when, ...headers && { headers } });
 
-/** The last check of an endpoint: its 500, the message of any failure nothing foresaw. */
+/**
+ * The last step of an endpoint: its 500, the message of any failure nothing
+ * foresaw, answered by the one error handler (errors.ts).
+ */
 export const failure = <const M extends Message>(
   message: M,
   when = "any other failure",
-) => check(500, message, when);
-
-/** The error response of one status: its schema names exactly these messages. */
-type ErrorResponse<M extends Message> = {
-  description: string;
-  headers?: ResponseHeaders;
-  content: {
-    "application/json": {
-      schema: z.ZodObject<{ error: z.ZodEnum<{ [K in M]: K }> }>;
-      examples: Record<string, { value: { error: M } }>;
-    };
-  };
-};
-
-/** The error responses of these checks, one per status. */
-export type CheckResponses<C extends Check> = {
-  [S in C["status"]]: ErrorResponse<Extract<C, { status: S }>["message"]>;
-};
+) => ({ checks: [check(500, message, when)] as const });
 
 /**
- * A route as `createRoute` makes it, with its checks in the order they run:
- * the one list that ranks broken rules (the first listed is answered, see
- * `mount`), names the endpoint's failure (its 500), writes the error
- * responses (each status's schema names exactly its messages) and appends
- * the numbered check order to the description.
+ * A route as `createRoute` makes it, with its steps (see steps.ts) and their
+ * checks in the order they run: the one list that runs the endpoint's
+ * checks, ranks broken rules (the first listed 400 is answered), names the
+ * endpoint's failure (its 500), writes the error responses (each status's
+ * schema names exactly its messages) and appends the numbered check order
+ * to the description.
  */
 export function route<
-  const C extends Check,
+  const S extends readonly Step[],
   P extends string,
   R extends RouteDraft & { path: P },
->(config: R & { checks: readonly C[] }) {
-  const { checks, description, responses } = config;
+>(config: R & { steps: S }) {
+  const { steps, ...declared } = config;
+  const { description, responses } = config;
+  // What the steps read is declared by them (the body's schema, the query's).
+  const request = Object.assign(
+    {},
+    config.request,
+    ...steps.map((s) => "request" in s ? s.request : {}),
+  );
+  const checks = [...new Set(steps.flatMap((s) => s.checks))];
   const where = `${config.method.toUpperCase()} ${config.path}`;
   if (new Set(failuresOf(checks)).size > 1) {
     throw new Error(`${where}: more than one 500 message`);
@@ -102,14 +96,24 @@ export function route<
       throw new Error(`${where}: ${status} both declared and checked`);
     }
   }
-  return createRoute({
-    ...config,
-    description: `${description}\n\n${checkOrder(checks)}`,
-    responses: { ...responses, ...checkResponses(checks) } as
-      & R["responses"]
-      & CheckResponses<C>,
+  const made = createRoute({
+    ...declared,
+    ...Object.keys(request).length > 0 && { request },
+    description: checks.length
+      ? `${description}\n\n${checkOrder(checks)}`
+      : description,
+    responses: { ...responses, ...checkResponses(checks) } as R["responses"],
   });
+  return { ...made, steps, checks } as
+    & Omit<typeof made, "steps">
+    & { steps: S; checks: readonly Check[] };
 }
+
+/** A route `route` made: what `mount` serves. */
+export type StepRoute = RouteConfig & {
+  steps: readonly Step[];
+  checks: readonly Check[];
+};
 
 export type RouteDraft = Omit<RouteConfig, "path" | "description"> & {
   description: string;
@@ -206,62 +210,6 @@ export const queryChecks = <S extends z.ZodRawShape>(query: z.ZodObject<S>) =>
       `\`${name}\` has a bad value`,
     )
   );
-
-/**
- * Middleware that runs before an endpoint's own checks (session, role,
- * origin), with the checks it makes: a route lists the guard in its
- * `middleware` and its checks first in its `checks`.
- */
-export type Guard<C extends Check> = MiddlewareHandler<AppEnv> & {
-  checks: readonly C[];
-};
-
-export const guard = <const C extends Check>(
-  checks: readonly C[],
-  middleware: MiddlewareHandler<AppEnv>,
-): Guard<C> => Object.assign(middleware, { checks });
-
-/**
- * What the contract makes of a body that is not JSON: the schema judges
- * it as `null` (`invalid`, answered with the route's own 400), or it is a
- * failure of the endpoint (`failure`, its 500).
- */
-export type Malformed = "invalid" | "failure";
-
-const MALFORMED: unique symbol = Symbol("malformed");
-
-/**
- * A required JSON request body of this schema. Bodies are read as JSON
- * whatever their Content-Type says (see `mount`), up to 64 KiB.
- */
-export const jsonBody = <T extends z.ZodType>(
-  schema: T,
-  malformed: Malformed,
-) => ({
-  required: true,
-  content: { "application/json": { schema } },
-  // A symbol: not part of the OpenAPI document.
-  [MALFORMED]: malformed,
-});
-
-/**
- * An optional JSON body the handler reads and judges itself, where the
- * contract checks it after other checks (a lookup): documented, not read
- * before the handler. See `readJsonValue`.
- */
-export const handlerBody = <T extends z.ZodType>(schema: T) => ({
-  required: false,
-  content: { "application/json": { schema } },
-});
-
-/** The schema and malformed-body rule of a `jsonBody` declaration (not a `handlerBody`). */
-export const bodyOf = (declared: unknown) => {
-  const body = declared as ReturnType<typeof jsonBody> | undefined;
-  return body?.[MALFORMED] !== undefined && {
-    schema: body.content["application/json"].schema as z.ZodType,
-    malformed: body[MALFORMED],
-  };
-};
 
 /** The body is read: where a route lists it, the 413 of a larger body. */
 export const bodyTooLarge = check(

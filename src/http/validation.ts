@@ -1,4 +1,4 @@
-import type { Hook, z } from "@hono/zod-openapi";
+import type { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "./env.ts";
 import { errorResponse } from "./errors.ts";
@@ -40,13 +40,3 @@ export function answerInvalid(checkOrder: readonly Message[]) {
     return errorResponse(c, 400, checkOrder[first]);
   };
 }
-
-/** zod-openapi's hook for query, path and header parameters. */
-export const validationHook = (
-  answer: ReturnType<typeof answerInvalid>,
-): Hook<unknown, AppEnv, string, unknown> =>
-(result, c) => {
-  if (!result.success) {
-    return answer(c, result.error.issues, result.target);
-  }
-};

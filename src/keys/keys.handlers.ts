@@ -1,58 +1,45 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import { newApiKey } from "../auth/keys.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
-import { isRefusal } from "../db/write.ts";
-import { callerWrites, refused } from "../http/caller-write.ts";
-import type { AppEnv } from "../http/env.ts";
-import { MSG } from "../http/messages.ts";
-import type { KeyRoutes } from "./keys.routes.ts";
+import { callerWrites } from "../http/caller-write.ts";
+import type { Handlers } from "../http/endpoint.ts";
+import type * as routes from "./keys.routes.ts";
 
 export interface KeyDeps {
   store: Store;
   config: Pick<Config, "TRUST_PROXY">;
 }
 
-/** The handlers run after the admin guard (and, for create, the owner's 404 and the body). */
+type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
+
+/** The handlers run after their routes' steps (keys.routes.ts). */
 export function createKeyHandlers({ store, config }: KeyDeps) {
   const callerWrite = callerWrites(config.TRUST_PROXY);
 
-  const create: RouteHandler<KeyRoutes["create"], AppEnv> = async (c) => {
-    const { id } = c.req.valid("param");
-    const { name, expiresAt } = c.req.valid("json");
+  const create: Handler<"create"> = async (c, { id, body }) => {
     const { key, prefix, secretHash } = newApiKey();
-    const created = id === null ? "not_found" : await store.keys.create(
+    const created = await store.keys.create(
       id,
-      { name, expiresAt: expiresAt ?? null, prefix, secretHash },
+      {
+        name: body.name,
+        expiresAt: body.expiresAt ?? null,
+        prefix,
+        secretHash,
+      },
       callerWrite(c),
     );
-    if (isRefusal(created)) return refused(c, created);
-    switch (created) {
-      case "not_found":
-        return c.json({ error: MSG.userNotFound }, 404);
-      case "too_many":
-        return c.json({ error: MSG.tooManyApiKeys }, 400);
-    }
+    if (typeof created === "string") return created;
     return c.json({ ...created, key }, 201);
   };
 
-  const list: RouteHandler<KeyRoutes["list"], AppEnv> = async (c) => {
-    const { id } = c.req.valid("param");
-    const keys = id === null ? undefined : await store.keys.list(id);
-    if (!keys) return c.json({ error: MSG.userNotFound }, 404);
-    return c.json(keys, 200);
+  const list: Handler<"list"> = async (c, { id }) => {
+    const keys = await store.keys.list(id);
+    return keys ? c.json(keys, 200) : "not_found";
   };
 
-  const revoke: RouteHandler<KeyRoutes["revoke"], AppEnv> = async (c) => {
-    const { id, keyId } = c.req.valid("param");
-    const outcome = id === null || keyId === null
-      ? "not_found"
-      : await store.keys.revoke(id, keyId, callerWrite(c));
-    if (isRefusal(outcome)) return refused(c, outcome);
-    if (outcome === "not_found") {
-      return c.json({ error: MSG.apiKeyNotFound }, 404);
-    }
-    return c.json({ ok: true as const }, 200);
+  const revoke: Handler<"revoke"> = async (c, { id, keyId }) => {
+    const outcome = await store.keys.revoke(id, keyId, callerWrite(c));
+    return outcome === "revoked" ? c.json({ ok: true as const }, 200) : outcome;
   };
 
   return { create, list, revoke };

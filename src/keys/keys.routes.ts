@@ -2,17 +2,16 @@ import { z } from "@hono/zod-openapi";
 import { adminRoute } from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
 import { MSG } from "../http/messages.ts";
-import {
-  bodyTooLarge,
-  check,
-  failure,
-  guard,
-  json,
-  jsonBody,
-} from "../http/openapi.ts";
+import { bodyTooLarge, check, failure, json } from "../http/openapi.ts";
+import { body, load, outcome, pathParam } from "../http/steps.ts";
 import { codePoints } from "../users/account-rules.ts";
 import { parseUserId } from "../users/user.ts";
-import { IdParam, OkSchema, userNotFound } from "../users/users.routes.ts";
+import {
+  IdParam,
+  OkSchema,
+  userId,
+  userNotFound,
+} from "../users/users.routes.ts";
 
 /** How far ahead a key's `expiresAt` may lie. */
 export const KEY_LIFETIME_MAX_YEARS = 2;
@@ -104,92 +103,87 @@ const tags = ["keys"];
 const USE =
   " Keys act as their owner with the owner's current role: a service account is an ordinary user made for the purpose.";
 
-/**
- * The routes of users' keys. Creating one checks that the user exists
- * before the body is read, so its middleware needs the store's lookup:
- * `ownerExists`.
- */
-export function keyRoutes(ownerExists: (id: number) => Promise<boolean>) {
-  const knownOwner = guard([userNotFound], async (c, next) => {
-    const id = parseUserId(c.req.param("id") ?? "");
-    if (id === null || !await ownerExists(id)) {
-      return c.json({ error: MSG.userNotFound }, 404);
-    }
-    await next();
-  });
+const keyNotFound = check(
+  404,
+  MSG.apiKeyNotFound,
+  "the user has no such live key (also for another user's key, a key revoked already, and ids that cannot exist)",
+);
 
-  const create = adminRoute({
-    operationId: "createApiKey",
-    method: "post",
-    path: "/api/users/{id}/keys",
-    tags,
-    summary: "Create an API key for a user",
-    description:
-      "At most 100 live (unrevoked, unexpired) keys per user. The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`." +
-      USE,
-    middleware: knownOwner,
-    request: {
-      params: IdParam,
-      body: jsonBody(CreateApiKeySchema, "invalid"),
-    },
-    responses: {
-      201: json(NewApiKeySchema, "Created; `key` is shown this once"),
-    },
-    checks: [
-      ...knownOwner.checks,
+export const create = adminRoute({
+  operationId: "createApiKey",
+  method: "post",
+  path: "/api/users/{id}/keys",
+  tags,
+  summary: "Create an API key for a user",
+  description:
+    "At most 100 live (unrevoked, unexpired) keys per user. The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`." +
+    USE,
+  request: { params: IdParam },
+  responses: {
+    201: json(NewApiKeySchema, "Created; `key` is shown this once"),
+  },
+  steps: [
+    userId,
+    // The owner is looked up before the body is read.
+    load(
+      "owner",
+      userNotFound,
+      (store, got) => store.keys.userExists(got.id as number),
+    ),
+    body(CreateApiKeySchema, [
       bodyTooLarge,
       check(
         400,
         MSG.apiKeyRequestInvalid,
         "the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead), a body that is not JSON included",
       ),
+    ]),
+    outcome(
+      "too_many",
       check(400, MSG.tooManyApiKeys, "the user has 100 live keys"),
-      failure(MSG.apiKeyCreateFailed),
-    ],
-  });
+    ),
+    // Deleted between the lookup and the write.
+    outcome("not_found", userNotFound),
+    failure(MSG.apiKeyCreateFailed),
+  ],
+});
 
-  const list = adminRoute({
-    operationId: "listApiKeys",
-    method: "get",
-    path: "/api/users/{id}/keys",
-    tags,
-    summary: "List a user's API keys",
-    description:
-      "The user's keys that are not revoked (expired ones included, with their `expiresAt`), newest first. Never the key itself.",
-    request: { params: IdParam },
-    responses: {
-      200: json(z.array(ApiKeySchema), "The keys, newest first"),
-    },
-    checks: [
-      userNotFound,
-      failure(MSG.apiKeyListFailed),
-    ],
-  });
+export const list = adminRoute({
+  operationId: "listApiKeys",
+  method: "get",
+  path: "/api/users/{id}/keys",
+  tags,
+  summary: "List a user's API keys",
+  description:
+    "The user's keys that are not revoked (expired ones included, with their `expiresAt`), newest first. Never the key itself.",
+  request: { params: IdParam },
+  responses: {
+    200: json(z.array(ApiKeySchema), "The keys, newest first"),
+  },
+  steps: [
+    userId,
+    outcome("not_found", userNotFound),
+    failure(MSG.apiKeyListFailed),
+  ],
+});
 
-  const revoke = adminRoute({
-    operationId: "revokeApiKey",
-    method: "delete",
-    path: "/api/users/{id}/keys/{keyId}",
-    tags,
-    summary: "Revoke an API key",
-    description:
-      "The key stops working at once, on every instance (its next request answers 401), and leaves the list. Recorded as `key.revoked`. " +
-      "To rotate without downtime: create the new key, deploy it, then revoke the old one.",
-    request: { params: KeyParams },
-    responses: {
-      200: json(OkSchema, "Revoked"),
-    },
-    checks: [
-      check(
-        404,
-        MSG.apiKeyNotFound,
-        "the user has no such live key (also for another user's key, a key revoked already, and ids that cannot exist)",
-      ),
-      failure(MSG.apiKeyRevokeFailed),
-    ],
-  });
-
-  return { create, list, revoke };
-}
-
-export type KeyRoutes = ReturnType<typeof keyRoutes>;
+export const revoke = adminRoute({
+  operationId: "revokeApiKey",
+  method: "delete",
+  path: "/api/users/{id}/keys/{keyId}",
+  tags,
+  summary: "Revoke an API key",
+  description:
+    "The key stops working at once, on every instance (its next request answers 401), and leaves the list. Recorded as `key.revoked`. " +
+    "To rotate without downtime: create the new key, deploy it, then revoke the old one.",
+  request: { params: KeyParams },
+  responses: {
+    200: json(OkSchema, "Revoked"),
+  },
+  steps: [
+    pathParam("id", parseUserId, keyNotFound),
+    pathParam("keyId", parseUserId, keyNotFound),
+    outcome("not_found", keyNotFound),
+    failure(MSG.apiKeyRevokeFailed),
+  ],
+});

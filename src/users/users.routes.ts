@@ -6,18 +6,25 @@ import {
   bodyTooLarge,
   check,
   failure,
-  handlerBody,
   json,
-  jsonBody,
-  queryChecks,
   textHeader,
 } from "../http/openapi.ts";
 import {
-  idempotencyConflicts,
   idempotencyKey,
   IdempotencyKeyHeader,
+  idempotentRun,
   REPLAYED_HEADER,
 } from "../http/idempotency.ts";
+import { errorResponse } from "../http/errors.ts";
+import {
+  body,
+  guards,
+  ifMatch,
+  load,
+  outcome,
+  pathParam,
+  query,
+} from "../http/steps.ts";
 import { decodeCursor } from "./listing.ts";
 import {
   ACCOUNT_CHECKS,
@@ -27,7 +34,7 @@ import {
   PASSWORD_CHECKS,
   passwordRules,
 } from "./account-rules.ts";
-import { ROLES } from "./user.ts";
+import { parseUserId, ROLES } from "./user.ts";
 
 export const AccountSchema = z.object({
   id: z.number().int().openapi({ example: 2 }),
@@ -156,18 +163,15 @@ export const EndedSchema = z.object({
 /** `{id}`: a user's id, as the contract's integer (also under /api/users/{id}/keys). */
 export const IdParam = z.object({ id: idParam("id", 2) });
 
-/**
- * A session's public id: a UUID (any case). Anything else becomes null,
- * answered 404 `Session not found` after the user's own 404.
- */
+/** A session's public id: a UUID (any case), lower case; null for anything else. */
+const parseSessionId = (s: string) =>
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s)
+    ? s.toLowerCase()
+    : null;
+
 const SessionParams = z.object({
   id: IdParam.shape.id,
   sessionId: z.string()
-    .transform((s) =>
-      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s)
-        ? s.toLowerCase()
-        : null
-    )
     .openapi({
       param: { name: "sessionId", in: "path" },
       type: "string",
@@ -353,6 +357,31 @@ export const userNotFound = check(
   "no user has the id (also for ids that cannot exist)",
 );
 
+/** `{id}` as a user's id: 404 for what cannot be one (`abc`, `1.5`, `-1`, out of range). */
+export const userId = pathParam("id", parseUserId, userNotFound);
+
+/** 400 when `{id}` is the caller's own, decided before any lookup (a bad id cannot be the caller's). */
+const notSelf = (
+  message: typeof MSG.cannotDeleteSelf | typeof MSG.cannotDisableSelf,
+) =>
+  guards([
+    check(
+      400,
+      message,
+      "the id is the caller's own (decided before any lookup)",
+    ),
+  ], (c) =>
+    parseUserId(c.req.param("id") ?? "") === c.get("caller").account.id
+      ? errorResponse(c, 400, message)
+      : undefined);
+
+/** 404 unless the user of `{id}` exists: a lookup the contract makes before reading the body. */
+export const userExists = load(
+  "found",
+  userNotFound,
+  (store, got) => store.users.get(got.id as number),
+);
+
 const RECHECK =
   "The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.";
 
@@ -367,7 +396,7 @@ export const list = adminRoute({
     "Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. " +
     "A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. " +
     "Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.",
-  request: { query: ListQuerySchema, headers: IfNoneMatch },
+  request: { headers: IfNoneMatch },
   responses: {
     200: json(z.array(UserSchema), "The users asked for, oldest first", {
       ...ETAG_HEADER,
@@ -377,10 +406,7 @@ export const list = adminRoute({
     }),
     ...notModified,
   },
-  checks: [
-    ...queryChecks(ListQuerySchema),
-    failure(MSG.listFailed),
-  ],
+  steps: [query(ListQuerySchema), failure(MSG.listFailed)],
 });
 
 export const get = adminRoute({
@@ -396,7 +422,11 @@ export const get = adminRoute({
     200: json(UserDetailSchema, "The user", ETAG_HEADER),
     ...notModified,
   },
-  checks: [userNotFound, failure(MSG.getFailed)],
+  steps: [
+    userId,
+    outcome("not_found", userNotFound),
+    failure(MSG.getFailed),
+  ],
 });
 
 export const create = adminRoute({
@@ -408,33 +438,39 @@ export const create = adminRoute({
   description:
     "With an `Idempotency-Key` header, a retry of the same request never creates a second user: see the header. " +
     RECHECK,
-  middleware: idempotencyKey,
-  request: {
-    headers: IdempotencyKeyHeader,
-    body: jsonBody(CreateUserSchema, "failure"),
-  },
+  request: { headers: IdempotencyKeyHeader },
   responses: {
     201: json(UserSchema, "Created", {
       Location: textHeader("/api/users/{id} of the new user"),
       ...REPLAYED_HEADER,
     }),
   },
-  checks: [
-    ...idempotencyKey.checks,
-    bodyTooLarge,
-    FIELDS_REQUIRED,
-    check(
-      400,
-      MSG.roleMustBeAdminOrViewer,
-      "`role` is not `admin` or `viewer`",
-    ),
-    ...ACCOUNT_CHECKS,
-    ...idempotencyConflicts,
-    check(
-      409,
-      MSG.duplicateUser,
-      "the username or e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton)",
-      REPLAYED_HEADER,
+  steps: [
+    idempotencyKey,
+    body(CreateUserSchema, [
+      bodyTooLarge,
+      FIELDS_REQUIRED,
+      check(
+        400,
+        MSG.roleMustBeAdminOrViewer,
+        "`role` is not `admin` or `viewer`",
+      ),
+      ...ACCOUNT_CHECKS,
+    ], { malformed: "failure" }),
+    // The password stays out of the fingerprint: the database never holds
+    // a fast hash of it.
+    idempotentRun((got) => {
+      const { password: _, ...fields } = got.body as { password: string };
+      return fields;
+    }),
+    outcome(
+      "duplicate",
+      check(
+        409,
+        MSG.duplicateUser,
+        "the username or e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton)",
+        REPLAYED_HEADER,
+      ),
     ),
     failure(
       MSG.createFailed,
@@ -452,29 +488,29 @@ export const update = adminRoute({
   description:
     "A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. " +
     RECHECK,
-  request: {
-    params: IdParam,
-    headers: IfMatch,
-    body: jsonBody(UpdateUserSchema, "invalid"),
-  },
+  request: { params: IdParam, headers: IfMatch },
   responses: {
     200: json(AccountSchema, "The user after the change"),
   },
-  checks: [
-    bodyTooLarge,
-    check(
-      400,
-      MSG.invalidRole,
-      "`role` is given (not absent, `null` or empty) and is not `admin` or `viewer`",
-    ),
-    ...PASSWORD_CHECKS,
-    check(
-      400,
-      MSG.invalidBody,
-      "the body is not a JSON object, or `password` is not a string",
-    ),
-    userNotFound,
-    preconditionFailed,
+  steps: [
+    body(UpdateUserSchema, [
+      bodyTooLarge,
+      check(
+        400,
+        MSG.invalidRole,
+        "`role` is given (not absent, `null` or empty) and is not `admin` or `viewer`",
+      ),
+      ...PASSWORD_CHECKS,
+      check(
+        400,
+        MSG.invalidBody,
+        "the body is not a JSON object, or `password` is not a string",
+      ),
+    ]),
+    userId,
+    ifMatch,
+    outcome("not_found", userNotFound),
+    outcome("precondition_failed", preconditionFailed),
     failure(MSG.updateFailed),
   ],
 });
@@ -490,14 +526,12 @@ export const remove = adminRoute({
   responses: {
     200: json(OkSchema, "Deleted"),
   },
-  checks: [
-    check(
-      400,
-      MSG.cannotDeleteSelf,
-      "the id is the caller's own (decided before any lookup)",
-    ),
-    userNotFound,
-    preconditionFailed,
+  steps: [
+    notSelf(MSG.cannotDeleteSelf),
+    userId,
+    ifMatch,
+    outcome("not_found", userNotFound),
+    outcome("precondition_failed", preconditionFailed),
     failure(MSG.deleteFailed),
   ],
 });
@@ -513,23 +547,23 @@ export const disable = adminRoute({
     "Without a body: no reason, no end. With `until` the user is active again from that moment by itself; the housekeeping sweep or the user's next login records `user.enabled` `{expired: true}`. " +
     "Disabling a disabled user changes its reason and end (its `since` stays). Recorded as `user.disabled` `{reason, until}`. " +
     RECHECK,
-  request: { params: IdParam, body: handlerBody(DisableUserSchema) },
+  request: { params: IdParam },
   responses: {
     200: json(UserDetailSchema, "The user, disabled", ETAG_HEADER),
   },
-  checks: [
-    check(
-      400,
-      MSG.cannotDisableSelf,
-      "the id is the caller's own (decided before any lookup)",
-    ),
-    userNotFound,
-    bodyTooLarge,
-    check(
-      400,
-      MSG.invalidBody,
-      "the body is not JSON, `reason` is not a string of at most 200 characters, or `until` is not an ISO 8601 date and time in the future",
-    ),
+  steps: [
+    notSelf(MSG.cannotDisableSelf),
+    userId,
+    userExists,
+    body(DisableUserSchema, [
+      bodyTooLarge,
+      check(
+        400,
+        MSG.invalidBody,
+        "the body is not JSON, `reason` is not a string of at most 200 characters, or `until` is not an ISO 8601 date and time in the future",
+      ),
+    ], { optional: true }),
+    outcome("not_found", userNotFound),
     failure(MSG.disableFailed),
   ],
 });
@@ -547,7 +581,11 @@ export const enable = adminRoute({
   responses: {
     200: json(UserDetailSchema, "The user, enabled", ETAG_HEADER),
   },
-  checks: [userNotFound, failure(MSG.enableFailed)],
+  steps: [
+    userId,
+    outcome("not_found", userNotFound),
+    failure(MSG.enableFailed),
+  ],
 });
 
 export const listSessions = adminRoute({
@@ -562,7 +600,11 @@ export const listSessions = adminRoute({
   responses: {
     200: json(z.array(SessionSchema), "The user's live sessions, newest first"),
   },
-  checks: [userNotFound, failure(MSG.listSessionsFailed)],
+  steps: [
+    userId,
+    outcome("not_found", userNotFound),
+    failure(MSG.listSessionsFailed),
+  ],
 });
 
 export const endSessions = adminRoute({
@@ -578,7 +620,11 @@ export const endSessions = adminRoute({
   responses: {
     200: json(EndedSchema, "Ended; `ended` counts the live sessions ended"),
   },
-  checks: [userNotFound, failure(MSG.endSessionsFailed)],
+  steps: [
+    userId,
+    outcome("user_not_found", userNotFound),
+    failure(MSG.endSessionsFailed),
+  ],
 });
 
 export const endSession = adminRoute({
@@ -593,12 +639,19 @@ export const endSession = adminRoute({
   responses: {
     200: json(EndedSchema, "Ended (`ended` is 1)"),
   },
-  checks: [
-    userNotFound,
-    check(
-      404,
-      MSG.sessionNotFound,
-      "the user has no live session of this public id (also for another user's session, and an id that is no UUID)",
+  steps: [
+    userId,
+    // A session id that is no UUID is passed on as null: no session has
+    // it, answered after the user's own 404.
+    pathParam("sessionId", parseSessionId),
+    outcome("user_not_found", userNotFound),
+    outcome(
+      "session_not_found",
+      check(
+        404,
+        MSG.sessionNotFound,
+        "the user has no live session of this public id (also for another user's session, and an id that is no UUID)",
+      ),
     ),
     failure(MSG.endSessionsFailed),
   ],

@@ -1,10 +1,7 @@
-import type { RouteHandler } from "@hono/zod-openapi";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
-import { isRefusal } from "../db/write.ts";
-import { callerWrites, refused } from "../http/caller-write.ts";
-import type { AppEnv } from "../http/env.ts";
-import { MSG } from "../http/messages.ts";
+import { callerWrites } from "../http/caller-write.ts";
+import type { Handlers } from "../http/endpoint.ts";
 import { webhookUrl } from "./address.ts";
 import { newSecret } from "./deliver.ts";
 import { DELIVERIES_LIMIT_DEFAULT } from "./webhooks.routes.ts";
@@ -15,14 +12,15 @@ export interface WebhookDeps {
   config: Pick<Config, "TRUST_PROXY" | "WEBHOOK_ALLOW_PRIVATE">;
 }
 
-/** The handlers run after the admin guard and the body's validation. */
+type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
+
+/** The handlers run after their routes' steps (webhooks.routes.ts). */
 export function createWebhookHandlers({ store, config }: WebhookDeps) {
   const callerWrite = callerWrites(config.TRUST_PROXY);
 
-  const create: RouteHandler<typeof routes.create, AppEnv> = async (c) => {
-    const body = c.req.valid("json");
+  const create: Handler<"create"> = async (c, { body }) => {
     const url = webhookUrl(body.url, config.WEBHOOK_ALLOW_PRIVATE);
-    if (!url) return c.json({ error: MSG.invalidWebhook }, 400);
+    if (!url) return "target_refused";
     const secret = newSecret();
     const created = await store.webhooks.create({
       url,
@@ -30,55 +28,36 @@ export function createWebhookHandlers({ store, config }: WebhookDeps) {
       description: body.description ?? null,
       secret,
     }, callerWrite(c));
-    if (isRefusal(created)) return refused(c, created);
+    if (typeof created === "string") return created;
     return c.json({ ...created, secret }, 201, {
       Location: `/api/webhooks/${created.id}`,
     });
   };
 
-  const list: RouteHandler<typeof routes.list, AppEnv> = async (c) =>
+  const list: Handler<"list"> = async (c) =>
     c.json(await store.webhooks.list(), 200);
 
-  const get: RouteHandler<typeof routes.get, AppEnv> = async (c) => {
-    const { id } = c.req.valid("param");
-    const found = id === null ? undefined : await store.webhooks.get(id);
-    if (!found) return c.json({ error: MSG.webhookNotFound }, 404);
-    return c.json(found, 200);
+  const get: Handler<"get"> = async (c, { id }) => {
+    const found = await store.webhooks.get(id);
+    return found ? c.json(found, 200) : "not_found";
   };
 
-  const remove: RouteHandler<typeof routes.remove, AppEnv> = async (c) => {
-    const { id } = c.req.valid("param");
-    const outcome = id === null
-      ? "not_found"
-      : await store.webhooks.remove(id, callerWrite(c));
-    if (isRefusal(outcome)) return refused(c, outcome);
-    if (outcome === "not_found") {
-      return c.json({ error: MSG.webhookNotFound }, 404);
-    }
-    return c.json({ ok: true as const }, 200);
+  const remove: Handler<"remove"> = async (c, { id }) => {
+    const outcome = await store.webhooks.remove(id, callerWrite(c));
+    return outcome === "deleted" ? c.json({ ok: true as const }, 200) : outcome;
   };
 
-  const deliveries: RouteHandler<typeof routes.deliveries, AppEnv> = async (
-    c,
-  ) => {
-    const { id } = c.req.valid("param");
-    const { limit } = c.req.valid("query");
-    const attempts = id === null
-      ? undefined
-      : await store.webhooks.deliveries(id, limit ?? DELIVERIES_LIMIT_DEFAULT);
-    if (!attempts) return c.json({ error: MSG.webhookNotFound }, 404);
-    return c.json(attempts, 200);
+  const deliveries: Handler<"deliveries"> = async (c, { id, query }) => {
+    const attempts = await store.webhooks.deliveries(
+      id,
+      query.limit ?? DELIVERIES_LIMIT_DEFAULT,
+    );
+    return attempts ? c.json(attempts, 200) : "not_found";
   };
 
-  const enable: RouteHandler<typeof routes.enable, AppEnv> = async (c) => {
-    const { id } = c.req.valid("param");
-    const outcome = id === null
-      ? "not_found"
-      : await store.webhooks.enable(id, callerWrite(c));
-    if (isRefusal(outcome)) return refused(c, outcome);
-    if (outcome === "not_found") {
-      return c.json({ error: MSG.webhookNotFound }, 404);
-    }
+  const enable: Handler<"enable"> = async (c, { id }) => {
+    const outcome = await store.webhooks.enable(id, callerWrite(c));
+    if (typeof outcome === "string") return outcome;
     return c.json(outcome, 200);
   };
 

@@ -1,6 +1,7 @@
 import { type OpenAPIHono, z } from "@hono/zod-openapi";
 import { mountAll } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
+import type { StepDeps } from "../http/steps.ts";
 import {
   createWebhookHandlers,
   type WebhookDeps,
@@ -8,8 +9,12 @@ import {
 import * as routes from "./webhooks.routes.ts";
 
 /** /api/webhooks: each route as webhooks.routes.ts declares it, answered by webhooks.handlers.ts. */
-export function mountWebhooks(app: OpenAPIHono<AppEnv>, deps: WebhookDeps) {
-  mountAll(app, routes, createWebhookHandlers(deps));
+export function mountWebhooks(
+  app: OpenAPIHono<AppEnv>,
+  deps: WebhookDeps,
+  steps: StepDeps,
+) {
+  mountAll(app, routes, createWebhookHandlers(deps), steps);
   // The message each delivery POSTs, in the document's `webhooks` section.
   app.openAPIRegistry.registerWebhook({
     method: "post",

@@ -9,11 +9,11 @@ import {
   check,
   failure,
   json,
-  jsonBody,
-  queryChecks,
   textHeader,
 } from "../http/openapi.ts";
+import { body, outcome, pathParam, query } from "../http/steps.ts";
 import { OkSchema } from "../users/users.routes.ts";
+import { parseUserId } from "../users/user.ts";
 
 export const DELIVERIES_LIMIT_DEFAULT = 100;
 const DELIVERIES_LIMIT_MAX = 1000;
@@ -139,6 +139,12 @@ const notFound = check(
   "no webhook has the id (also for ids that cannot exist)",
 );
 
+/** `{id}` as a webhook's id (ids are the integers users' are). */
+const webhookId = pathParam("id", parseUserId, notFound);
+
+/** The webhook's id, and the store's answer when no webhook has it. */
+const existing = [webhookId, outcome("not_found", notFound)] as const;
+
 export const create = adminRoute({
   operationId: "createWebhook",
   method: "post",
@@ -150,7 +156,6 @@ export const create = adminRoute({
     "`webhook-id` (`msg_<endpoint id>_<record id>`, the same on every attempt), `webhook-timestamp` (seconds), `webhook-signature` (`v1,` + base64 of HMAC-SHA256 over `id.timestamp.body` keyed with the secret's base64-decoded bytes). " +
     "Delivery is at least once, in record order: a 2xx within 10 s counts; a record that fails holds back the later ones and is retried after about 5 s, 1 min, 5 min, 30 min, 2 h, then every 6 h, for 3 days, after which the endpoint is disabled (`webhook.disabled` in the trail). " +
     "Answers the `secret` once. Recorded as `webhook.created`.",
-  request: { body: jsonBody(CreateWebhookSchema, "invalid") },
   responses: {
     201: json(
       CreatedWebhookSchema,
@@ -160,17 +165,22 @@ export const create = adminRoute({
       },
     ),
   },
-  checks: [
-    bodyTooLarge,
-    check(
-      400,
-      MSG.invalidWebhook,
-      "the body breaks a rule, a body that is not JSON included",
-    ),
-    check(
-      400,
-      MSG.invalidWebhook,
-      "the URL's target is refused (`url` says which are allowed)",
+  steps: [
+    body(CreateWebhookSchema, [
+      bodyTooLarge,
+      check(
+        400,
+        MSG.invalidWebhook,
+        "the body breaks a rule, a body that is not JSON included",
+      ),
+    ]),
+    outcome(
+      "target_refused",
+      check(
+        400,
+        MSG.invalidWebhook,
+        "the URL's target is refused (`url` says which are allowed)",
+      ),
     ),
     failure(MSG.webhookCreateFailed),
   ],
@@ -186,7 +196,7 @@ export const list = adminRoute({
   responses: {
     200: json(z.array(WebhookSchema), "The endpoints"),
   },
-  checks: [failure(MSG.webhookListFailed)],
+  steps: [failure(MSG.webhookListFailed)],
 });
 
 export const get = adminRoute({
@@ -200,7 +210,7 @@ export const get = adminRoute({
   responses: {
     200: json(WebhookSchema, "The endpoint"),
   },
-  checks: [notFound, failure(MSG.webhookGetFailed)],
+  steps: [...existing, failure(MSG.webhookGetFailed)],
 });
 
 export const remove = adminRoute({
@@ -215,7 +225,7 @@ export const remove = adminRoute({
   responses: {
     200: json(OkSchema, "Deleted"),
   },
-  checks: [notFound, failure(MSG.webhookDeleteFailed)],
+  steps: [...existing, failure(MSG.webhookDeleteFailed)],
 });
 
 export const deliveries = adminRoute({
@@ -226,13 +236,13 @@ export const deliveries = adminRoute({
   summary: "A webhook endpoint's delivery attempts, newest first",
   description:
     `The newest \`limit\` attempts (default ${DELIVERIES_LIMIT_DEFAULT}); attempts older than \`WEBHOOK_ATTEMPT_RETENTION_DAYS\` (default 30) are removed.`,
-  request: { params: IdParam, query: DeliveriesQuery },
+  request: { params: IdParam },
   responses: {
     200: json(z.array(DeliveryAttemptSchema), "Attempts, newest first"),
   },
-  checks: [
-    ...queryChecks(DeliveriesQuery),
-    notFound,
+  steps: [
+    query(DeliveriesQuery),
+    ...existing,
     failure(MSG.webhookDeliveriesFailed),
   ],
 });
@@ -249,5 +259,5 @@ export const enable = adminRoute({
   responses: {
     200: json(WebhookSchema, "The endpoint, active"),
   },
-  checks: [notFound, failure(MSG.webhookEnableFailed)],
+  steps: [...existing, failure(MSG.webhookEnableFailed)],
 });
