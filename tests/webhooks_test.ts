@@ -370,6 +370,62 @@ Deno.test("a redirect is not followed: it fails and is retried", async () => {
   );
 });
 
+Deno.test("ten receivers hanging until their timeout do not delay another endpoint: each record reaches it within 1 s", async () => {
+  await using receiver = startReceiver();
+  // The default 10 s timeout: the hanging ones are held that long.
+  await using svc = await startService({
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    WEBHOOK_POLL_MS: "50",
+  });
+  const { promise: released, resolve: release } = Promise.withResolvers<
+    void
+  >();
+  try {
+    const healthy = await createHook(svc, {
+      url: receiver.url("/healthy"),
+      actions: ["logout"],
+    });
+    for (let i = 0; i < 10; i++) {
+      receiver.answer(`/hang${i}`, async () => {
+        await released;
+        return 200;
+      });
+      await createHook(svc, { url: receiver.url(`/hang${i}`) });
+    }
+    await eventually(
+      "every hanging receiver holds a request",
+      () =>
+        new Set(
+          receiver.received.filter((r) => r.path.startsWith("/hang"))
+            .map((r) => r.path),
+        ).size === 10,
+    );
+    const ctx = { requestId: null, clientAddress: null };
+    for (let i = 1; i <= 5; i++) {
+      const started = performance.now();
+      await svc.store.audit.record(
+        auditEvents.logout({ id: 1, username: "admin" }, ctx),
+        NO_DEADLINE,
+      );
+      const arrived = await eventually(
+        `record ${i} at the healthy endpoint`,
+        () =>
+          receiver.received.filter((r) => r.path === "/healthy").length ===
+            i && performance.now(),
+        5_000,
+      );
+      const ms = arrived - started;
+      assert(ms < 1_000, `record ${i} arrived after ${Math.round(ms)} ms`);
+    }
+    assertEquals(
+      receiver.verified("/healthy", healthy.secret).map((m) => m.type),
+      Array(5).fill("logout"),
+    );
+  } finally {
+    release();
+  }
+});
+
 Deno.test("management: admins only, 404 for unknown ids, 400 for bad bodies, deletion stops delivery and is recorded", async () => {
   await using receiver = startReceiver();
   await using svc = await startService(FAST);
@@ -544,9 +600,13 @@ Deno.test("the receiver example of clients/README.md verifies each delivery, ref
   );
   assertEquals(forged.status, 401);
   assertEquals(got.length, 1);
-  const listed = await webhooks(svc.admin).deliveries(created.data.id);
-  assert(listed.ok);
-  assertEquals(listed.data.map((a) => a.outcome), ["delivered"]);
+  // The attempt is kept once the receiver's answer is in.
+  const listed = await eventually("the attempt kept", async () => {
+    const listed = await webhooks(svc.admin).deliveries(created.data.id);
+    assert(listed.ok);
+    return listed.data.length > 0 && listed.data;
+  });
+  assertEquals(listed.map((a) => a.outcome), ["delivered"]);
 });
 
 Deno.test("metrics: attempts by outcome, the queue's depth and its oldest record's age", async () => {
