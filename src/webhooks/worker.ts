@@ -45,6 +45,8 @@ export interface DeliveryCounter {
 const ENDPOINTS_AT_ONCE = 100;
 /** A kept connection to an endpoint not delivered to for this long is closed. */
 const KEEP_CONNECTION_MS = 60_000;
+/** The least time between two looks for due endpoints that a wake asks for. */
+const CLAIM_GAP_MS = 25;
 /** Successes written together (the cursor moved once for them all). */
 const WRITE_EVERY = 20;
 /** How often a worker seals what other processes left pending. */
@@ -257,7 +259,13 @@ export function startWebhookWorker(
       }
       if (stopping.signal.aborted) break;
       // Leased some: more may be due. Full: a run's end wakes the loop.
-      if ((claimed > 0 && running.size < ENDPOINTS_AT_ONCE) || woken) continue;
+      if (claimed > 0 && running.size < ENDPOINTS_AT_ONCE) continue;
+      if (woken) {
+        // Under a stream of seals (each instance's, every few ms under
+        // load) one look serves all those of a short span.
+        await new Promise((resolve) => setTimeout(resolve, CLAIM_GAP_MS));
+        continue;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, config.WEBHOOK_POLL_MS);
         wakeUp = () => {
