@@ -135,12 +135,10 @@ export async function startService(
     const app = createApp({ store, config, log, passwords, metrics, feed });
     setReady(app.fetch);
     const housekeeping = startHousekeeping(store, config, log);
-    const webhooks = startWebhookWorker(
-      background,
-      config,
-      log,
-      metrics?.webhookAttempt,
-    );
+    const webhooks = startWebhookWorker(background, config, log, {
+      counted: metrics?.webhookAttempt,
+      listen: config.DATABASE_URL !== undefined,
+    });
     metrics?.watchWebhookQueue(() => background.webhooks.backlog());
     const url = publicUrl(config.HOST, server.addr.port);
     const metricsUrl = metrics

@@ -11,6 +11,8 @@ import {
   type WebhookMessage,
   webhooks,
 } from "@user-admin/client";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { receiver } from "../clients/examples/receiver.ts";
 import { auditEvents } from "../src/audit/events.ts";
 import { NO_DEADLINE } from "../src/db/write.ts";
@@ -368,6 +370,62 @@ Deno.test("a redirect is not followed: it fails and is retried", async () => {
   );
 });
 
+Deno.test("ten receivers hanging until their timeout do not delay another endpoint: each record reaches it within 1 s", async () => {
+  await using receiver = startReceiver();
+  // The default 10 s timeout: the hanging ones are held that long.
+  await using svc = await startService({
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    WEBHOOK_POLL_MS: "50",
+  });
+  const { promise: released, resolve: release } = Promise.withResolvers<
+    void
+  >();
+  try {
+    const healthy = await createHook(svc, {
+      url: receiver.url("/healthy"),
+      actions: ["logout"],
+    });
+    for (let i = 0; i < 10; i++) {
+      receiver.answer(`/hang${i}`, async () => {
+        await released;
+        return 200;
+      });
+      await createHook(svc, { url: receiver.url(`/hang${i}`) });
+    }
+    await eventually(
+      "every hanging receiver holds a request",
+      () =>
+        new Set(
+          receiver.received.filter((r) => r.path.startsWith("/hang"))
+            .map((r) => r.path),
+        ).size === 10,
+    );
+    const ctx = { requestId: null, clientAddress: null };
+    for (let i = 1; i <= 5; i++) {
+      const started = performance.now();
+      await svc.store.audit.record(
+        auditEvents.logout({ id: 1, username: "admin" }, ctx),
+        NO_DEADLINE,
+      );
+      const arrived = await eventually(
+        `record ${i} at the healthy endpoint`,
+        () =>
+          receiver.received.filter((r) => r.path === "/healthy").length ===
+            i && performance.now(),
+        5_000,
+      );
+      const ms = arrived - started;
+      assert(ms < 1_000, `record ${i} arrived after ${Math.round(ms)} ms`);
+    }
+    assertEquals(
+      receiver.verified("/healthy", healthy.secret).map((m) => m.type),
+      Array(5).fill("logout"),
+    );
+  } finally {
+    release();
+  }
+});
+
 Deno.test("management: admins only, 404 for unknown ids, 400 for bad bodies, deletion stops delivery and is recorded", async () => {
   await using receiver = startReceiver();
   await using svc = await startService(FAST);
@@ -542,9 +600,13 @@ Deno.test("the receiver example of clients/README.md verifies each delivery, ref
   );
   assertEquals(forged.status, 401);
   assertEquals(got.length, 1);
-  const listed = await webhooks(svc.admin).deliveries(created.data.id);
-  assert(listed.ok);
-  assertEquals(listed.data.map((a) => a.outcome), ["delivered"]);
+  // The attempt is kept once the receiver's answer is in.
+  const listed = await eventually("the attempt kept", async () => {
+    const listed = await webhooks(svc.admin).deliveries(created.data.id);
+    assert(listed.ok);
+    return listed.data.length > 0 && listed.data;
+  });
+  assertEquals(listed.map((a) => a.outcome), ["delivered"]);
 });
 
 Deno.test("metrics: attempts by outcome, the queue's depth and its oldest record's age", async () => {
@@ -722,7 +784,7 @@ Deno.test("a kept connection the receiver closed meanwhile: the delivery goes ov
   const message = { secret: `whsec_${btoa("k".repeat(32))}`, url, body: "{}" };
   const options = { timeoutMs: 2_000, allowPrivate: true, kept };
   const first = await deliver({ ...message, id: "msg_1_1" }, options);
-  assert(kept.conn, "the connection is kept after a complete answer");
+  assert(kept.client, "the connection is kept after a complete answer");
   await new Promise((r) => setTimeout(r, 100));
   const second = await deliver({ ...message, id: "msg_1_2" }, options);
   assertEquals([first.ok, second.ok, second.status], [true, true, 200]);
@@ -730,4 +792,86 @@ Deno.test("a kept connection the receiver closed meanwhile: the delivery goes ov
   closeKept(kept);
   listener.close();
   await serving.catch(() => {});
+});
+
+/**
+ * A node:http receiver: `res.writeHead(200); res.end(text)` answers with a
+ * chunked body (no Content-Length). Counts the connections it accepted.
+ */
+async function startNodeReceiver(answer = "ok") {
+  const bodies: string[] = [];
+  let connections = 0;
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => body += chunk);
+    req.on("end", () => {
+      bodies.push(body);
+      res.writeHead(200);
+      res.end(answer);
+    });
+  });
+  server.on("connection", () => connections++);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/chunked`,
+    bodies,
+    connections: () => connections,
+    async [Symbol.asyncDispose]() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+Deno.test("a receiver answering 200 with a chunked body is recorded as delivered within 1 s", async () => {
+  await using node = await startNodeReceiver();
+  // The default 10 s timeout: an answer read only at the timeout shows.
+  await using svc = await startService({
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    WEBHOOK_POLL_MS: "50",
+  });
+  const hook = await createHook(svc, { url: node.url, actions: ["logout"] });
+  const ctx = { requestId: null, clientAddress: null };
+  for (let i = 0; i < 3; i++) {
+    const started = performance.now();
+    await svc.store.audit.record(
+      auditEvents.logout({ id: 1, username: "admin" }, ctx),
+      NO_DEADLINE,
+    );
+    await svc.store.audit.seal();
+    const kept = await eventually(
+      `delivery ${i + 1} recorded`,
+      async () => {
+        const a = await attempts(svc, hook.id);
+        return a.length === i + 1 && a;
+      },
+      1_000,
+    );
+    const ms = performance.now() - started;
+    assert(ms < 1_000, `recorded after ${Math.round(ms)} ms`);
+    assertEquals(
+      [kept[0].outcome, kept[0].status, kept[0].responseExcerpt],
+      ["delivered", 200, "ok"],
+    );
+  }
+});
+
+Deno.test("chunked and longer answers: the excerpt is the body's first 256 bytes, and one connection carries the deliveries to a URL", async () => {
+  const text = "é".repeat(200); // 400 bytes: the excerpt cuts inside a character
+  await using node = await startNodeReceiver(text);
+  const kept: KeptConnection = {};
+  const options = { timeoutMs: 5_000, allowPrivate: true, kept };
+  const message = { secret: `whsec_${btoa("k".repeat(32))}`, url: node.url };
+  for (let i = 0; i < 3; i++) {
+    const got = await deliver(
+      { ...message, id: `msg_1_${i}`, body: `{"n":${i}}` },
+      options,
+    );
+    assertEquals([got.ok, got.status, got.error], [true, 200, null]);
+    assertEquals(got.responseExcerpt, "é".repeat(128));
+  }
+  assertEquals(node.bodies, ['{"n":0}', '{"n":1}', '{"n":2}']);
+  assertEquals(node.connections(), 1);
+  closeKept(kept);
 });

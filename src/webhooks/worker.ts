@@ -7,6 +7,15 @@
  * endpoint's retry budget runs out and it is disabled. The cursor moves
  * only after a 2xx, so a worker killed mid-delivery loses nothing: its
  * lease runs out and any instance sends that record again (at least once).
+ *
+ * Each leased endpoint is worked on its own: the worker goes on leasing
+ * due endpoints while others wait for their receivers, so a slow or
+ * hanging receiver holds up only its own queue. A waiting endpoint holds
+ * no database connection. The worker looks for due endpoints on each seal:
+ * this instance's own, every other process's through PostgreSQL's
+ * `audit_sealed` notification (a PostgreSQL server; the embedded database
+ * belongs to this process alone), and every WEBHOOK_POLL_MS in case a
+ * notification was missed or a retry fell due.
  */
 import type { AuditRecord } from "../db/audit.ts";
 import type { Store } from "../db/store.ts";
@@ -29,8 +38,15 @@ export interface DeliveryCounter {
   (outcome: "delivered" | "failed"): void;
 }
 
-/** Endpoints one instance delivers to at once (each holds no connection while it waits). */
-const ENDPOINTS_AT_ONCE = 4;
+/**
+ * Endpoints one worker delivers to at once: each waits on its receiver,
+ * not on this process, and holds no database connection while it waits.
+ */
+const ENDPOINTS_AT_ONCE = 100;
+/** A kept connection to an endpoint not delivered to for this long is closed. */
+const KEEP_CONNECTION_MS = 60_000;
+/** The least time between two looks for due endpoints that a wake asks for. */
+const CLAIM_GAP_MS = 25;
 /** Successes written together (the cursor moved once for them all). */
 const WRITE_EVERY = 20;
 /** How often a worker seals what other processes left pending. */
@@ -46,11 +62,18 @@ export const messageOf = (r: AuditRecord) =>
 export const messageId = (endpointId: number, recordId: number) =>
   `msg_${endpointId}_${recordId}`;
 
+export interface WorkerOptions {
+  /** Counts attempts, when metrics are on. */
+  counted?: DeliveryCounter;
+  /** Wake on other processes' seals (a PostgreSQL server, not the embedded database). */
+  listen?: boolean;
+}
+
 export function startWebhookWorker(
   store: Store,
   config: WebhookConfig,
   log: Logger,
-  counted?: DeliveryCounter,
+  { counted, listen = false }: WorkerOptions = {},
 ): { stop(): Promise<void>; wake(): void } {
   const webhooks = store.webhooks;
   // A lease outlives the longest attempt (resolve, connect and answer each
@@ -64,13 +87,34 @@ export function startWebhookWorker(
     wakeUp?.();
   };
 
-  // One connection per endpoint, kept across its records in one run.
-  const runEndpoint = async (c: ClaimedEndpoint) => {
-    const kept: KeptConnection = {};
-    try {
-      await deliverRecords(c, kept);
-    } finally {
-      closeKept(kept);
+  /** Endpoints under way, by id. */
+  const running = new Map<number, Promise<void>>();
+  /** One connection per endpoint, kept across its records and runs. */
+  const connections = new Map<number, { kept: KeptConnection; at: number }>();
+
+  const runEndpoint = (c: ClaimedEndpoint) => {
+    const connection = connections.get(c.id) ?? { kept: {}, at: 0 };
+    connections.set(c.id, connection);
+    const run = deliverRecords(c, connection.kept)
+      .catch((cause) =>
+        log.warn("webhook delivery failed", { webhookId: c.id, cause })
+      )
+      .finally(() => {
+        connection.at = performance.now();
+        running.delete(c.id);
+        // More may be due (its next batch, a retry): leased again at once.
+        wake();
+      });
+    running.set(c.id, run);
+  };
+
+  const closeIdleConnections = () => {
+    const now = performance.now();
+    for (const [id, { kept, at }] of connections) {
+      if (!running.has(id) && now - at > KEEP_CONNECTION_MS) {
+        closeKept(kept);
+        connections.delete(id);
+      }
     }
   };
 
@@ -161,20 +205,25 @@ export function startWebhookWorker(
     await webhooks.release(c);
   };
 
+  /** Leases what is due, as far as there is room, and starts each: how many. */
   const tick = async () => {
-    const claimed = await webhooks.claim(
-      ENDPOINTS_AT_ONCE,
-      leaseMs,
-      crypto.randomUUID(),
-    );
-    await Promise.all(
-      claimed.map((c) =>
-        runEndpoint(c).catch((cause) =>
-          log.warn("webhook delivery failed", { webhookId: c.id, cause })
-        )
-      ),
-    );
+    const room = ENDPOINTS_AT_ONCE - running.size;
+    if (room <= 0) return 0;
+    const claimed = await webhooks.claim(room, leaseMs, crypto.randomUUID());
+    for (const c of claimed) runEndpoint(c);
     return claimed.length;
+  };
+
+  // Other processes' seals, through a connection of its own (shared with
+  // the change feed's). A failed start is tried again at the next poll.
+  let listener: Promise<{ unlisten(): Promise<void> } | undefined> | undefined;
+  const listenForSeals = () => {
+    if (!listen || listener) return;
+    listener = store.audit.listenSealed(wake, wake).catch((cause) => {
+      log.warn("listening for audit seals failed", { cause });
+      listener = undefined;
+      return undefined;
+    });
   };
 
   let sealedAt = 0;
@@ -184,6 +233,8 @@ export function startWebhookWorker(
     while (!stopping.signal.aborted) {
       woken = false;
       let claimed = 0;
+      listenForSeals();
+      closeIdleConnections();
       try {
         // Records an ended process left unsealed wait for any seal; an
         // idle check costs one read of the (small) pending table.
@@ -207,7 +258,14 @@ export function startWebhookWorker(
         downSince ??= now;
       }
       if (stopping.signal.aborted) break;
-      if (claimed > 0 || woken) continue;
+      // Leased some: more may be due. Full: a run's end wakes the loop.
+      if (claimed > 0 && running.size < ENDPOINTS_AT_ONCE) continue;
+      if (woken) {
+        // Under a stream of seals (each instance's, every few ms under
+        // load) one look serves all those of a short span.
+        await new Promise((resolve) => setTimeout(resolve, CLAIM_GAP_MS));
+        continue;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, config.WEBHOOK_POLL_MS);
         wakeUp = () => {
@@ -227,6 +285,10 @@ export function startWebhookWorker(
       stopping.abort();
       wakeUp?.();
       await loop;
+      await Promise.all(running.values());
+      for (const { kept } of connections.values()) closeKept(kept);
+      const listening = await listener;
+      await listening?.unlisten().catch(() => {});
     },
   };
 }

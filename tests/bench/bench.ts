@@ -31,11 +31,13 @@
  *
  *   deno task bench --webhooks [--duration 3] [--rounds 9] [--warmup 10]
  *
- * `--webhooks` measures PATCH (role flips: an audit record each) with one
- * webhook endpoint attached beside the same PATCH with none, in turns, and
- * the delivery latency from a record's time (written in its transaction)
- * to its arrival at a receiver in this process, for paced writes and under
- * wrk's load. It prints its figures and writes nothing.
+ * `--webhooks` measures PATCH (role flips: an audit record each) with 11
+ * webhook endpoints attached, 10 of them hanging until the delivery's
+ * timeout, beside the same PATCH with none, in turns, and the delivery
+ * latency from a record's time (written in its transaction) to its arrival
+ * at the healthy receiver in this process, for paced writes and under
+ * wrk's load. It writes the section "Webhooks beside hanging receivers" of
+ * RESULTS.md, kept by the other runs as "A million users" is.
  *
  *   deno task bench --million [--million-users 1000000] [--duration 5]
  *
@@ -1611,7 +1613,15 @@ async function keysOnly() {
 
 // ---------------------------------------------------------------- webhooks
 
-/** Milliseconds from each record's time to its arrival at the receiver. */
+const WEBHOOKS_HEADING = "## Webhooks beside hanging receivers";
+const HANGING = 10;
+
+/**
+ * The receivers of the webhook bench: `/healthy` answers 204 at once and
+ * keeps the milliseconds from each record's time to its arrival; the
+ * hanging ones, on a port of their own, read each request and never
+ * answer, until the sender gives up and closes the connection.
+ */
 function webhookReceiver() {
   const latencies: number[] = [];
   let count = 0;
@@ -1624,13 +1634,38 @@ function webhookReceiver() {
       return new Response(null, { status: 204 });
     },
   );
+  const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held = new Set<Deno.Conn>();
+  const holding = (async () => {
+    for await (const conn of silent) {
+      held.add(conn);
+      (async () => {
+        const buffer = new Uint8Array(64 * 1024);
+        try {
+          while (await conn.read(buffer) !== null) { /* never answered */ }
+        } catch { /* closed */ }
+        held.delete(conn);
+        conn.close();
+      })();
+    }
+  })().catch(() => {});
   return {
-    url: `http://127.0.0.1:${server.addr.port}/hook`,
+    healthyUrl: `http://127.0.0.1:${server.addr.port}/healthy`,
+    hangingUrl: (i: number) => `http://127.0.0.1:${silent.addr.port}/hang/${i}`,
     latencies,
     get count() {
       return count;
     },
-    close: () => server.shutdown(),
+    /** Connections held open by the hanging receivers right now. */
+    get hanging() {
+      return held.size;
+    },
+    async close() {
+      silent.close();
+      for (const conn of held) conn.close();
+      await holding;
+      await server.shutdown();
+    },
   };
 }
 
@@ -1639,14 +1674,28 @@ const percentile = (xs: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 };
 
-/** `--webhooks`: the cost of one endpoint on writes, and delivery latency. */
+/**
+ * `--webhooks`: ten endpoints whose receivers hang until the delivery's
+ * timeout (10 s) beside one healthy one. PATCH with those 11 attached
+ * beside the same PATCH with none, in turns (target 0.85), and the delay
+ * from a record's time (written in its transaction) to its arrival at the
+ * healthy receiver, for paced writes (target p99 < 1 s) and under wrk's
+ * load. Writes its section of RESULTS.md.
+ */
 async function webhooksBench() {
   const wrkPath = await findWrk();
+  const uptimeAtStart = await uptime();
   await using db = await scratchDatabase("ua_bench");
   const { url: databaseUrl, sql } = db;
   const receiver = webhookReceiver();
   try {
-    const env = { DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE: "true" };
+    const env = {
+      DATABASE_URL: databaseUrl,
+      WEBHOOK_ALLOW_PRIVATE: "true",
+      // A hanging endpoint is tried again a second after its timeout, so
+      // that it hangs nearly all along.
+      WEBHOOK_RETRY_SCHEDULE: "1000",
+    };
     {
       await using _first = await startService(env);
     }
@@ -1662,6 +1711,26 @@ async function webhooksBench() {
       if (!res.ok) throw new Error(`${path}: ${res.status} ${body.error}`);
       return body;
     };
+    const attach = async () => {
+      const ids: number[] = [];
+      const urls = [
+        receiver.healthyUrl,
+        ...Array.from({ length: HANGING }, (_, i) => receiver.hangingUrl(i)),
+      ];
+      for (const url of urls) {
+        const hook = await call("/api/webhooks", {
+          method: "POST",
+          body: JSON.stringify({ url }),
+        });
+        ids.push(hook.id);
+      }
+      return ids;
+    };
+    const detach = async (ids: number[]) => {
+      for (const id of ids) {
+        await call(`/api/webhooks/${id}`, { method: "DELETE" });
+      }
+    };
     const targets = await viewerTargets(sql);
     const head = async () =>
       Number(
@@ -1670,40 +1739,36 @@ async function webhooksBench() {
       );
     const flips = roleFlips(targets);
     const lag: string[] = [];
-    const patchRun = (attached: boolean) => async () => {
+    const patchRun = (attached: boolean) => async (over?: Partial<Load>) => {
       await asViewers(sql, targets);
-      let hook: { id: number } | undefined;
-      if (attached) {
-        hook = await call("/api/webhooks", {
-          method: "POST",
-          body: JSON.stringify({ url: receiver.url }),
-        });
-      }
+      const ids = attached ? await attach() : [];
       const before = receiver.count;
       const headBefore = await head();
-      const m = await wrk(wrkPath, service, sid, flips);
-      if (hook) {
+      const m = await wrk(wrkPath, service, sid, { ...flips, ...over });
+      if (attached) {
         lag.push(
-          `${(await head()) - headBefore} written, ${
-            receiver.count - before
-          } delivered during the run`,
+          `${(await head()) - headBefore}/${receiver.count - before}`,
         );
-        // Its backlog is not delivered into the other side's run.
-        await call(`/api/webhooks/${hook.id}`, { method: "DELETE" });
+        // Their backlog is not delivered into the other side's run.
+        await detach(ids);
       }
       return m;
     };
-    say("PATCH with one webhook endpoint attached and with none, in turns ...");
-    const p = await paired(patchRun(true), patchRun(false), async () => {
-      await patchRun(true)();
-      await patchRun(false)();
-    });
+    say(
+      `PATCH with ${
+        HANGING + 1
+      } webhook endpoints attached (${HANGING} hanging) and with none, in turns ...`,
+    );
+    const p = await paired(patchRun(true), patchRun(false));
 
-    say("delivery latency, paced writes (one PATCH each 20 ms) ...");
-    const hook = await call("/api/webhooks", {
-      method: "POST",
-      body: JSON.stringify({ url: receiver.url }),
-    });
+    say(
+      `delivery latency beside ${HANGING} hanging receivers, paced writes (one PATCH each 20 ms) ...`,
+    );
+    const ids = await attach();
+    const healthy = ids[0];
+    const until = Date.now() + 30_000;
+    while (receiver.hanging < HANGING && Date.now() < until) await sleep(50);
+    const hangingAtStart = receiver.hanging;
     await asViewers(sql, targets);
     const quietFrom = receiver.latencies.length;
     const paced = 500;
@@ -1720,12 +1785,13 @@ async function webhooksBench() {
       const until = Date.now() + 120_000;
       for (;;) {
         const [e] = await sql<{ cursor: string }[]>`
-          select cursor::text from webhook_endpoints where id = ${hook.id}`;
+          select cursor::text from webhook_endpoints where id = ${healthy}`;
         if (Number(e.cursor) >= await head() || Date.now() > until) return;
         await sleep(50);
       }
     };
     await drained();
+    const hangingAtEnd = receiver.hanging;
     const quiet = receiver.latencies.slice(quietFrom);
     say("delivery latency under wrk's PATCH load ...");
     const loadedFrom = receiver.latencies.length;
@@ -1734,30 +1800,49 @@ async function webhooksBench() {
     const loaded = receiver.latencies.slice(loadedFrom);
 
     const ms = (xs: number[], q: number) => `${fmt(percentile(xs, q))} ms`;
-    console.log(
-      [
-        "",
-        `PATCH /api/users/:id (role flips: an audit record each), ${opts.rounds} rounds of ${opts.duration} s a side:`,
-        `  one webhook endpoint attached: ${fmt(p.a.rps)} req/s (p50 ${
-          fmt(p.a.p50Ms, 1)
-        } ms, p99 ${fmt(p.a.p99Ms, 1)} ms)`,
-        `  no endpoint:                   ${fmt(p.b.rps)} req/s (p50 ${
-          fmt(p.b.p50Ms, 1)
-        } ms, p99 ${fmt(p.b.p99Ms, 1)} ms)`,
-        `  attached/none: ${p.ratio.median.toFixed(2)} median (rounds ${
-          roundList(p.ratio)
-        }; the target is 0.85)`,
-        `  ${cpuNote(p.as, p.bs, "attached", "none")}`,
-        `  records in the attached runs: ${lag.join("; ")}`,
-        "delivery latency, from the record's time to its arrival at the receiver:",
-        `  paced writes (${quiet.length} records, one PATCH each 20 ms): p50 ${
-          ms(quiet, 0.5)
-        }, p99 ${ms(quiet, 0.99)}, max ${ms(quiet, 1)}`,
-        `  under wrk's PATCH load (${loaded.length} records in ${opts.duration} s): p50 ${
-          ms(loaded, 0.5)
-        }, p99 ${ms(loaded, 0.99)}, max ${ms(loaded, 1)}`,
-      ].join("\n"),
-    );
+    const latency = (xs: number[]) =>
+      `p50 ${ms(xs, 0.5)}, p99 ${ms(xs, 0.99)}, max ${ms(xs, 1)}`;
+    const run = (m: Measured) =>
+      `${fmt(m.rps)} req/s (p50 ${fmt(m.p50Ms, 1)} ms, p99 ${
+        fmt(m.p99Ms, 1)
+      } ms)`;
+    const yes = (met: boolean) => met ? "yes" : "**no**";
+    const section = [
+      WEBHOOKS_HEADING,
+      "",
+      "`deno task bench --webhooks` (PostgreSQL on the same machine, the " +
+      `service with its default 10 s delivery timeout; ${HANGING} endpoints ` +
+      "whose receivers answer only when the delivery gives up, tried again " +
+      "1 s after each failure, beside one answering 204 at once; all of " +
+      `them take every record). \`uptime\` at the start: \`${uptimeAtStart}\`; ` +
+      `at the end: \`${await uptime()}\`.`,
+      "",
+      "| measure | figure | target | met |",
+      "|---|---|---|---|",
+      `| PATCH /api/users/:id (role flips), ${
+        HANGING + 1
+      } endpoints attached | ${run(p.a)} | | |`,
+      `| the same, no endpoint | ${run(p.b)} | | |`,
+      `| attached/none, median of ${opts.rounds} rounds of ${opts.duration} s a side in turns | ${
+        p.ratio.median.toFixed(2)
+      } (rounds ${roundList(p.ratio)}) | ≥ 0.85 | ${
+        yes(p.ratio.median >= 0.85)
+      } |`,
+      `| delivery to the healthy endpoint, paced writes (${quiet.length} records, one PATCH each 20 ms; connections held by hanging receivers: ${hangingAtStart} at the start, ${hangingAtEnd} at the end) | ${
+        latency(quiet)
+      } | p99 < 1 s | ${yes(percentile(quiet, 0.99) < 1000)} |`,
+      `| the same under wrk's PATCH load (${loaded.length} records in ${opts.duration} s) | ${
+        latency(loaded)
+      } | | |`,
+      "",
+      `- ${cpuNote(p.as, p.bs, "attached", "none")}`,
+      `- records written/delivered to the healthy endpoint during each attached run: ${
+        lag.join(", ")
+      }`,
+      "",
+    ].join("\n");
+    await writeSection(section);
+    console.log(`\n${section}\nwrote ${opts.out}`);
   } finally {
     await receiver.close();
   }
