@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { adminRoute } from "../auth/guards.ts";
 import { MSG } from "../http/messages.ts";
+import { storableInstant } from "../http/time.ts";
 import {
   check,
   failure,
@@ -37,15 +38,12 @@ const userIdParam = (name: string, party: "actor" | "target") =>
   });
 /**
  * ISO 8601: a date and time with `Z` or an offset (fractions allowed), or a
- * date alone (midnight UTC). In UTC it must fall in the years 0001..9999,
- * which ISO 8601 writes with four digits and PostgreSQL reads as written
- * (`0000-01-01`, or `9999-12-31T23:59:59-23:59` once in UTC, it refuses).
+ * date alone (midnight UTC), in the years PostgreSQL holds once in UTC.
  */
 const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()])
   .transform((s, ctx) => {
     const time = new Date(s);
-    const year = time.getUTCFullYear();
-    if (!(year >= 1 && year <= 9999)) {
+    if (!storableInstant(time)) {
       ctx.addIssue({ code: "custom", message: "outside the years 0001..9999" });
       return z.NEVER;
     }
@@ -144,7 +142,7 @@ export const AuditRecordSchema = z.object({
   }),
   details: z.record(z.string(), z.unknown()).openapi({
     description:
-      "Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId}; else {}",
+      "Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId} (`url`: the origin and path alone, never a query, fragment or user info); else {}",
     example: { from: "viewer", to: "admin" },
   }),
   requestId: z.string().nullable().openapi({

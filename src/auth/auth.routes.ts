@@ -44,7 +44,7 @@ export const login = route({
     "In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.",
   security: [],
   middleware: sameOrigin,
-  request: { body: jsonBody(LoginSchema, "invalid") },
+  request: { body: jsonBody(LoginSchema, "invalid", { compareOnly: true }) },
   responses: {
     200: json(AccountSchema, "Logged in", {
       "Set-Cookie": textHeader(

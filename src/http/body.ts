@@ -4,6 +4,7 @@ import type { AppEnv } from "./env.ts";
 import { errorResponse } from "./errors.ts";
 import { MSG } from "./messages.ts";
 import type { Malformed } from "./openapi.ts";
+import { parseStorable } from "./validation.ts";
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
@@ -18,10 +19,14 @@ const NOT_JSON = Symbol("not JSON");
  * its shape. A body that is not JSON is judged as `null`, which the schema
  * rejects with the route's own message, unless the contract makes an
  * unparseable body a failure of the endpoint (`malformed: "failure"`).
+ * Text PostgreSQL cannot store is refused with the route's bad-body
+ * message (`parseStorable`), unless the body is only compared, never
+ * stored (`compareOnly`: a login).
  */
 export const readJsonBody = (
   schema: z.ZodType,
   malformed: Malformed,
+  compareOnly: boolean,
   invalid: (c: Context<AppEnv>, issues: z.core.$ZodIssue[]) => Response,
 ): MiddlewareHandler<AppEnv> =>
 async (c, next) => {
@@ -31,8 +36,13 @@ async (c, next) => {
   if (value === NOT_JSON && malformed === "failure") {
     return errorResponse(c, 500, c.get("failure"));
   }
-  const result = await schema.safeParseAsync(value === NOT_JSON ? null : value);
-  if (!result.success) return invalid(c, result.error.issues);
+  const judged = value === NOT_JSON ? null : value;
+  const result = compareOnly
+    ? await schema.safeParseAsync(judged)
+    : await parseStorable(schema, judged);
+  if (!result.success) {
+    return invalid(c, "issues" in result ? result.issues : result.error.issues);
+  }
   c.req.addValidatedData("json", result.data as object);
   await next();
 };

@@ -38,7 +38,9 @@ export function mount<R extends RouteConfig & { checks?: readonly Check[] }>(
       return guard ? guard(c, next) : next();
     },
     ...more,
-    ...(body ? [readJsonBody(body.schema, body.malformed!, answer)] : []),
+    ...(body
+      ? [readJsonBody(body.schema, body.malformed!, body.compareOnly!, answer)]
+      : []),
   ];
   app.openapi(
     {

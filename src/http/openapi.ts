@@ -229,19 +229,25 @@ export const guard = <const C extends Check>(
 export type Malformed = "invalid" | "failure";
 
 const MALFORMED: unique symbol = Symbol("malformed");
+const COMPARE_ONLY: unique symbol = Symbol("compare only");
 
 /**
  * A required JSON request body of this schema. Bodies are read as JSON
- * whatever their Content-Type says (see `mount`), up to 64 KiB.
+ * whatever their Content-Type says (see `mount`), up to 64 KiB. Text
+ * PostgreSQL cannot store (NUL) answers the schema's bad-body message,
+ * unless the body's values are only compared (`compareOnly`: a login
+ * password with NUL is one that does not match).
  */
 export const jsonBody = <T extends z.ZodType>(
   schema: T,
   malformed: Malformed,
+  { compareOnly = false } = {},
 ) => ({
   required: true,
   content: { "application/json": { schema } },
-  // A symbol: not part of the OpenAPI document.
+  // Symbols: not part of the OpenAPI document.
   [MALFORMED]: malformed,
+  [COMPARE_ONLY]: compareOnly,
 });
 
 /**
@@ -260,6 +266,7 @@ export const bodyOf = (declared: unknown) => {
   return body?.[MALFORMED] !== undefined && {
     schema: body.content["application/json"].schema as z.ZodType,
     malformed: body[MALFORMED],
+    compareOnly: body[COMPARE_ONLY],
   };
 };
 

@@ -49,4 +49,67 @@ export const validationHook = (
   if (!result.success) {
     return answer(c, result.error.issues, result.target);
   }
+  // A query's text is stored or compared by the database alike.
+  const path = result.target === "query" && unstorableText(result.data);
+  if (path) {
+    const message = "text not storable";
+    return answer(c, [{ code: "custom", path, message, input: "" }], "query");
+  }
 };
+
+/**
+ * Where a value holds text PostgreSQL cannot store: the path of its first
+ * string (or object key) with NUL (U+0000) or a lone surrogate, which
+ * neither `text` nor `jsonb` (an audit record's details) holds. Undefined
+ * when every string can be stored. Only plain arrays and objects are
+ * walked: what a schema's transforms make of a value is its own.
+ */
+export function unstorableText(
+  value: unknown,
+  path: PropertyKey[] = [],
+): PropertyKey[] | undefined {
+  if (typeof value === "string") return storable(value) ? undefined : path;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = unstorableText(item, [...path, i]);
+      if (found) return found;
+    }
+  } else if (
+    value !== null && Object.getPrototypeOf(value) === Object.prototype
+  ) {
+    for (const [key, item] of Object.entries(value as object)) {
+      if (!storable(key)) return [...path, key];
+      const found = unstorableText(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+const storable = (s: string) =>
+  !s.includes("\u0000") && !LONE_SURROGATE.test(s);
+
+/**
+ * A schema's verdict on a value, refusing text PostgreSQL cannot store
+ * (`unstorableText`) with the message the schema gives a body that is not
+ * JSON at all (`null`): the endpoint's bad-body message. So no body rule
+ * has to remember NUL, and none answers 500 for it.
+ */
+export async function parseStorable<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+): Promise<
+  { success: true; data: z.output<T> } | { success: false; issues: Issue[] }
+> {
+  const result = await schema.safeParseAsync(value);
+  if (!result.success) return { success: false, issues: result.error.issues };
+  const path = unstorableText(result.data);
+  if (!path) return result;
+  const verdict = await schema.safeParseAsync(null);
+  const message = verdict.error?.issues[0]?.message ?? "text not storable";
+  return {
+    success: false,
+    issues: [{ code: "custom", path, message, input: value }],
+  };
+}

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { adminRoute } from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
+import { isoDateTime } from "../http/time.ts";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
@@ -51,10 +52,7 @@ export const NewApiKeySchema = z.object({
 }).openapi("NewApiKey");
 
 /** `expiresAt`: ISO 8601 with `Z` or an offset, in the future, at most two years ahead. */
-const expiresAt = z.iso.datetime({
-  offset: true,
-  error: MSG.apiKeyRequestInvalid,
-})
+const expiresAt = isoDateTime(MSG.apiKeyRequestInvalid)
   .transform((s, ctx) => {
     const at = new Date(s);
     const latest = new Date();

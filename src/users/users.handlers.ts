@@ -8,6 +8,7 @@ import { callerWrites, refused } from "../http/caller-write.ts";
 import type { AppEnv } from "../http/env.ts";
 import { ifMatchTags, noneMatch } from "../http/conditional.ts";
 import { readJsonValue } from "../http/body.ts";
+import { parseStorable } from "../http/validation.ts";
 import { errorResponse } from "../http/errors.ts";
 import { idempotent } from "../http/idempotency.ts";
 import { jsonArrayBody } from "../http/json-array.ts";
@@ -170,7 +171,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
     }
     const parsed = body === "not_json"
       ? undefined
-      : DisableUserSchema.safeParse(body.value ?? {});
+      : await parseStorable(DisableUserSchema, body.value ?? {});
     if (!parsed?.success) return c.json({ error: MSG.invalidBody }, 400);
     const { reason, until } = parsed.data;
     const outcome = await store.users.disable(id, {
