@@ -101,6 +101,9 @@ export function addressAllowed(ip: string, allowPrivate: boolean): boolean {
   return v6 !== null && !refusedV6(v6);
 }
 
+/** An `@` in the authority: user info, if only an empty one (`https://@host`). */
+const USER_INFO = /^\s*[a-z][a-z0-9+.-]*:[/\\]*[^/\\?#]*@/i;
+
 /**
  * A webhook URL as stored: http or https, no credentials, and, when its
  * host is an IP address, an allowed one. Null when refused.
@@ -109,7 +112,7 @@ export function webhookUrl(text: string, allowPrivate: boolean): string | null {
   if (!URL.canParse(text)) return null;
   const url = new URL(text);
   if (url.protocol !== "http:" && url.protocol !== "https:") return null;
-  if (url.username || url.password || !url.hostname) return null;
+  if (USER_INFO.test(text) || url.username || !url.hostname) return null;
   const ip = ipLiteral(url.hostname);
   if (ip && !addressAllowed(ip, allowPrivate)) return null;
   url.hash = "";
