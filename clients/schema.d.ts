@@ -56,7 +56,8 @@ export interface paths {
          *     4. 400 `Invalid query parameter: action`: `action` has a bad value.
          *     5. 400 `Invalid Last-Event-ID`: `Last-Event-ID` is not a record id (0 or more, written plainly).
          *     6. 410 `Event history no longer available`: records after `after` (or `Last-Event-ID`) were removed by the retention sweep.
-         *     7. 500 `Failed to stream audit events`: any other failure.
+         *     7. 429 `Too many streams`: the caller's user has 100 streams open on this instance (one must end first).
+         *     8. 500 `Failed to stream audit events`: any other failure.
          */
         get: operations["streamAuditEvents"];
         put?: never;
@@ -508,7 +509,8 @@ export interface paths {
          *     3. 413 `Request body too large`: the body is larger than 64 KiB.
          *     4. 400 `Invalid webhook`: the body breaks a rule, a body that is not JSON included.
          *     5. 400 `Invalid webhook`: the URL's target is refused (`url` says which are allowed).
-         *     6. 500 `Failed to create webhook`: any other failure.
+         *     6. 400 `Too many webhooks`: 100 webhook endpoints exist (in all, whoever made them).
+         *     7. 500 `Failed to create webhook`: any other failure.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1397,6 +1399,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description The caller's user has 100 streams open on this instance (one must end first) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Too many streams";
+                    };
+                };
+            };
             /** @description Any other failure */
             500: {
                 headers: {
@@ -1458,6 +1472,13 @@ export interface operations {
             };
             /** @description Records after `after` (or `Last-Event-ID`) were removed by the retention sweep */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller's user has 100 streams open on this instance (one must end first) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3141,7 +3162,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3149,7 +3170,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid webhook";
+                        error: "Invalid webhook" | "Too many webhooks";
                     };
                 };
             };

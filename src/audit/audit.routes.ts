@@ -265,6 +265,11 @@ export const stream = adminRoute({
       MSG.eventHistoryGone,
       "records after `after` (or `Last-Event-ID`) were removed by the retention sweep",
     ),
+    check(
+      429,
+      MSG.tooManyStreams,
+      "the caller's user has 100 streams open on this instance (one must end first)",
+    ),
     failure(MSG.auditStreamFailed),
   ],
 });

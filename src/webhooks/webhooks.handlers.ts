@@ -31,6 +31,9 @@ export function createWebhookHandlers({ store, config }: WebhookDeps) {
       secret,
     }, callerWrite(c));
     if (isRefusal(created)) return refused(c, created);
+    if (created === "too_many") {
+      return c.json({ error: MSG.tooManyWebhooks }, 400);
+    }
     return c.json({ ...created, secret }, 201, {
       Location: `/api/webhooks/${created.id}`,
     });

@@ -172,6 +172,11 @@ export const create = adminRoute({
       MSG.invalidWebhook,
       "the URL's target is refused (`url` says which are allowed)",
     ),
+    check(
+      400,
+      MSG.tooManyWebhooks,
+      "100 webhook endpoints exist (in all, whoever made them)",
+    ),
     failure(MSG.webhookCreateFailed),
   ],
 });
