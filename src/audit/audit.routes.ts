@@ -230,10 +230,13 @@ export const stream = adminRoute({
   request: {
     query: AuditStreamQuerySchema,
     headers: z.object({
+      // A header is text: documented as a string of digits, so that
+      // generated clients take the string an EventSource keeps.
       "Last-Event-ID": z.string().optional().openapi({
         param: { name: "Last-Event-ID", in: "header" },
-        type: "integer",
-        minimum: 0,
+        type: "string",
+        pattern: "^[0-9]{1,16}$",
+        example: "41",
         description:
           "The id of the last event received: the stream resumes after it (in place of `after`).",
       }),

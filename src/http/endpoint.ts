@@ -3,7 +3,13 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import { readJsonBody } from "./body.ts";
 import type { AppEnv } from "./env.ts";
 import { DeadlineExceeded, onError } from "./errors.ts";
-import { bodyOf, type Check, failureOf, invalidOrder } from "./openapi.ts";
+import {
+  bodyOf,
+  type Check,
+  failureOf,
+  invalidOrder,
+  withRequestId,
+} from "./openapi.ts";
 import { answerInvalid, validationHook } from "./validation.ts";
 
 /**
@@ -21,7 +27,8 @@ export function mount<R extends RouteConfig & { checks?: readonly Check[] }>(
   route: R,
   handler: RouteHandler<R, AppEnv>,
 ) {
-  const { middleware, hide: _, checks = [], ...declared } = route;
+  const { middleware, hide: _, checks = [], ...config } = route;
+  const declared = { ...config, responses: withRequestId(config.responses) };
   app.openAPIRegistry.registerPath(declared);
   if (declared.method === "get") {
     app.openAPIRegistry.registerPath(headOf(declared));

@@ -75,7 +75,7 @@ export const CreateApiKeySchema = z.object({
       example: "billing-service",
     }),
   expiresAt: expiresAt.nullish().openapi({
-    type: "string",
+    type: ["string", "null"],
     format: "date-time",
     description:
       "RFC 3339 date-time with `Z` or an offset, in the future and at most 2 years ahead. Absent or `null`: the key does not expire.",
