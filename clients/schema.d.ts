@@ -56,7 +56,8 @@ export interface paths {
          *     4. 400 `Invalid query parameter: action`: `action` has a bad value.
          *     5. 400 `Invalid Last-Event-ID`: `Last-Event-ID` is not a record id (0 or more, written plainly).
          *     6. 410 `Event history no longer available`: records after `after` (or `Last-Event-ID`) were removed by the retention sweep.
-         *     7. 500 `Failed to stream audit events`: any other failure.
+         *     7. 429 `Too many streams`: the caller's user has 100 streams open on this instance (one must end first).
+         *     8. 500 `Failed to stream audit events`: any other failure.
          */
         get: operations["streamAuditEvents"];
         put?: never;
@@ -508,7 +509,8 @@ export interface paths {
          *     3. 413 `Request body too large`: the body is larger than 64 KiB.
          *     4. 400 `Invalid webhook`: the body breaks a rule, a body that is not JSON included.
          *     5. 400 `Invalid webhook`: the URL's target is refused (`url` says which are allowed).
-         *     6. 500 `Failed to create webhook`: any other failure.
+         *     6. 400 `Too many webhooks`: 100 webhook endpoints exist (in all, whoever made them).
+         *     7. 500 `Failed to create webhook`: any other failure.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -792,7 +794,7 @@ export interface components {
              */
             clientAddress: string | null;
             /**
-             * @description Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}, and `key.revoked` {keyId, name, reason: minter removed} when the key's minter was deleted, disabled or demoted; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId}; else {}
+             * @description Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}, and `key.revoked` {keyId, name, reason: minter removed} when the key's minter was deleted, disabled or demoted; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId} (`url`: the origin and path alone, never a query, fragment or user info); else {}
              * @example {
              *       "from": "viewer",
              *       "to": "admin"
@@ -824,7 +826,7 @@ export interface components {
              * @description RFC 3339 date-time with `Z` or an offset, in the future and at most 2 years ahead. Absent or `null`: the key does not expire.
              * @example 2027-06-30T00:00:00Z
              */
-            expiresAt?: string;
+            expiresAt?: string | null;
             /**
              * @description 1..100 characters (Unicode code points), as given: what the key is for.
              * @example billing-service
@@ -1218,6 +1220,8 @@ export interface operations {
                 headers: {
                     /** @description When older records follow: `</api/audit?...&before=ID>; rel="next"` */
                     Link?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1227,6 +1231,8 @@ export interface operations {
             /** @description One of checks 3-9 in the operation's description fails (each example says when) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1239,6 +1245,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1251,6 +1259,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1263,6 +1273,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1303,6 +1315,8 @@ export interface operations {
                 headers: {
                     /** @description When older records follow: `</api/audit?...&before=ID>; rel="next"` */
                     Link?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1310,6 +1324,8 @@ export interface operations {
             /** @description One of checks 3-9 in the operation's description fails (each example says when) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1317,6 +1333,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1324,6 +1342,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1331,6 +1351,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1347,7 +1369,7 @@ export interface operations {
             };
             header?: {
                 /** @description The id of the last event received: the stream resumes after it (in place of `after`). */
-                "Last-Event-ID"?: number;
+                "Last-Event-ID"?: string;
             };
             path?: never;
             cookie?: never;
@@ -1357,6 +1379,8 @@ export interface operations {
             /** @description The stream: `retry: 1000` and `id:` its starting position (the last event id a reconnect sends when no record came yet), then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1366,6 +1390,8 @@ export interface operations {
             /** @description One of checks 3-5 in the operation's description fails (each example says when) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1378,6 +1404,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1390,6 +1418,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1402,6 +1432,8 @@ export interface operations {
             /** @description Records after `after` (or `Last-Event-ID`) were removed by the retention sweep */
             410: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1411,9 +1443,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description The caller's user has 100 streams open on this instance (one must end first) */
+            429: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Too many streams";
+                    };
+                };
+            };
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1435,7 +1483,7 @@ export interface operations {
             };
             header?: {
                 /** @description The id of the last event received: the stream resumes after it (in place of `after`). */
-                "Last-Event-ID"?: number;
+                "Last-Event-ID"?: string;
             };
             path?: never;
             cookie?: never;
@@ -1445,6 +1493,8 @@ export interface operations {
             /** @description The stream: `retry: 1000` and `id:` its starting position (the last event id a reconnect sends when no record came yet), then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1452,6 +1502,8 @@ export interface operations {
             /** @description One of checks 3-5 in the operation's description fails (each example says when) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1459,6 +1511,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1466,6 +1520,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1473,6 +1529,17 @@ export interface operations {
             /** @description Records after `after` (or `Last-Event-ID`) were removed by the retention sweep */
             410: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller's user has 100 streams open on this instance (one must end first) */
+            429: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1480,6 +1547,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1504,6 +1573,8 @@ export interface operations {
                 headers: {
                     /** @description `sid=<token>; Max-Age=<SESSION_TTL_SECONDS>; Path=/; HttpOnly; SameSite=Strict` and `did=<signed device id>; Max-Age=15552000; Path=/api/auth/login; HttpOnly; SameSite=Strict` (each + `Secure` over HTTPS) */
                     "Set-Cookie"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1513,6 +1584,8 @@ export interface operations {
             /** @description The username or password is missing, empty or not a string (a body that is not JSON included) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1525,6 +1598,8 @@ export interface operations {
             /** @description Unknown user or wrong password (indistinguishable), or a password reset raced the check */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1537,6 +1612,8 @@ export interface operations {
             /** @description One of checks 1, 6 in the operation's description fails (each example says when) */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1549,6 +1626,8 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1563,6 +1642,8 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window ends */
                     "Retry-After"?: number;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1575,6 +1656,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1600,6 +1683,8 @@ export interface operations {
                 headers: {
                     /** @description `sid=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS): the client forgets the cookie */
                     "Set-Cookie"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1609,6 +1694,8 @@ export interface operations {
             /** @description The request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1621,6 +1708,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1644,6 +1733,8 @@ export interface operations {
             /** @description The caller */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1653,6 +1744,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1665,6 +1758,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1688,6 +1783,8 @@ export interface operations {
             /** @description The caller */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1695,6 +1792,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1702,6 +1801,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1742,6 +1843,8 @@ export interface operations {
                     ETag?: string;
                     /** @description `</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued. */
                     Link?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1753,6 +1856,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1760,6 +1865,8 @@ export interface operations {
             /** @description One of checks 3-9 in the operation's description fails (each example says when) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1772,6 +1879,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1784,6 +1893,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1796,6 +1907,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1830,6 +1943,8 @@ export interface operations {
                     "Idempotent-Replayed"?: "true";
                     /** @description /api/users/{id} of the new user */
                     Location?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1839,6 +1954,8 @@ export interface operations {
             /** @description One of checks 3, 5-14 in the operation's description fails (each example says when) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1851,6 +1968,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1863,6 +1982,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1877,6 +1998,8 @@ export interface operations {
                 headers: {
                     /** @description `true` on an answer kept for the request's `Idempotency-Key`, sent again */
                     "Idempotent-Replayed"?: "true";
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1889,6 +2012,8 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1901,6 +2026,8 @@ export interface operations {
             /** @description The `Idempotency-Key` was used with a different body */
             422: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1913,6 +2040,8 @@ export interface operations {
             /** @description Any other failure, a body that is not JSON included */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1958,6 +2087,8 @@ export interface operations {
                     ETag?: string;
                     /** @description `</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued. */
                     Link?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1967,6 +2098,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1974,6 +2107,8 @@ export interface operations {
             /** @description One of checks 3-9 in the operation's description fails (each example says when) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1981,6 +2116,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1988,6 +2125,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1995,6 +2134,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2020,6 +2161,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2031,6 +2174,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2038,6 +2183,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2050,6 +2197,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2062,6 +2211,8 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2074,6 +2225,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2102,6 +2255,8 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2111,6 +2266,8 @@ export interface operations {
             /** @description The id is the caller's own (decided before any lookup) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2123,6 +2280,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2135,6 +2294,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2147,6 +2308,8 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2159,6 +2322,8 @@ export interface operations {
             /** @description `If-Match` names another version of the user: it changed since it was read */
             412: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2171,6 +2336,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2201,6 +2368,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2210,6 +2379,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2217,6 +2388,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2224,6 +2397,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2231,6 +2406,8 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2238,6 +2415,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2265,6 +2444,8 @@ export interface operations {
             /** @description The user after the change */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2274,6 +2455,8 @@ export interface operations {
             /** @description One of checks 4-8 in the operation's description fails (each example says when) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2286,6 +2469,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2298,6 +2483,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2310,6 +2497,8 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2322,6 +2511,8 @@ export interface operations {
             /** @description `If-Match` names another version of the user: it changed since it was read */
             412: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2334,6 +2525,8 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2346,6 +2539,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2377,6 +2572,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2386,6 +2583,8 @@ export interface operations {
             /** @description One of checks 3, 6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2398,6 +2597,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2410,6 +2611,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2422,6 +2625,8 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2434,6 +2639,8 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2446,6 +2653,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2473,6 +2682,8 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2482,6 +2693,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2494,6 +2707,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2506,6 +2721,8 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2518,6 +2735,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2543,6 +2762,8 @@ export interface operations {
             /** @description The keys, newest first */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2552,6 +2773,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2564,6 +2787,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2576,6 +2801,8 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2588,6 +2815,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2617,6 +2846,8 @@ export interface operations {
             /** @description Created; `key` is shown this once */
             201: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2626,6 +2857,8 @@ export interface operations {
             /** @description One of checks 5, 6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2638,6 +2871,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2650,6 +2885,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2662,6 +2899,8 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2674,6 +2913,8 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2686,6 +2927,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2711,6 +2954,8 @@ export interface operations {
             /** @description The keys, newest first */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2718,6 +2963,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2725,6 +2972,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2732,6 +2981,8 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2739,6 +2990,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2760,6 +3013,8 @@ export interface operations {
             /** @description Revoked */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2769,6 +3024,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2781,6 +3038,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2793,6 +3052,8 @@ export interface operations {
             /** @description The user has no such live key (also for another user's key, a key revoked already, and ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2805,6 +3066,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2830,6 +3093,8 @@ export interface operations {
             /** @description The user's live sessions, newest first */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2839,6 +3104,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2851,6 +3118,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2863,6 +3132,8 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2875,6 +3146,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2900,6 +3173,8 @@ export interface operations {
             /** @description Ended; `ended` counts the live sessions ended */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2909,6 +3184,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2921,6 +3198,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2933,6 +3212,8 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2945,6 +3226,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2970,6 +3253,8 @@ export interface operations {
             /** @description The user's live sessions, newest first */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2977,6 +3262,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2984,6 +3271,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2991,6 +3280,8 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2998,6 +3289,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3019,6 +3312,8 @@ export interface operations {
             /** @description Ended (`ended` is 1) */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3028,6 +3323,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3040,6 +3337,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3052,6 +3351,8 @@ export interface operations {
             /** @description One of checks 3, 4 in the operation's description fails (each example says when) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3064,6 +3365,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3087,6 +3390,8 @@ export interface operations {
             /** @description The endpoints */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3096,6 +3401,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3108,6 +3415,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3120,6 +3429,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3149,27 +3460,33 @@ export interface operations {
                 headers: {
                     /** @description /api/webhooks/{id} of the new endpoint */
                     Location?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid webhook";
+                        error: "Invalid webhook" | "Too many webhooks";
                     };
                 };
             };
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3182,6 +3499,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3194,6 +3513,8 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3206,6 +3527,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3229,6 +3552,8 @@ export interface operations {
             /** @description The endpoints */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3236,6 +3561,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3243,6 +3570,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3250,6 +3579,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3270,6 +3601,8 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3279,6 +3612,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3291,6 +3626,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3303,6 +3640,8 @@ export interface operations {
             /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3315,6 +3654,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3340,6 +3681,8 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3349,6 +3692,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3361,6 +3706,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3373,6 +3720,8 @@ export interface operations {
             /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3385,6 +3734,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3410,6 +3761,8 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3417,6 +3770,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3424,6 +3779,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3431,6 +3788,8 @@ export interface operations {
             /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3438,6 +3797,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3461,6 +3822,8 @@ export interface operations {
             /** @description Attempts, newest first */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3470,6 +3833,8 @@ export interface operations {
             /** @description `limit` has a bad value */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3482,6 +3847,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3494,6 +3861,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3506,6 +3875,8 @@ export interface operations {
             /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3518,6 +3889,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3546,6 +3919,8 @@ export interface operations {
             /** @description Attempts, newest first */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3553,6 +3928,8 @@ export interface operations {
             /** @description `limit` has a bad value */
             400: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3560,6 +3937,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3567,6 +3946,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3574,6 +3955,8 @@ export interface operations {
             /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3581,6 +3964,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3601,6 +3986,8 @@ export interface operations {
             /** @description The endpoint, active */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3610,6 +3997,8 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3622,6 +4011,8 @@ export interface operations {
             /** @description The caller is not an admin, or the request came from a foreign Origin */
             403: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3634,6 +4025,8 @@ export interface operations {
             /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3646,6 +4039,8 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3669,6 +4064,8 @@ export interface operations {
             /** @description The database answers */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3678,6 +4075,8 @@ export interface operations {
             /** @description The database does not answer */
             503: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3698,6 +4097,8 @@ export interface operations {
             /** @description The database answers */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3705,6 +4106,8 @@ export interface operations {
             /** @description The database does not answer */
             503: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3723,6 +4126,8 @@ export interface operations {
             /** @description The process answers */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3743,6 +4148,8 @@ export interface operations {
             /** @description The process answers */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3761,6 +4168,8 @@ export interface operations {
             /** @description The database answers */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3770,6 +4179,8 @@ export interface operations {
             /** @description The database does not answer */
             503: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3790,6 +4201,8 @@ export interface operations {
             /** @description The database answers */
             200: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3797,6 +4210,8 @@ export interface operations {
             /** @description The database does not answer */
             503: {
                 headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;

@@ -51,10 +51,14 @@ export function createAuditHandlers({ store, feed, heartbeatMs }: AuditDeps) {
       // Proxies that buffer (nginx) pass each event on at once.
       "X-Accel-Buffering": "no",
     };
+    // No await from here to `open`: no other request slips past the limit.
+    const userId = c.get("caller").account.id;
+    if (!feed.mayOpen(userId)) return "too_many_streams";
     // HEAD: the headers alone, and no stream that nobody would read.
     if (c.req.method === "HEAD") return c.body(null, 200, headers);
     const sessions = c.get("sessions");
     const body = feed.open({
+      userId,
       after: after ?? headId,
       head: headId,
       actions: query.action,

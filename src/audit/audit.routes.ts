@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { adminRoute } from "../auth/guards.ts";
 import { MSG } from "../http/messages.ts";
+import { storableInstant } from "../http/time.ts";
 import { errorResponse } from "../http/errors.ts";
 import { check, failure, json, textHeader } from "../http/openapi.ts";
 import { outcome, passes, query as queryStep } from "../http/steps.ts";
@@ -33,15 +34,12 @@ const userIdParam = (name: string, party: "actor" | "target") =>
   });
 /**
  * ISO 8601: a date and time with `Z` or an offset (fractions allowed), or a
- * date alone (midnight UTC). In UTC it must fall in the years 0001..9999,
- * which ISO 8601 writes with four digits and PostgreSQL reads as written
- * (`0000-01-01`, or `9999-12-31T23:59:59-23:59` once in UTC, it refuses).
+ * date alone (midnight UTC), in the years PostgreSQL holds once in UTC.
  */
 const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()])
   .transform((s, ctx) => {
     const time = new Date(s);
-    const year = time.getUTCFullYear();
-    if (!(year >= 1 && year <= 9999)) {
+    if (!storableInstant(time)) {
       ctx.addIssue({ code: "custom", message: "outside the years 0001..9999" });
       return z.NEVER;
     }
@@ -140,7 +138,7 @@ export const AuditRecordSchema = z.object({
   }),
   details: z.record(z.string(), z.unknown()).openapi({
     description:
-      "Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}, and `key.revoked` {keyId, name, reason: minter removed} when the key's minter was deleted, disabled or demoted; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId}; else {}",
+      "Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}, and `key.revoked` {keyId, name, reason: minter removed} when the key's minter was deleted, disabled or demoted; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId} (`url`: the origin and path alone, never a query, fragment or user info); else {}",
     example: { from: "viewer", to: "admin" },
   }),
   requestId: z.string().nullable().openapi({
@@ -242,10 +240,13 @@ export const stream = adminRoute({
     "Records removed by `AUDIT_RETENTION_DAYS` cannot be resumed from: an `after` below the id of the last record removed answers 410 (`after=0` streams from the first record while none was removed).",
   request: {
     headers: z.object({
+      // A header is text: documented as a string of digits, so that
+      // generated clients take the string an EventSource keeps.
       "Last-Event-ID": z.string().optional().openapi({
         param: { name: "Last-Event-ID", in: "header" },
-        type: "integer",
-        minimum: 0,
+        type: "string",
+        pattern: "^[0-9]{1,16}$",
+        example: "41",
         description:
           "The id of the last event received: the stream resumes after it (in place of `after`).",
       }),
@@ -274,6 +275,14 @@ export const stream = adminRoute({
         410,
         MSG.eventHistoryGone,
         "records after `after` (or `Last-Event-ID`) were removed by the retention sweep",
+      ),
+    ),
+    outcome(
+      "too_many_streams",
+      check(
+        429,
+        MSG.tooManyStreams,
+        "the caller's user has 100 streams open on this instance (one must end first)",
       ),
     ),
     failure(MSG.auditStreamFailed),

@@ -202,7 +202,7 @@ export const auditEvents = {
       context,
     ),
 
-  /** Webhook writes: the endpoint's id and URL (never its secret). */
+  /** Webhook writes: the endpoint's id and URL's origin and path (never its secret). */
   webhookCreated: (
     actor: AuditParty,
     webhook: WebhookRef,
@@ -235,4 +235,17 @@ export interface WebhookRef {
   url: string;
 }
 
-const webhookDetails = (w: WebhookRef) => ({ webhookId: w.id, url: w.url });
+const webhookDetails = (w: WebhookRef) => ({
+  webhookId: w.id,
+  url: recordedUrl(w.url),
+});
+
+/**
+ * A webhook URL as records keep it: its origin and path only. A query or
+ * fragment may carry the receiver's token, and records are read by every
+ * admin, the change feed and other webhooks.
+ */
+export function recordedUrl(url: string): string {
+  const parsed = URL.parse(url);
+  return parsed ? parsed.origin + parsed.pathname : "";
+}

@@ -50,6 +50,8 @@ export interface FeedOptions {
 }
 
 export interface StreamOptions {
+  /** Whose stream it is: a user has at most STREAMS_PER_USER_MAX open. */
+  userId: number;
   /** Records after this id (a resume's last id, or the head for only new ones). */
   after: number;
   /** The chain's head id when the stream was asked for. */
@@ -67,11 +69,19 @@ export interface StreamOptions {
 export interface AuditFeed {
   /** A text/event-stream body of the records after `options.after`. */
   open(options: StreamOptions): ReadableStream<Uint8Array>;
+  /**
+   * Whether the user may open another stream on this instance: fewer than
+   * STREAMS_PER_USER_MAX are open. Asked in the same turn as `open`, so no
+   * two requests both pass at the limit.
+   */
+  mayOpen(userId: number): boolean;
   /** Ends every open stream and stops reading: for shutdown. */
   close(): Promise<void>;
 }
 
 export const FEED_BUFFER_BYTES = 1024 * 1024;
+/** Open streams of one user on one instance, at most: each holds timers and a buffer. */
+export const STREAMS_PER_USER_MAX = 100;
 const HIGHEST_ID = Number.MAX_SAFE_INTEGER;
 
 const encoder = new TextEncoder();
@@ -208,8 +218,14 @@ export function createAuditFeed(options: FeedOptions): AuditFeed {
     timer = undefined;
   };
 
+  /** Open streams per user id. */
+  const streamsOf = new Map<number, number>();
+
   return {
+    mayOpen: (userId) => (streamsOf.get(userId) ?? 0) < STREAMS_PER_USER_MAX,
+
     open(o) {
+      streamsOf.set(o.userId, (streamsOf.get(o.userId) ?? 0) + 1);
       let controller!: ReadableStreamDefaultController<Uint8Array>;
       let ended = false;
       let wantMore: (() => void) | undefined;
@@ -229,6 +245,9 @@ export function createAuditFeed(options: FeedOptions): AuditFeed {
       const end = (how: "close" | "error" | "cancel", reason?: string) => {
         if (ended) return;
         ended = true;
+        const left = streamsOf.get(o.userId)! - 1;
+        if (left === 0) streamsOf.delete(o.userId);
+        else streamsOf.set(o.userId, left);
         leave(sub);
         if (open.delete(abort)) members--;
         for (const t of timers) clearInterval(t);

@@ -59,7 +59,7 @@ export const login = route({
         MSG.credentialsRequired,
         "the username or password is missing, empty or not a string (a body that is not JSON included)",
       ),
-    ]),
+    ], { compareOnly: true }),
     // The handler sets Retry-After before it returns this outcome.
     outcome(
       "throttled",

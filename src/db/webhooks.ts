@@ -69,6 +69,11 @@ export type AttemptResult = Omit<DeliveryAttempt, "id" | "at" | "attempt">;
 const ISO = (column: string) =>
   `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/** At most this many webhook endpoints in all. */
+export const WEBHOOKS_MAX = 100;
+/** Any 64-bit number of our own: the lock that serialises webhook creations. */
+const WEBHOOKS_LOCK = 5_913_402_776_180n;
+
 /** All SQL of webhooks: their management, the delivery queue, its attempts. */
 export function createWebhookStore(
   sql: Sql,
@@ -84,12 +89,20 @@ export function createWebhookStore(
   } end as "nextAttemptAt"`;
 
   return {
-    /** Creates the endpoint, delivering the records sealed after this moment. */
+    /**
+     * Creates the endpoint, delivering the records sealed after this
+     * moment; "too_many" when WEBHOOKS_MAX exist. Creations take one lock
+     * in turn, so concurrent ones never count past the limit together.
+     */
     async create(
       w: NewWebhook,
       write: CallerWrite,
-    ): Promise<Webhook | CallerRefusal> {
+    ): Promise<Webhook | "too_many" | CallerRefusal> {
       return await asCaller(write, "share", async (tx, actor) => {
+        await tx`select pg_advisory_xact_lock(${WEBHOOKS_LOCK.toString()}::bigint)`;
+        const [{ n }] = await tx<{ n: number }[]>`
+          select count(*)::int as n from webhook_endpoints`;
+        if (n >= WEBHOOKS_MAX) return "too_many";
         const [row] = await tx<Webhook[]>`
           insert into webhook_endpoints (url, actions, description, secret, cursor)
           values (${w.url}, ${w.actions}, ${w.description}, ${w.secret},

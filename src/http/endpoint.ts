@@ -12,9 +12,15 @@ import {
   failureOf,
   invalidOrder,
   type StepRoute,
+  withRequestId,
 } from "./openapi.ts";
-import { type Got, type Outcomes, runSteps, type StepDeps } from "./steps.ts";
-import { answerInvalid } from "./validation.ts";
+import {
+  answerInvalid,
+  type Got,
+  type Outcomes,
+  runSteps,
+  type StepDeps,
+} from "./steps.ts";
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -56,7 +62,8 @@ export function mount<R extends StepRoute>(
   handler: StepHandler<R>,
   deps: StepDeps,
 ) {
-  const { steps, checks, hide: _, ...declared } = route;
+  const { steps, checks, hide: _, ...config } = route;
+  const declared = { ...config, responses: withRequestId(config.responses) };
   app.openAPIRegistry.registerPath(declared);
   if (declared.method === "get") {
     app.openAPIRegistry.registerPath(headOf(declared));

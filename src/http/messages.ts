@@ -51,6 +51,7 @@ export const MSG = {
   invalidLastEventId: "Invalid Last-Event-ID",
   eventHistoryGone: "Event history no longer available",
   auditStreamFailed: "Failed to stream audit events",
+  tooManyStreams: "Too many streams",
 
   apiKeyRequestInvalid: "Invalid API key request",
   tooManyApiKeys: "Too many API keys",
@@ -64,6 +65,7 @@ export const MSG = {
   idempotencyKeyInProgress: "Request with this Idempotency-Key is in progress",
 
   invalidWebhook: "Invalid webhook",
+  tooManyWebhooks: "Too many webhooks",
   webhookNotFound: "Webhook not found",
   webhookCreateFailed: "Failed to create webhook",
   webhookListFailed: "Failed to list webhooks",

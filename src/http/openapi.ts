@@ -32,6 +32,27 @@ export const textHeader = (description: string) => ({
   schema: { type: "string" as const },
 });
 
+/**
+ * The header every answer carries (see request.ts): declared on every
+ * response, so that clients see it typed and find it in the document.
+ */
+export const REQUEST_ID_HEADER: ResponseHeaders = {
+  "X-Request-Id": textHeader(
+    "The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made",
+  ),
+};
+
+/** These responses, each declaring `X-Request-Id` beside its own headers. */
+export const withRequestId = (
+  responses: RouteConfig["responses"],
+): RouteConfig["responses"] =>
+  Object.fromEntries(
+    Object.entries(responses).map(([status, r]) => {
+      const { headers } = r as { headers?: ResponseHeaders };
+      return [status, { ...r, headers: { ...REQUEST_ID_HEADER, ...headers } }];
+    }),
+  );
+
 export type ErrorStatus = ClientErrorStatusCode | ServerErrorStatusCode;
 
 /**

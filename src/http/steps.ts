@@ -13,26 +13,54 @@ import type { Context } from "hono";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
 import type { AppEnv } from "./env.ts";
-import {
-  BODY_LIMIT_BYTES,
-  NOT_JSON,
-  parseJson,
-  readText,
-  TOO_LARGE,
-} from "./body.ts";
 import { ifMatchTags } from "./conditional.ts";
 import { errorResponse } from "./errors.ts";
-import { MSG } from "./messages.ts";
+import { invalidQueryParameter, type Message, MSG } from "./messages.ts";
 import { type Check, queryChecks } from "./openapi.ts";
 
 type Issue = z.core.$ZodIssue;
 
-/** The route's 400 for broken rules: the first in its check order (see validation.ts). */
+/** The route's 400 for broken rules: the first in its check order (`answerInvalid`). */
 export type Invalid = (
   c: Context<AppEnv>,
   issues: readonly Issue[],
   target?: string,
 ) => Response;
+
+/**
+ * The endpoint's 400 for a request that breaks its rules. zod reports every
+ * broken rule at once; the contract answers the first in the endpoint's own
+ * check order (the messages of its 400 checks, in their order: see
+ * `route`). Body schemas carry the contract's messages; a query's issue
+ * names its parameter.
+ */
+export function answerInvalid(checkOrder: readonly Message[]) {
+  const rank = new Map<string, number>(checkOrder.map((m, i) => [m, i]));
+  return (
+    c: Context<AppEnv>,
+    issues: readonly Issue[],
+    target = "json",
+  ): Response => {
+    let first = checkOrder.length;
+    for (const issue of issues) {
+      const message = target === "query"
+        ? invalidQueryParameter(String(issue.path[0]))
+        : issue.message;
+      first = Math.min(first, rank.get(message) ?? first);
+    }
+    if (first === checkOrder.length) {
+      // A rule without a contract message is a bug of ours: said in the
+      // log, and answered with the endpoint's most general (last) message.
+      c.get("log").warn("validation message outside the contract", {
+        requestId: c.get("requestId"),
+        messages: issues.map((i) => i.message),
+      });
+      if (first === 0) throw new Error("no 400 declared for a broken rule");
+      first -= 1;
+    }
+    return errorResponse(c, 400, checkOrder[first]);
+  };
+}
 
 /** What the app gives the steps that look something up (`load`, the idempotency run). */
 export interface StepDeps {
@@ -188,15 +216,19 @@ export async function runSteps(
  * which the schema refuses with the route's own message, unless the
  * contract makes it a failure of the endpoint (`malformed: "failure"`: its
  * 500, the cause logged). `checks` are what the size and the schema may
- * answer, in the contract's order. `optional`: an empty body is judged as
- * `{}` (documented as not required).
+ * answer, in the contract's order. `optional`: an empty body (or `null`) is
+ * judged as `{}` (documented as not required). Text PostgreSQL cannot
+ * store answers the schema's bad-body message (`parseStorable`), unless
+ * the body is only compared, never stored (`compareOnly`: a login, whose
+ * password with NUL is one that does not match).
  */
 export const body = <T extends z.ZodType>(
   schema: T,
   checks: readonly Check[],
-  { malformed = "invalid", optional = false }: {
+  { malformed = "invalid", optional = false, compareOnly = false }: {
     malformed?: "invalid" | "failure";
     optional?: boolean;
+    compareOnly?: boolean;
   } = {},
 ) =>
   passes<"body", z.output<T>>(
@@ -213,10 +245,14 @@ export const body = <T extends z.ZodType>(
       if (value === NOT_JSON && malformed === "failure") {
         throw new Error("the request body is not JSON");
       }
-      const result = await schema.safeParseAsync(
-        value === NOT_JSON ? null : value,
-      );
-      if (!result.success) return invalid(c, result.error.issues, "json");
+      const judged = value === NOT_JSON ? null : optional ? value ?? {} : value;
+      const result = compareOnly
+        ? await schema.safeParseAsync(judged)
+        : await parseStorable(schema, judged);
+      if (!result.success) {
+        const issues = "issues" in result ? result.issues : result.error.issues;
+        return invalid(c, issues, "json");
+      }
       return result.data;
     },
     {
@@ -245,6 +281,16 @@ export const query = <T extends z.ZodObject>(schema: T) =>
       }
       const result = await schema.safeParseAsync(value);
       if (!result.success) return invalid(c, result.error.issues, "query");
+      // A query's text is stored or compared by the database alike.
+      const path = unstorableText(result.data);
+      if (path) {
+        const message = "text not storable";
+        return invalid(
+          c,
+          [{ code: "custom", path, message, input: "" }],
+          "query",
+        );
+      }
       return result.data;
     },
     { query: schema },
@@ -305,3 +351,104 @@ export const ifMatch = passes<"ifMatch", string[] | undefined>(
   [],
   (c) => ifMatchTags(c.req.header("if-match")),
 );
+
+// Reading a body: as text, at most a limit, UTF-8 or nothing; then as JSON.
+
+const BODY_LIMIT_BYTES = 64 * 1024;
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const TOO_LARGE = Symbol("too large");
+const NOT_JSON = Symbol("not JSON");
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+/**
+ * The body as text; undefined when it is not UTF-8, TOO_LARGE past the
+ * limit (declared or read: it stops reading there).
+ */
+async function readText(req: Request, limit: number) {
+  const declared = Number(req.headers.get("content-length") ?? 0);
+  if (declared > limit) return TOO_LARGE;
+  if (!req.body) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of req.body) {
+    size += chunk.byteLength;
+    if (size > limit) return TOO_LARGE;
+    chunks.push(chunk);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where a value holds text PostgreSQL cannot store: the path of its first
+ * string (or object key) with NUL (U+0000) or a lone surrogate, which
+ * neither `text` nor `jsonb` (an audit record's details) holds. Undefined
+ * when every string can be stored. Only plain arrays and objects are
+ * walked: what a schema's transforms make of a value is its own.
+ */
+function unstorableText(
+  value: unknown,
+  path: PropertyKey[] = [],
+): PropertyKey[] | undefined {
+  if (typeof value === "string") return storable(value) ? undefined : path;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = unstorableText(item, [...path, i]);
+      if (found) return found;
+    }
+  } else if (
+    value !== null && Object.getPrototypeOf(value) === Object.prototype
+  ) {
+    for (const [key, item] of Object.entries(value as object)) {
+      if (!storable(key)) return [...path, key];
+      const found = unstorableText(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+const storable = (s: string) =>
+  !s.includes("\u0000") && !LONE_SURROGATE.test(s);
+
+/**
+ * A schema's verdict on a value, refusing text PostgreSQL cannot store
+ * (`unstorableText`) with the message the schema gives a body that is not
+ * JSON at all (`null`): the endpoint's bad-body message. So no body rule
+ * has to remember NUL, and none answers 500 for it.
+ */
+async function parseStorable<T extends z.ZodType>(
+  schema: T,
+  value: unknown,
+): Promise<
+  { success: true; data: z.output<T> } | { success: false; issues: Issue[] }
+> {
+  const result = await schema.safeParseAsync(value);
+  if (!result.success) return { success: false, issues: result.error.issues };
+  const path = unstorableText(result.data);
+  if (!path) return result;
+  const verdict = await schema.safeParseAsync(null);
+  const message = verdict.error?.issues[0]?.message ?? "text not storable";
+  return {
+    success: false,
+    issues: [{ code: "custom", path, message, input: value }],
+  };
+}

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { adminRoute } from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
+import { isoDateTime } from "../http/time.ts";
 import { MSG } from "../http/messages.ts";
 import { bodyTooLarge, check, failure, json } from "../http/openapi.ts";
 import { body, load, outcome, pathParam } from "../http/steps.ts";
@@ -57,10 +58,7 @@ export const NewApiKeySchema = z.object({
 }).openapi("NewApiKey");
 
 /** `expiresAt`: ISO 8601 with `Z` or an offset, in the future, at most two years ahead. */
-const expiresAt = z.iso.datetime({
-  offset: true,
-  error: MSG.apiKeyRequestInvalid,
-})
+const expiresAt = isoDateTime(MSG.apiKeyRequestInvalid)
   .transform((s, ctx) => {
     const at = new Date(s);
     const latest = new Date();
@@ -83,7 +81,7 @@ export const CreateApiKeySchema = z.object({
       example: "billing-service",
     }),
   expiresAt: expiresAt.nullish().openapi({
-    type: "string",
+    type: ["string", "null"],
     format: "date-time",
     description:
       "RFC 3339 date-time with `Z` or an offset, in the future and at most 2 years ahead. Absent or `null`: the key does not expire.",

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { adminRoute } from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
+import { isoDateTime } from "../http/time.ts";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
@@ -105,7 +106,7 @@ export const DisableUserSchema = z.object({
         "Why, at most 200 characters (Unicode code points; no NUL, no lone surrogate). Absent or `null`: no reason.",
       example: "Left the company",
     }),
-  until: z.iso.datetime({ offset: true, error: MSG.invalidBody })
+  until: isoDateTime(MSG.invalidBody)
     .refine((s) => Date.parse(s) > Date.now(), { error: MSG.invalidBody })
     .nullish()
     .openapi({

@@ -36,6 +36,9 @@ export function addressAllowed(ip: string, allowPrivate: boolean): boolean {
     !ownAddresses().has(formatIp(parsed));
 }
 
+/** An `@` in the authority: user info, if only an empty one (`https://@host`). */
+const USER_INFO = /^\s*[a-z][a-z0-9+.-]*:[/\\]*[^/\\?#]*@/i;
+
 /**
  * A webhook URL as stored: http or https, no credentials, and, when its
  * host is an IP address (in any form the URL parser reads as one:
@@ -46,7 +49,7 @@ export function webhookUrl(text: string, allowPrivate: boolean): string | null {
   if (!URL.canParse(text)) return null;
   const url = new URL(text);
   if (url.protocol !== "http:" && url.protocol !== "https:") return null;
-  if (url.username || url.password || !url.hostname) return null;
+  if (USER_INFO.test(text) || url.username || !url.hostname) return null;
   const ip = ipLiteral(url.hostname);
   if (ip && !addressAllowed(ip, allowPrivate)) return null;
   url.hash = "";

@@ -182,6 +182,14 @@ export const create = adminRoute({
         "the URL's target is refused (`url` says which are allowed)",
       ),
     ),
+    outcome(
+      "too_many",
+      check(
+        400,
+        MSG.tooManyWebhooks,
+        "100 webhook endpoints exist (in all, whoever made them)",
+      ),
+    ),
     failure(MSG.webhookCreateFailed),
   ],
 });
