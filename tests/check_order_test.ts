@@ -152,6 +152,7 @@ const CONTRACT: Record<string, Listed[]> = {
     ...query("after", "action"),
     [400, "Invalid Last-Event-ID"],
     [410, "Event history no longer available"],
+    [429, "Too many streams"],
     [500, "Failed to stream audit events"],
   ],
   "post /api/webhooks": [
@@ -159,6 +160,7 @@ const CONTRACT: Record<string, Listed[]> = {
     [413, "Request body too large"],
     [400, "Invalid webhook"], // the body
     [400, "Invalid webhook"], // the URL's target
+    [400, "Too many webhooks"],
     [500, "Failed to create webhook"],
   ],
   "get /api/webhooks": [...ADMIN, [500, "Failed to list webhooks"]],

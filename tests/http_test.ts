@@ -114,6 +114,7 @@ Deno.test("the document lists every status each operation answers, with the exac
     "401",
     "403",
     "410",
+    "429",
     "500",
   ]);
   assertEquals(Object.keys(feed.responses[200].content), [
@@ -130,7 +131,10 @@ Deno.test("the document lists every status each operation answers, with the exac
   assertEquals(messages("/api/audit/stream", "get", 500), [
     "Failed to stream audit events",
   ]);
-  assertEquals(messages("/api/webhooks", "post", 400), ["Invalid webhook"]);
+  assertEquals(messages("/api/webhooks", "post", 400), [
+    "Invalid webhook",
+    "Too many webhooks",
+  ]);
   assertEquals(messages("/api/webhooks/{id}/enable", "post", 404), [
     "Webhook not found",
   ]);
