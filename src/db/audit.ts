@@ -2,6 +2,7 @@ import type { Sql, TransactionSql } from "postgres";
 import type { AuditAction } from "../audit/actions.ts";
 import { type AuditContent, canonicalTail } from "../audit/chain.ts";
 import type { AuditEvent } from "../audit/events.ts";
+import { iso } from "./time.ts";
 
 /** A record as the API shows it: its content, without the chain's hashes. */
 export type AuditRecord = AuditContent;
@@ -44,8 +45,6 @@ const SEALED_CHANNEL = "audit_sealed";
 
 /** Records per cursor read while verifying: the walk's memory bound. */
 const WALK_BATCH = 1000;
-
-const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
 /** An audit_events row as `recordColumns` selects it. */
 export type Row = {
@@ -226,9 +225,9 @@ export async function audited<T>(
  * must qualify `audit_events.id`, or it would sort the text.
  */
 export const recordColumns = (sql: Sql) =>
-  sql`id::text, to_char(time at time zone 'UTC', ${
-    sql.unsafe(ISO_MS)
-  }) as time, action, actor_id, actor_username, target_id, target_username,
+  sql`id::text, ${
+    iso(sql, "time")
+  } as time, action, actor_id, actor_username, target_id, target_username,
     details, request_id, client_address, actor_key_id`;
 
 /** Reading, verifying and sweeping the trail: all its SQL but the writers' and the seal's. */

@@ -8,6 +8,7 @@ import {
 import type { Account } from "../users/user.ts";
 import { disabledNow, liveKey } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
+import { iso } from "./time.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
 
 /** An API key as the service shows it: never its secret nor the secret's hash. */
@@ -42,17 +43,13 @@ const LAST_USED_EVERY = "1 minute";
 
 /** The keys of users: their SQL, as the store's other parts keep theirs. */
 export function createKeyStore(sql: Sql, { asCaller }: Writer) {
-  const iso = (column: string) =>
-    sql.unsafe(
-      `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
-    );
   // Built once, as every request with a key reads it.
   const ownerLive = sql`${liveKey(sql)} and not ${disabledNow(sql, "u")}`;
   /** The key's own columns as shown; `k` names the api_keys row. */
   const shown = sql`k.id, k.name, k.prefix,
-    ${iso("k.created_at")} as "createdAt",
-    ${iso("k.expires_at")} as "expiresAt",
-    ${iso("k.last_used_at")} as "lastUsedAt"`;
+    ${iso(sql, "k.created_at")} as "createdAt",
+    ${iso(sql, "k.expires_at")} as "expiresAt",
+    ${iso(sql, "k.last_used_at")} as "lastUsedAt"`;
 
   /** The owner of a user id, as the trail names them; undefined when gone. */
   const owner = async (tx: TransactionSql, userId: number) => {

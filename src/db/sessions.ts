@@ -14,7 +14,7 @@ import {
   type LoginCounter,
   takeBackAttempt,
 } from "./throttle.ts";
-import { iso } from "./users.ts";
+import { iso } from "./time.ts";
 import {
   beforeWrite,
   type CallerRefusal,

@@ -13,6 +13,7 @@ import {
   disableExpired,
 } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
+import { iso } from "./time.ts";
 import { recordMintedRevoked, revokeMinted } from "./keys.ts";
 import { clearLoginFailures } from "./throttle.ts";
 import { createUserList, sameIdentity } from "./user-list.ts";
@@ -87,18 +88,12 @@ async function orDuplicate<T>(write: Promise<T>): Promise<T | "duplicate"> {
   }
 }
 
-/** A timestamp column (`table.column`) as the service shows times: ISO 8601 in UTC with milliseconds. */
-export const iso = (sql: Sql, column: string) =>
-  sql`to_char(${
-    sql(column)
-  } at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 /** The users table: accounts, their roles, passwords and disables. */
 export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
   // The one mapping from a users row to what the service shows.
   const account = sql`id, username, name, email, role`;
   const user = sql`${account},
-    to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt"`;
+    ${iso(sql, "created_at")} as "createdAt"`;
 
   /** A new users row, every key included. */
   const newRow = (u: NewUser) =>

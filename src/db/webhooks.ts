@@ -14,6 +14,7 @@ import {
   NO_DEADLINE,
   type Writer,
 } from "./write.ts";
+import { iso } from "./time.ts";
 
 /** An endpoint as the API shows it: never its secret. */
 export interface Webhook {
@@ -66,9 +67,6 @@ export interface ClaimedEndpoint {
 
 export type AttemptResult = Omit<DeliveryAttempt, "id" | "at" | "attempt">;
 
-const ISO = (column: string) =>
-  `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
 /** At most this many webhook endpoints in all. */
 export const WEBHOOKS_MAX = 100;
 /** Any 64-bit number of our own: the lock that serialises webhook creations. */
@@ -80,12 +78,12 @@ export function createWebhookStore(
   { transaction, asCaller }: Writer,
 ) {
   const shown = sql`id, url, actions, description,
-    ${sql.unsafe(ISO("created_at"))} as "createdAt",
+    ${iso(sql, "created_at")} as "createdAt",
     case when disabled_at is null then 'active' else 'disabled' end as status,
-    ${sql.unsafe(ISO("disabled_at"))} as "disabledAt",
+    ${iso(sql, "disabled_at")} as "disabledAt",
     cursor::float8 as "lastRecordId", failures,
     case when failures > 0 then ${
-    sql.unsafe(ISO("next_attempt_at"))
+    iso(sql, "next_attempt_at")
   } end as "nextAttemptAt"`;
 
   return {
@@ -183,7 +181,7 @@ export function createWebhookStore(
       if (!endpoint) return undefined;
       return await sql<DeliveryAttempt[]>`
         select id::float8 as id, record_id::float8 as "recordId", attempt,
-          ${sql.unsafe(ISO("at"))} as at, outcome, status, error,
+          ${iso(sql, "at")} as at, outcome, status, error,
           response_excerpt as "responseExcerpt", duration_ms as "durationMs"
         from webhook_attempts where endpoint_id = ${id}
         order by id desc limit ${limit}`;
