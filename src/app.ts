@@ -15,7 +15,7 @@ import { onError, onNotFound } from "./http/errors.ts";
 import { requestScope } from "./http/request.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
-import { mountKeys } from "./keys/keys.index.ts";
+import { mountKeys } from "./api-keys/api-keys.index.ts";
 import { mountUsers } from "./users/users.index.ts";
 import { mountWebhooks } from "./webhooks/webhooks.index.ts";
 

@@ -9,7 +9,7 @@ import { verifyChain } from "../src/audit/verify.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { postgresOnly } from "./support/conditions.ts";
 import { startCluster } from "./support/cluster.ts";
-import { createKey, keyClient } from "./support/keys.ts";
+import { createKey, keyClient } from "./support/api-keys.ts";
 import {
   holdLocks,
   loginCookie,

@@ -6,7 +6,7 @@
  */
 import type { UserAdminClient } from "@user-admin/client";
 import { assert, assertEquals } from "./support/assert.ts";
-import { createKey, keyClient } from "./support/keys.ts";
+import { createKey, keyClient } from "./support/api-keys.ts";
 import { sharedService, type TestService } from "./support/service.ts";
 
 // bcrypt's work is not this file's subject: its cheapest cost.

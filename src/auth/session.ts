@@ -8,7 +8,7 @@ import type { LoginCounter } from "../db/throttle.ts";
 import type { AppEnv } from "../http/env.ts";
 import { isHttps, requestOrigin } from "../http/origin.ts";
 import type { Caller } from "./caller.ts";
-import { keyCaller } from "./keys.ts";
+import { keyCaller } from "./api-keys.ts";
 import { isSessionToken, newSessionToken, sha256 } from "./tokens.ts";
 
 export const SESSION_COOKIE = "sid";

@@ -7,7 +7,7 @@ import {
   recordAudit,
 } from "./audit.ts";
 import { createIdempotencyStore } from "./idempotency.ts";
-import { createKeyStore } from "./keys.ts";
+import { createApiKeyStore } from "./api-keys.ts";
 import { createSessions } from "./sessions.ts";
 import { createDeviceKey, createLoginThrottle } from "./throttle.ts";
 import { createUsers } from "./users.ts";
@@ -43,7 +43,7 @@ export function createStore(
     sessions: createSessions(sql, writer),
     loginThrottle: createLoginThrottle(sql, writer),
     deviceKey: createDeviceKey(sql),
-    keys: createKeyStore(sql, writer),
+    apiKeys: createApiKeyStore(sql, writer),
     idempotency: createIdempotencyStore(sql),
     webhooks: createWebhookStore(sql, writer),
     audit: {

@@ -14,7 +14,7 @@ import {
 } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
-import { recordMintedRevoked, revokeMinted } from "./keys.ts";
+import { recordMintedRevoked, revokeMinted } from "./api-keys.ts";
 import { clearLoginFailures } from "./throttle.ts";
 import { createUserList, sameIdentity } from "./user-list.ts";
 import {

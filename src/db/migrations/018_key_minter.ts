@@ -10,7 +10,7 @@ import { buildIndex } from "../migrate.ts";
  *   made before this migration and for any a release without the column
  *   makes: such a key counts as minted by its owner. A key minted for
  *   another user is revoked when its minter is deleted, disabled or demoted
- *   (src/db/keys.ts); the foreign key's cascade removes it with a deleted
+ *   (src/db/api-keys.ts); the foreign key's cascade removes it with a deleted
  *   minter even when a release without that rule deletes them.
  * - `api_keys_created_by`: the keys an admin minted, for that revocation
  *   and for the cascade.

@@ -1,9 +1,9 @@
-import { newApiKey } from "../auth/keys.ts";
+import { newApiKey } from "../auth/api-keys.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
 import { callerWrites } from "../http/caller-write.ts";
 import type { Handlers } from "../http/endpoint.ts";
-import type * as routes from "./keys.routes.ts";
+import type * as routes from "./api-keys.routes.ts";
 
 export interface KeyDeps {
   store: Store;
@@ -18,7 +18,7 @@ export function createKeyHandlers({ store, config }: KeyDeps) {
 
   const create: Handler<"create"> = async (c, { id, body }) => {
     const { key, prefix, secretHash } = newApiKey();
-    const created = await store.keys.create(
+    const created = await store.apiKeys.create(
       id,
       {
         name: body.name,
@@ -33,12 +33,12 @@ export function createKeyHandlers({ store, config }: KeyDeps) {
   };
 
   const list: Handler<"list"> = async (c, { id }) => {
-    const keys = await store.keys.list(id);
+    const keys = await store.apiKeys.list(id);
     return keys ? c.json(keys, 200) : "not_found";
   };
 
   const revoke: Handler<"revoke"> = async (c, { id, keyId }) => {
-    const outcome = await store.keys.revoke(id, keyId, callerWrite(c));
+    const outcome = await store.apiKeys.revoke(id, keyId, callerWrite(c));
     return outcome === "revoked" ? c.json({ ok: true as const }, 200) : outcome;
   };
 

@@ -42,7 +42,7 @@ export const LIVE_KEYS_MAX = 100;
 const LAST_USED_EVERY = "1 minute";
 
 /** The keys of users: their SQL, as the store's other parts keep theirs. */
-export function createKeyStore(sql: Sql, { asCaller }: Writer) {
+export function createApiKeyStore(sql: Sql, { asCaller }: Writer) {
   // Built once, as every request with a key reads it.
   const ownerLive = sql`${liveKey(sql)} and not ${disabledNow(sql, "u")}`;
   /** The key's own columns as shown; `k` names the api_keys row. */
@@ -174,7 +174,7 @@ export function createKeyStore(sql: Sql, { asCaller }: Writer) {
   };
 }
 
-export type KeyStore = ReturnType<typeof createKeyStore>;
+export type ApiKeyStore = ReturnType<typeof createApiKeyStore>;
 
 /** A key revoked with its minter's removal, and its owner. */
 export interface MintedKey {

@@ -30,7 +30,7 @@ export function bearerKey(authorization: string): string | undefined {
 
 /**
  * The caller an `Authorization` header names: the live key's owner with
- * the owner's current row (one indexed lookup, store.keys.resolve).
+ * the owner's current row (one indexed lookup, store.apiKeys.resolve).
  * Anything else (another scheme, a malformed, unknown, revoked or expired
  * key, a deleted owner) names nobody.
  */
@@ -40,6 +40,6 @@ export async function keyCaller(
 ): Promise<Caller | undefined> {
   const key = bearerKey(authorization);
   if (key === undefined) return undefined;
-  const found = await store.keys.resolve(sha256(key));
+  const found = await store.apiKeys.resolve(sha256(key));
   return found && { account: found.account, keyId: found.keyId };
 }

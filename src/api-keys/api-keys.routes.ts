@@ -126,7 +126,7 @@ export const create = adminRoute({
     load(
       "owner",
       userNotFound,
-      (store, got) => store.keys.userExists(got.id as number),
+      (store, got) => store.apiKeys.userExists(got.id as number),
     ),
     body(CreateApiKeySchema, [
       bodyTooLarge,
