@@ -37,6 +37,17 @@
  * to its arrival at a receiver in this process, for paced writes and under
  * wrk's load. It prints its figures and writes nothing.
  *
+ *   deno task bench --access-log [--users 1000] [--fast-duration 1]
+ *                   [--fast-rounds 25] [--warmup 10] [--connections 10]
+ *
+ * `--access-log` measures only GET /api/auth/me on three processes in
+ * turns: the service with its defaults (`LOG_LEVEL` `info`: an access log
+ * line per request, its stdout read by the bench as a log collector would),
+ * the same service with `LOG_LEVEL=warn` (no access log) and the floor. It
+ * prints each one's median req/s and CPU per request, the log's cost (CPU
+ * per request with it over without) and service/floor. RESULTS.md is not
+ * written.
+ *
  *   deno task bench --million [--million-users 1000000] [--duration 5]
  *
  * `--million` measures the service alone on `--million-users` users and as
@@ -1609,6 +1620,87 @@ async function keysOnly() {
   console.log(`load average at end: ${await load()}`);
 }
 
+// ---------------------------------------------------------------- access log
+
+/** `--access-log`: GET /api/auth/me with the access log, without, and the floor. */
+async function accessLog() {
+  const wrkPath = await findWrk();
+  const load = async () =>
+    (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
+  console.log(`load average at start: ${await load()}`);
+  await using db = await scratchDatabase("ua_bench");
+  {
+    await using _first = await startService({ DATABASE_URL: db.url });
+  }
+  await seed(db.sql, opts.users);
+  // The defaults but the bench's admin: LOG_LEVEL info is the default.
+  await using logging = await spawnServer(
+    ["run", "-A", "main.ts"],
+    {
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      ADMIN_USERNAME: ADMIN.username,
+      ADMIN_PASSWORD: ADMIN.password,
+      DATABASE_URL: db.url,
+    },
+    60_000,
+    undefined,
+    { keepLines: false },
+  );
+  await using quiet = await startService({ DATABASE_URL: db.url });
+  await using floor = await startFloor(db.url);
+  const sid = await login(logging.baseUrl);
+  await sameAnswer(logging, floor, sid, "/api/auth/me");
+  const me = (target: Proc) => (over?: Partial<Load>) =>
+    wrk(wrkPath, target, sid, { path: "/api/auth/me", ...over });
+  const sides = {
+    log: () => me(logging)({ duration: FAST.duration }),
+    quiet: () => me(quiet)({ duration: FAST.duration }),
+    floor: () => me(floor)({ duration: FAST.duration }),
+  };
+  say(
+    `GET /api/auth/me: ${FAST.rounds} rounds of ${FAST.duration} s a side, after ${opts.warmup} s a side of warm-up ...`,
+  );
+  const runs = await inTurns(
+    sides,
+    FAST.rounds,
+    () =>
+      inTurns(sides, Math.ceil(opts.warmup / FAST.duration), async () => {}),
+  );
+  const line = (name: string, ms: Measured[]) => {
+    const m = medianRun(ms);
+    return `${name}: ${fmt(m.rps)} req/s, p50 ${fmt(m.p50Ms, 2)} ms, p99 ${
+      fmt(m.p99Ms, 2)
+    } ms, CPU ${fmt(cpuPerRequest(ms), 1)} µs per request${
+      m.errors ? ` (${m.errors} errors)` : ""
+    }`;
+  };
+  console.log(line("service, defaults (access log on)", runs.log));
+  console.log(line("service, LOG_LEVEL=warn (access log off)", runs.quiet));
+  console.log(line("floor", runs.floor));
+  const each = (a: Measured[], b: Measured[], f: (x: Measured) => number) =>
+    ratioOf(a.map((x, i) => f(x) / f(b[i])));
+  const cost = each(runs.log, runs.quiet, (m) => m.cpuUsPerRequest);
+  const vsFloor = each(runs.log, runs.floor, (m) => m.rps);
+  const quietVsFloor = each(runs.quiet, runs.floor, (m) => m.rps);
+  console.log(
+    `access log's cost: CPU per request on/off ${
+      cost.median.toFixed(3)
+    } (median of the rounds; ${roundRange(cost)})`,
+  );
+  console.log(
+    `service/floor req/s, defaults: ${vsFloor.median.toFixed(2)} (${
+      roundRange(vsFloor)
+    }: ${roundList(vsFloor)})`,
+  );
+  console.log(
+    `service/floor req/s, LOG_LEVEL=warn: ${quietVsFloor.median.toFixed(2)} (${
+      roundRange(quietVsFloor)
+    })`,
+  );
+  console.log(`load average at end: ${await load()}`);
+}
+
 // ---------------------------------------------------------------- webhooks
 
 /** Milliseconds from each record's time to its arrival at the receiver. */
@@ -1880,6 +1972,7 @@ async function sseFanOut() {
 }
 
 if (Deno.args.includes("--million")) await million();
+else if (Deno.args.includes("--access-log")) await accessLog();
 else if (opts.against !== undefined) await against(opts.against);
 else if (Deno.args.includes("--webhooks")) await webhooksBench();
 else if (Deno.args.includes("--sse")) await sseFanOut();
