@@ -207,6 +207,26 @@ const startService = (env: Record<string, string>, cwd?: string) => {
   );
 };
 
+/**
+ * This checkout's service with its defaults but the bench's admin
+ * (`LOG_LEVEL` `info`, the default: an access log line per request), its
+ * stdout read and dropped as a log collector would take it.
+ */
+const startDefaults = (databaseUrl: string) =>
+  spawnServer(
+    ["run", "-A", "main.ts"],
+    {
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      ADMIN_USERNAME: ADMIN.username,
+      ADMIN_PASSWORD: ADMIN.password,
+      DATABASE_URL: databaseUrl,
+    },
+    60_000,
+    undefined,
+    { keepLines: false },
+  );
+
 /** The machine's `uptime` line: its load averages. */
 const uptime = async () => (await run("uptime", [])).stdout.trim();
 
@@ -654,7 +674,7 @@ async function main() {
   const seeded = await seed(sql, opts.users);
   console.log(`seeded ${seeded.added} users in ${fmt(seeded.ms)} ms`);
 
-  await using service = await startService({ DATABASE_URL: databaseUrl });
+  await using service = await startDefaults(databaseUrl);
   await using floor = await startFloor(databaseUrl);
   const startup = `start against the migrated PostgreSQL: ${
     fmt(service.readyMs)
@@ -1098,7 +1118,7 @@ async function main() {
       (await sql`show server_version`)[0].server_version
     } on the same machine; ${fmt(opts.users)} users for the main table`,
     `- wrk over loopback, ${opts.connections} connections (bcrypt scenarios 4, /health beside them 1), ${opts.duration} s per scenario after a 1 s warm-up; a ratio is the median of ${FAST.rounds} rounds of ${FAST.duration} s a side (requests of milliseconds: the floor pairs, the audit pair, key beside cookie) or of ${SLICES.rounds} rounds of ${SLICES.duration} s (the bcrypt pairs, the long list), taken in turns after a ${opts.warmup} s warm-up a side, in turns too (the table shows each side's median round)`,
-    "- service: `deno run main.ts` with `LOG_LEVEL=warn` (no access log lines), `DATABASE_POOL_MAX` 10; floor: `tests/bench/floor.ts`, same SQL, same session check, byte-identical bodies and the same headers (request id and the four security headers; checked by the bench)",
+    "- service: `deno run main.ts` with its defaults (`LOG_LEVEL` `info`: an access log line per request, its stdout read by the bench), `DATABASE_POOL_MAX` 10; floor: `tests/bench/floor.ts`, same SQL, same session check, byte-identical bodies and the same headers (request id and the four security headers; checked by the bench)",
     "- peak RSS: the process's VmHWM, reset before each scenario",
     `- load average (1 min) of the machine: ${loadAtStart} at the start, ${await loadAverage()} at the end`,
     "",
@@ -1633,20 +1653,7 @@ async function accessLog() {
     await using _first = await startService({ DATABASE_URL: db.url });
   }
   await seed(db.sql, opts.users);
-  // The defaults but the bench's admin: LOG_LEVEL info is the default.
-  await using logging = await spawnServer(
-    ["run", "-A", "main.ts"],
-    {
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "info",
-      ADMIN_USERNAME: ADMIN.username,
-      ADMIN_PASSWORD: ADMIN.password,
-      DATABASE_URL: db.url,
-    },
-    60_000,
-    undefined,
-    { keepLines: false },
-  );
+  await using logging = await startDefaults(db.url);
   await using quiet = await startService({ DATABASE_URL: db.url });
   await using floor = await startFloor(db.url);
   const sid = await login(logging.baseUrl);
@@ -1681,12 +1688,20 @@ async function accessLog() {
   const each = (a: Measured[], b: Measured[], f: (x: Measured) => number) =>
     ratioOf(a.map((x, i) => f(x) / f(b[i])));
   const cost = each(runs.log, runs.quiet, (m) => m.cpuUsPerRequest);
+  // All rounds' CPU over all their requests: steadier than any one round.
+  const overall = (ms: Measured[]) =>
+    ms.reduce((sum, m) => sum + m.cpuUsPerRequest * m.requests, 0) /
+    ms.reduce((sum, m) => sum + m.requests, 0);
   const vsFloor = each(runs.log, runs.floor, (m) => m.rps);
   const quietVsFloor = each(runs.quiet, runs.floor, (m) => m.rps);
   console.log(
     `access log's cost: CPU per request on/off ${
       cost.median.toFixed(3)
-    } (median of the rounds; ${roundRange(cost)})`,
+    } (median of the rounds; ${roundRange(cost)}); over all rounds ${
+      fmt(overall(runs.log), 1)
+    } / ${fmt(overall(runs.quiet), 1)} µs = ${
+      (overall(runs.log) / overall(runs.quiet)).toFixed(3)
+    }; floor ${fmt(overall(runs.floor), 1)} µs`,
   );
   console.log(
     `service/floor req/s, defaults: ${vsFloor.median.toFixed(2)} (${
