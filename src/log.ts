@@ -208,10 +208,10 @@ export interface LineSink {
 
 /** The most a line that may wait does wait: a 500's cause is out by then. */
 export const FLUSH_MS = 50;
-/** Characters that, buffered, are written at once. */
-export const FLUSH_CHARS = 64 * 1024;
+/** Bytes that, buffered, are written at once. */
+export const FLUSH_BYTES = 64 * 1024;
 /**
- * Characters buffered beyond which new lines are dropped (and counted in a
+ * Bytes buffered beyond which new lines are dropped (and counted in a
  * line written once the output catches up): an output that stopped reading
  * must not grow the process's memory without end.
  */
@@ -226,7 +226,7 @@ export interface Output {
 /**
  * Lines buffered and written in order, one write at a time, never
  * blocking the event loop: a line that may wait (`later`) is written
- * within FLUSH_MS or once FLUSH_CHARS are buffered, any other at once (with
+ * within FLUSH_MS or once FLUSH_BYTES are buffered, any other at once (with
  * everything before it). A write still under way takes whatever came
  * meanwhile next. `flush` is the graceful end; `flushSync` the last resort
  * of an exit nobody awaited (it writes what is buffered, though a write
@@ -234,42 +234,71 @@ export interface Output {
  */
 export function bufferedLines(
   out: Output,
-  { flushMs = FLUSH_MS, flushChars = FLUSH_CHARS, pendingMax = PENDING_MAX } =
+  { flushMs = FLUSH_MS, flushBytes = FLUSH_BYTES, pendingMax = PENDING_MAX } =
     {},
 ): LineSink & { flushSync(): void } {
+  // Lines are encoded into bytes as they come, not kept as strings: a
+  // string that waits out a young-generation collection is copied by it.
   const encoder = new TextEncoder();
-  let pending = "";
+  const size = 2 * flushBytes;
+  let buffer: Uint8Array = new Uint8Array(size);
+  let used = 0;
+  // The buffer of the last write, reused once that write is done.
+  let spare: Uint8Array | undefined;
   let urgent = false;
   let dropped = 0;
   let writing: Promise<void> | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
 
-  const take = () => {
-    let chunk = pending;
-    pending = "";
-    urgent = false;
-    if (dropped > 0) {
-      chunk +=
-        `{"time":"${isoNow()}","level":"warn","msg":"log lines dropped: the output did not keep up","dropped":${dropped}}\n`;
-      dropped = 0;
+  /** Adds a line; false when it would pass pendingMax (unless `always`). */
+  const append = (text: string, always = false) => {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    const most = used + 3 * text.length + 1;
+    if (most > buffer.length) {
+      if (most > pendingMax && !always) return false;
+      const bigger = new Uint8Array(Math.max(2 * buffer.length, most));
+      bigger.set(buffer.subarray(0, used));
+      buffer = bigger;
     }
-    return encoder.encode(chunk);
+    used += encoder.encodeInto(text, buffer.subarray(used)).written;
+    buffer[used++] = 10;
+    return true;
+  };
+  /** What is buffered, the buffer then started anew. */
+  const take = () => {
+    if (dropped > 0) {
+      const count = dropped;
+      dropped = 0;
+      append(
+        `{"time":"${isoNow()}","level":"warn","msg":"log lines dropped: the output did not keep up","dropped":${count}}`,
+        true,
+      );
+    }
+    const chunk = buffer.subarray(0, used);
+    buffer = spare ?? new Uint8Array(size);
+    spare = undefined;
+    used = 0;
+    urgent = false;
+    return chunk;
   };
   const writeOut = async () => {
     try {
       // Whatever came during a write is written next if it may not wait.
       do {
-        const bytes = take();
-        for (let done = 0; done < bytes.length;) {
-          done += await out.write(bytes.subarray(done));
+        const chunk = take();
+        for (let done = 0; done < chunk.length;) {
+          done += await out.write(chunk.subarray(done));
         }
-      } while (urgent || pending.length >= flushChars);
+        if (chunk.buffer.byteLength === size) {
+          spare = new Uint8Array(chunk.buffer);
+        }
+      } while (urgent || used >= flushBytes);
     } catch {
       // Nowhere to write (stdout closed): what was pending is lost either way.
-      pending = "";
+      used = 0;
     } finally {
       writing = undefined;
-      if (pending) schedule();
+      if (used > 0) schedule();
     }
   };
   const start = () => {
@@ -286,18 +315,17 @@ export function bufferedLines(
   };
   return {
     line(text, later) {
-      if (pending.length > pendingMax) {
+      if (!append(text)) {
         dropped++;
         return;
       }
-      pending += text + "\n";
       if (!later) urgent = true;
       if (writing) return;
-      if (urgent || pending.length >= flushChars) start();
+      if (urgent || used >= flushBytes) start();
       else schedule();
     },
     async flush() {
-      while (writing || pending || dropped) {
+      while (writing || used > 0 || dropped > 0) {
         if (!writing) start();
         await writing;
       }
@@ -305,11 +333,11 @@ export function bufferedLines(
     flushSync() {
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
-      if (!pending && !dropped) return;
+      if (used === 0 && dropped === 0) return;
       try {
-        const bytes = take();
-        for (let done = 0; done < bytes.length;) {
-          done += out.writeSync(bytes.subarray(done));
+        const chunk = take();
+        for (let done = 0; done < chunk.length;) {
+          done += out.writeSync(chunk.subarray(done));
         }
       } catch {
         // Nowhere to write.

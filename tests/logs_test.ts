@@ -231,7 +231,7 @@ function slowOutput(most: number) {
 
 Deno.test("buffered log lines arrive whole and in order, however the output splits its writes, and flush writes the tail", async () => {
   const out = slowOutput(1000);
-  const sink = bufferedLines(out, { flushMs: 5, flushChars: 4096 });
+  const sink = bufferedLines(out, { flushMs: 5, flushBytes: 4096 });
   const sent: string[] = [];
   for (let i = 0; i < 3000; i++) {
     // Lines that may wait, now and then one that may not, from several turns
@@ -281,6 +281,30 @@ Deno.test("an exit nobody awaited still writes the buffered lines (flushSync), a
   await broken.flush();
   broken.line("lost too", true);
   broken.flushSync();
+});
+
+Deno.test("an output that stops reading holds at most the buffer's bound: later lines are dropped and counted in a line once it reads again", async () => {
+  let release!: () => void;
+  const stalled = new Promise<void>((r) => release = r);
+  const taken: string[] = [];
+  const sink = bufferedLines({
+    write: async (bytes) => {
+      await stalled;
+      taken.push(new TextDecoder().decode(bytes));
+      return bytes.length;
+    },
+    writeSync: (bytes) => bytes.length,
+  }, { flushBytes: 64, pendingMax: 1024 });
+  sink.line("first", false); // its write waits for the output
+  for (let i = 0; i < 1000; i++) sink.line(`line ${i}`, true);
+  release();
+  await sink.flush();
+  const lines = taken.join("").trimEnd().split("\n");
+  assertEquals(lines.slice(0, 3), ["first", "line 0", "line 1"]);
+  const said = JSON.parse(lines.at(-1)!);
+  assertEquals(said.msg, "log lines dropped: the output did not keep up");
+  assertEquals(said.dropped + lines.length - 2, 1000);
+  assert(said.dropped > 800, `${said.dropped} dropped`);
 });
 
 Deno.test("a line of flat fields is the JSON object of time, level, msg and the fields, long texts cut with their length last", () => {
