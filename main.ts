@@ -1,11 +1,13 @@
 import { loadConfig, StartupError } from "./src/config.ts";
-import { createLogger } from "./src/log.ts";
+import { createLogger, type Logger } from "./src/log.ts";
 import { type Service, startService } from "./src/server.ts";
 
+// Lines are buffered (src/log.ts): every way out writes them first.
+let log: Logger | undefined;
 try {
   const config = loadConfig();
-  const log = createLogger(config.LOG_LEVEL);
-  const starting = startService(config, { log });
+  const logger = log = createLogger(config.LOG_LEVEL);
+  const starting = startService(config, { log: logger });
 
   // Stop accepting, let in-flight requests finish, then close the pool. The
   // listeners come first, so a signal during the start is handled too (the
@@ -21,9 +23,10 @@ try {
     } catch {
       return; // the start failed: the catch below reports it and exits
     }
-    log.info("shutting down", { signal });
+    logger.info("shutting down", { signal });
     await service.close();
-    log.info("stopped");
+    logger.info("stopped");
+    await logger.flush();
     Deno.exit(0);
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -33,6 +36,7 @@ try {
 } catch (e) {
   // What an operator can fix is one line, no stack trace; anything else is a
   // bug and keeps its stack.
+  await log?.flush();
   if (!(e instanceof StartupError)) throw e;
   console.error(e.message);
   Deno.exit(1);

@@ -32,12 +32,13 @@ export function requestScope(
   let requests = 0;
   const logged = async (
     c: Context<AppEnv>,
+    requestId: string,
     started: number,
     answered: Promise<unknown>,
   ) => {
     await answered;
-    log.info("request", {
-      requestId: c.get("requestId"),
+    log.request({
+      requestId,
       method: c.req.method,
       path: c.req.path,
       status: c.res.status,
@@ -57,6 +58,11 @@ export function requestScope(
     c.set("sessions", sessions);
     const inner = () => deadline(c, next);
     if (!log.enabled("info")) return headers(c, requestId, inner);
-    return logged(c, performance.now(), headers(c, requestId, inner));
+    return logged(
+      c,
+      requestId,
+      performance.now(),
+      headers(c, requestId, inner),
+    );
   };
 }

@@ -39,6 +39,17 @@
  * wrk's load. It writes the section "Webhooks beside hanging receivers" of
  * RESULTS.md, kept by the other runs as "A million users" is.
  *
+ *   deno task bench --access-log [--users 1000] [--fast-duration 1]
+ *                   [--fast-rounds 25] [--warmup 10] [--connections 10]
+ *
+ * `--access-log` measures only GET /api/auth/me on three processes in
+ * turns: the service with its defaults (`LOG_LEVEL` `info`: an access log
+ * line per request, its stdout read by the bench as a log collector would),
+ * the same service with `LOG_LEVEL=warn` (no access log) and the floor. It
+ * prints each one's median req/s and CPU per request, the log's cost (CPU
+ * per request with it over without) and service/floor. RESULTS.md is not
+ * written.
+ *
  *   deno task bench --million [--million-users 1000000] [--duration 5]
  *
  * `--million` measures the service alone on `--million-users` users and as
@@ -197,6 +208,26 @@ const startService = (env: Record<string, string>, cwd?: string) => {
     cwd,
   );
 };
+
+/**
+ * This checkout's service with its defaults but the bench's admin
+ * (`LOG_LEVEL` `info`, the default: an access log line per request), its
+ * stdout read and dropped as a log collector would take it.
+ */
+const startDefaults = (databaseUrl: string) =>
+  spawnServer(
+    ["run", "-A", "main.ts"],
+    {
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      ADMIN_USERNAME: ADMIN.username,
+      ADMIN_PASSWORD: ADMIN.password,
+      DATABASE_URL: databaseUrl,
+    },
+    60_000,
+    undefined,
+    { keepLines: false },
+  );
 
 /** The machine's `uptime` line: its load averages. */
 const uptime = async () => (await run("uptime", [])).stdout.trim();
@@ -645,7 +676,7 @@ async function main() {
   const seeded = await seed(sql, opts.users);
   console.log(`seeded ${seeded.added} users in ${fmt(seeded.ms)} ms`);
 
-  await using service = await startService({ DATABASE_URL: databaseUrl });
+  await using service = await startDefaults(databaseUrl);
   await using floor = await startFloor(databaseUrl);
   const startup = `start against the migrated PostgreSQL: ${
     fmt(service.readyMs)
@@ -1089,7 +1120,7 @@ async function main() {
       (await sql`show server_version`)[0].server_version
     } on the same machine; ${fmt(opts.users)} users for the main table`,
     `- wrk over loopback, ${opts.connections} connections (bcrypt scenarios 4, /health beside them 1), ${opts.duration} s per scenario after a 1 s warm-up; a ratio is the median of ${FAST.rounds} rounds of ${FAST.duration} s a side (requests of milliseconds: the floor pairs, the audit pair, key beside cookie) or of ${SLICES.rounds} rounds of ${SLICES.duration} s (the bcrypt pairs, the long list), taken in turns after a ${opts.warmup} s warm-up a side, in turns too (the table shows each side's median round)`,
-    "- service: `deno run main.ts` with `LOG_LEVEL=warn` (no access log lines), `DATABASE_POOL_MAX` 10; floor: `tests/bench/floor.ts`, same SQL, same session check, byte-identical bodies and the same headers (request id and the four security headers; checked by the bench)",
+    "- service: `deno run main.ts` with its defaults (`LOG_LEVEL` `info`: an access log line per request, its stdout read by the bench), `DATABASE_POOL_MAX` 10; floor: `tests/bench/floor.ts`, same SQL, same session check, byte-identical bodies and the same headers (request id and the four security headers; checked by the bench)",
     "- peak RSS: the process's VmHWM, reset before each scenario",
     `- load average (1 min) of the machine: ${loadAtStart} at the start, ${await loadAverage()} at the end`,
     "",
@@ -1611,6 +1642,82 @@ async function keysOnly() {
   console.log(`load average at end: ${await load()}`);
 }
 
+// ---------------------------------------------------------------- access log
+
+/** `--access-log`: GET /api/auth/me with the access log, without, and the floor. */
+async function accessLog() {
+  const wrkPath = await findWrk();
+  const load = async () =>
+    (await Deno.readTextFile("/proc/loadavg")).split(" ").slice(0, 3).join(" ");
+  console.log(`load average at start: ${await load()}`);
+  await using db = await scratchDatabase("ua_bench");
+  {
+    await using _first = await startService({ DATABASE_URL: db.url });
+  }
+  await seed(db.sql, opts.users);
+  await using logging = await startDefaults(db.url);
+  await using quiet = await startService({ DATABASE_URL: db.url });
+  await using floor = await startFloor(db.url);
+  const sid = await login(logging.baseUrl);
+  await sameAnswer(logging, floor, sid, "/api/auth/me");
+  const me = (target: Proc) => (over?: Partial<Load>) =>
+    wrk(wrkPath, target, sid, { path: "/api/auth/me", ...over });
+  const sides = {
+    log: () => me(logging)({ duration: FAST.duration }),
+    quiet: () => me(quiet)({ duration: FAST.duration }),
+    floor: () => me(floor)({ duration: FAST.duration }),
+  };
+  say(
+    `GET /api/auth/me: ${FAST.rounds} rounds of ${FAST.duration} s a side, after ${opts.warmup} s a side of warm-up ...`,
+  );
+  const runs = await inTurns(
+    sides,
+    FAST.rounds,
+    () =>
+      inTurns(sides, Math.ceil(opts.warmup / FAST.duration), async () => {}),
+  );
+  const line = (name: string, ms: Measured[]) => {
+    const m = medianRun(ms);
+    return `${name}: ${fmt(m.rps)} req/s, p50 ${fmt(m.p50Ms, 2)} ms, p99 ${
+      fmt(m.p99Ms, 2)
+    } ms, CPU ${fmt(cpuPerRequest(ms), 1)} µs per request${
+      m.errors ? ` (${m.errors} errors)` : ""
+    }`;
+  };
+  console.log(line("service, defaults (access log on)", runs.log));
+  console.log(line("service, LOG_LEVEL=warn (access log off)", runs.quiet));
+  console.log(line("floor", runs.floor));
+  const each = (a: Measured[], b: Measured[], f: (x: Measured) => number) =>
+    ratioOf(a.map((x, i) => f(x) / f(b[i])));
+  const cost = each(runs.log, runs.quiet, (m) => m.cpuUsPerRequest);
+  // All rounds' CPU over all their requests: steadier than any one round.
+  const overall = (ms: Measured[]) =>
+    ms.reduce((sum, m) => sum + m.cpuUsPerRequest * m.requests, 0) /
+    ms.reduce((sum, m) => sum + m.requests, 0);
+  const vsFloor = each(runs.log, runs.floor, (m) => m.rps);
+  const quietVsFloor = each(runs.quiet, runs.floor, (m) => m.rps);
+  console.log(
+    `access log's cost: CPU per request on/off ${
+      cost.median.toFixed(3)
+    } (median of the rounds; ${roundRange(cost)}); over all rounds ${
+      fmt(overall(runs.log), 1)
+    } / ${fmt(overall(runs.quiet), 1)} µs = ${
+      (overall(runs.log) / overall(runs.quiet)).toFixed(3)
+    }; floor ${fmt(overall(runs.floor), 1)} µs`,
+  );
+  console.log(
+    `service/floor req/s, defaults: ${vsFloor.median.toFixed(2)} (${
+      roundRange(vsFloor)
+    }: ${roundList(vsFloor)})`,
+  );
+  console.log(
+    `service/floor req/s, LOG_LEVEL=warn: ${quietVsFloor.median.toFixed(2)} (${
+      roundRange(quietVsFloor)
+    })`,
+  );
+  console.log(`load average at end: ${await load()}`);
+}
+
 // ---------------------------------------------------------------- webhooks
 
 const WEBHOOKS_HEADING = "## Webhooks beside hanging receivers";
@@ -1965,6 +2072,7 @@ async function sseFanOut() {
 }
 
 if (Deno.args.includes("--million")) await million();
+else if (Deno.args.includes("--access-log")) await accessLog();
 else if (opts.against !== undefined) await against(opts.against);
 else if (Deno.args.includes("--webhooks")) await webhooksBench();
 else if (Deno.args.includes("--sse")) await sseFanOut();

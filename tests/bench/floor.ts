@@ -12,7 +12,8 @@
  * (src/http/security-headers.ts); the bench checks that both answer the
  * same headers. No framework, no validation, no logging: the fastest honest
  * way to do the same observable work, so the gap to the service is its
- * overhead.
+ * overhead. The service is measured with its defaults, its access log on:
+ * the gap includes what the log costs.
  *
  * Environment: DATABASE_URL, PORT (0: any free port), DATABASE_POOL_MAX,
  * FLOOR_LIST (`rows`: one query, a JSON text per row, joined here — the

@@ -40,12 +40,15 @@ export const sleep = (ms: number) =>
  * Spawns `deno <args>` in `cwd` (this checkout by default; another release's
  * files for the upgrade test) with PORT set to a free port and waits until
  * it answers HTTP on `/health`, any status. Disposing stops it with SIGTERM.
+ * `keepLines: false` reads stdout without keeping it (`lines` stays empty):
+ * for a bench whose service logs every request.
  */
 export async function spawnServer(
   args: string[],
   env: Record<string, string>,
   timeoutMs = 60_000,
   cwd: string | URL = ROOT,
+  { keepLines = true } = {},
 ): Promise<Instance> {
   const port = freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -60,13 +63,15 @@ export async function spawnServer(
   }).spawn();
   // Both pipes are read all along, so the child never blocks on a full pipe.
   const lines: Record<string, unknown>[] = [];
-  const reading = readLines(child.stdout, (line) => {
-    try {
-      lines.push(JSON.parse(line));
-    } catch {
-      lines.push({ raw: line });
-    }
-  });
+  const reading = keepLines
+    ? readLines(child.stdout, (line) => {
+      try {
+        lines.push(JSON.parse(line));
+      } catch {
+        lines.push({ raw: line });
+      }
+    })
+    : child.stdout.pipeTo(new WritableStream());
   let err = "";
   const readingErr = child.stderr.pipeThrough(new TextDecoderStream())
     .pipeTo(new WritableStream({ write: (chunk) => void (err += chunk) }));
