@@ -57,7 +57,7 @@ export function startHousekeeping(
       const auditRecords = await store.audit.sweep(
         config.AUDIT_RETENTION_DAYS,
       );
-      const webhookAttempts = await store.webhooks.pruneAttempts(
+      const webhookAttempts = await store.webhookQueue.pruneAttempts(
         config.WEBHOOK_ATTEMPT_RETENTION_DAYS ?? 30,
       );
       await rekeyUsers(store, log);

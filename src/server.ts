@@ -139,7 +139,7 @@ export async function startService(
       counted: metrics?.webhookAttempt,
       listen: config.DATABASE_URL !== undefined,
     });
-    metrics?.watchWebhookQueue(() => background.webhooks.backlog());
+    metrics?.watchWebhookQueue(() => background.webhookQueue.backlog());
     const url = publicUrl(config.HOST, server.addr.port);
     const metricsUrl = metrics
       ? `${publicUrl(config.METRICS_HOST, servers[1].addr.port)}/metrics`

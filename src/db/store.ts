@@ -11,6 +11,7 @@ import { createApiKeyStore } from "./api-keys.ts";
 import { createSessions } from "./sessions.ts";
 import { createDeviceKey, createLoginThrottle } from "./throttle.ts";
 import { createUsers } from "./users.ts";
+import { createWebhookQueue } from "./webhook-queue.ts";
 import { createWebhookStore } from "./webhooks.ts";
 import { createWriter, type WriteBy } from "./write.ts";
 
@@ -46,6 +47,7 @@ export function createStore(
     apiKeys: createApiKeyStore(sql, writer),
     idempotency: createIdempotencyStore(sql),
     webhooks: createWebhookStore(sql, writer),
+    webhookQueue: createWebhookQueue(sql, writer),
     audit: {
       ...auditStore,
       /** As the trail's store lists, after sealing: every committed record is shown. */

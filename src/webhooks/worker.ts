@@ -19,7 +19,7 @@
  */
 import type { AuditRecord } from "../db/audit.ts";
 import type { Store } from "../db/store.ts";
-import type { AttemptResult, ClaimedEndpoint } from "../db/webhooks.ts";
+import type { AttemptResult, ClaimedEndpoint } from "../db/webhook-queue.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { closeKept, deliver, type KeptConnection } from "./deliver.ts";
@@ -75,7 +75,7 @@ export function startWebhookWorker(
   log: Logger,
   { counted, listen = false }: WorkerOptions = {},
 ): { stop(): Promise<void>; wake(): void } {
-  const webhooks = store.webhooks;
+  const queue = store.webhookQueue;
   // A lease outlives the longest attempt (resolve, connect and answer each
   // bounded by the timeout) by a margin; it is renewed after each success.
   const leaseMs = 3 * config.WEBHOOK_TIMEOUT_MS + 5_000;
@@ -127,7 +127,7 @@ export function startWebhookWorker(
     const write = async () => {
       if (done.length === 0) return true;
       const last = done[done.length - 1].recordId;
-      const kept = await webhooks.advance(c, last, leaseMs, done);
+      const kept = await queue.advance(c, last, leaseMs, done);
       done = [];
       writtenAt = performance.now();
       if (kept) c.cursor = last;
@@ -135,7 +135,7 @@ export function startWebhookWorker(
     };
     let sent = c.cursor;
     for (let batch = 0; batch < 2; batch++) {
-      const { records, head } = await webhooks.recordsAfter(
+      const { records, head } = await queue.recordsAfter(
         sent,
         c.actions,
         RECORD_BATCH,
@@ -155,7 +155,7 @@ export function startWebhookWorker(
         // Stopping: this one is not recorded, and is sent again later.
         if (stopping.signal.aborted) {
           await write();
-          return await webhooks.release(c);
+          return await queue.release(c);
         }
         const attempt: AttemptResult = {
           recordId: record.id,
@@ -168,7 +168,7 @@ export function startWebhookWorker(
         counted?.(attempt.outcome);
         if (!outcome.ok) {
           if (!await write()) return;
-          const next = await webhooks.failed(
+          const next = await queue.failed(
             c,
             attempt,
             config.WEBHOOK_RETRY_SCHEDULE,
@@ -195,21 +195,21 @@ export function startWebhookWorker(
       if (records.length < RECORD_BATCH) {
         if (!await write()) return;
         // Whatever follows up to the head is not of its actions.
-        if (head > c.cursor && await webhooks.advance(c, head, leaseMs)) {
+        if (head > c.cursor && await queue.advance(c, head, leaseMs)) {
           c.cursor = head;
         }
         break;
       }
     }
     if (!await write()) return;
-    await webhooks.release(c);
+    await queue.release(c);
   };
 
   /** Leases what is due, as far as there is room, and starts each: how many. */
   const tick = async () => {
     const room = ENDPOINTS_AT_ONCE - running.size;
     if (room <= 0) return 0;
-    const claimed = await webhooks.claim(room, leaseMs, crypto.randomUUID());
+    const claimed = await queue.claim(room, leaseMs, crypto.randomUUID());
     for (const c of claimed) runEndpoint(c);
     return claimed.length;
   };
