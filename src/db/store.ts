@@ -10,6 +10,8 @@ import { createIdempotencyStore } from "./idempotency.ts";
 import { createApiKeyStore } from "./api-keys.ts";
 import { createSessions } from "./sessions.ts";
 import { createDeviceKey, createLoginThrottle } from "./throttle.ts";
+import { createUserLifecycle } from "./user-lifecycle.ts";
+import { createUserService } from "./user-service.ts";
 import { createUsers } from "./users.ts";
 import { createWebhookQueue } from "./webhook-queue.ts";
 import { createWebhookStore } from "./webhooks.ts";
@@ -40,7 +42,12 @@ export function createStore(
   const writer = createWriter(sql, sealer);
 
   return {
-    users: createUsers(sql, writer),
+    // One face for the users table, whose SQL lives by concern.
+    users: {
+      ...createUsers(sql, writer),
+      ...createUserLifecycle(sql, writer),
+      ...createUserService(sql, writer),
+    },
     sessions: createSessions(sql, writer),
     loginThrottle: createLoginThrottle(sql, writer),
     deviceKey: createDeviceKey(sql),

@@ -1,141 +1,32 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
-import { type AuditEvent, auditEvents, NO_REQUEST } from "../audit/events.ts";
-import {
-  canonicalKey,
-  lookalikeKey,
-  lowerCaseKey,
-} from "../users/canonical.ts";
-import type { Account, Role, User, UserDetail } from "../users/user.ts";
-import {
-  disableCleared,
-  disabledNow,
-  disableExpired,
-} from "./account-state.ts";
+import { auditEvents } from "../audit/events.ts";
+import type { Account, Role, User } from "../users/user.ts";
 import { recordAudit } from "./audit.ts";
-import { iso } from "./time.ts";
 import { recordMintedRevoked, revokeMinted } from "./api-keys.ts";
 import { clearLoginFailures } from "./throttle.ts";
 import { createUserList, sameIdentity } from "./user-list.ts";
 import {
-  beforeWrite,
-  type CallerRefusal,
-  type CallerWrite,
-  type WriteBy,
-  type Writer,
-} from "./write.ts";
+  type DetailRow,
+  type FoundUser,
+  type LoginUser,
+  type NewUser,
+  orDuplicate,
+  type UserChange,
+  userRows,
+} from "./user-rows.ts";
+import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
 
-export interface NewUser {
-  username: string;
-  name: string;
-  email: string;
-  role: Role;
-  passwordHash: string;
-}
-
-export interface UserChange {
-  role?: Role;
-  passwordHash?: string;
-}
-
-export type LoginUser = Account & {
-  passwordHash: string;
-  /** Sessions are bound to it; it grows with every password change. */
-  passwordVersion: number;
-};
-
-/** A disable as an admin asks for it. */
-export interface DisableRequest {
-  reason: string | null;
-  /** ISO 8601, in the future; null: until enabled. */
-  until: string | null;
-}
-
-/** A user's detail and its row's version, and whether a disable has run out unrecorded (see users.get). */
-export interface FoundUser {
-  user: UserDetail;
-  version: string;
-  /** A disable whose `until` passed but that no sweep or login has recorded yet. */
-  expired: boolean;
-}
-
-/** A user's keys as the users table holds them (src/users/canonical.ts). */
-export const identityKeys = (u: { username: string; email: string }) => ({
-  username_key: lowerCaseKey(u.username),
-  email_key: lowerCaseKey(u.email),
-  username_fold: canonicalKey(u.username),
-  email_fold: canonicalKey(u.email),
-  username_skeleton: lookalikeKey(u.username),
-  email_skeleton: lookalikeKey(u.email),
-});
-
-/** A row whose new keys an older release left unset, and what happened when they were computed. */
-export type Rekeyed =
-  | { id: number; outcome: "keyed" }
-  | { id: number; outcome: "collision"; with: number[] };
-
-const UNIQUE_VIOLATION = "23505";
-const isUniqueViolation = (e: unknown) =>
-  (e as { code?: string })?.code === UNIQUE_VIOLATION;
-
-/** The write's outcome, or "duplicate" when it broke a unique key (and so rolled back). */
-async function orDuplicate<T>(write: Promise<T>): Promise<T | "duplicate"> {
-  try {
-    return await write;
-  } catch (e) {
-    if (isUniqueViolation(e)) return "duplicate";
-    throw e;
-  }
-}
-
-/** The users table: accounts, their roles, passwords and disables. */
-export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
-  // The one mapping from a users row to what the service shows.
-  const account = sql`id, username, name, email, role`;
-  const user = sql`${account},
-    ${iso(sql, "created_at")} as "createdAt"`;
-
-  /** A new users row, every key included. */
-  const newRow = (u: NewUser) =>
-    sql({
-      username: u.username,
-      name: u.name,
-      name_key: lowerCaseKey(u.name),
-      email: u.email,
-      role: u.role,
-      password_hash: u.passwordHash,
-      ...identityKeys(u),
-    });
-
-  /** One user as `GET /api/users/{id}` shows them (the list keeps `user`). */
-  const detail = sql`${user},
-    case when ${disabledNow(sql)} then json_build_object(
-      'reason', users.disabled_reason,
-      'until', ${iso(sql, "users.disabled_until")},
-      'since', ${iso(sql, "users.disabled_at")}) end as disabled,
-    ${iso(sql, "users.last_login_at")} as "lastLoginAt"`;
-  /** What a detail read returns beside the detail (see FoundUser). */
-  const detailMeta = sql`users.version::text as "version__",
-    ${disableExpired(sql)} as "expired__"`;
-  type DetailRow = UserDetail & { version__: string; expired__: boolean };
-  const found = (row: DetailRow): FoundUser => {
-    const { version__, expired__, ...shown } = row;
-    return { user: shown, version: version__, expired: expired__ };
-  };
-  const cleared = disableCleared(sql);
-
-  /** Inserts the user and, in the same transaction, `recorded`'s record of the new row. */
-  const insertUser = async (
-    tx: TransactionSql,
-    u: NewUser,
-    recorded: (row: User) => AuditEvent,
-  ) => {
-    const [row] = await tx<
-      User[]
-    >`insert into users ${newRow(u)} returning ${user}`;
-    await recordAudit(tx, recorded(row));
-    return row;
-  };
+/**
+ * The users table as callers read and change accounts: the list, one
+ * user's detail, a login's lookup, creations, role and password changes and
+ * deletions. Disables are user-lifecycle.ts's; what the service itself
+ * writes (the first admin, the recovery task, re-keying) user-service.ts's.
+ */
+export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
+  const { account, user, detail, detailMeta, found, insertUser } = userRows(
+    sql,
+  );
 
   const list = createUserList(sql, user);
 
@@ -156,32 +47,6 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
     return row ? "precondition_failed" as const : "not_found" as const;
   };
 
-  /** The user of that name (under the canonical key) made admin, or created as one. */
-  const upsertAdmin = async (
-    tx: TransactionSql,
-    u: Omit<NewUser, "role">,
-  ): Promise<"created" | "reset"> => {
-    type Upserted = { id: number; username: string; created: boolean };
-    const reset = sql`role = 'admin', password_hash = ${u.passwordHash},
-      password_version = users.password_version + 1`;
-    // A row an older release wrote has no canonical key yet: found by its lower-case one.
-    const [existing] = await tx<Upserted[]>`
-      update users set ${reset}
-      where id = (select id from users
-        where ${sameIdentity(sql, "username", u.username)}
-        order by username_fold is null limit 1)
-      returning id, username, false as created`;
-    const [row] = existing ? [existing] : await tx<Upserted[]>`
-      insert into users ${newRow({ ...u, role: "admin" })}
-      on conflict (username_fold) do update set ${reset}
-      returning id, username, (xmax = 0) as created`;
-    await tx`delete from sessions where user_id = ${row.id}`;
-    await clearLoginFailures(tx, row.id);
-    const outcome = row.created ? "created" : "reset";
-    await recordAudit(tx, auditEvents.adminRecovered(row, outcome));
-    return outcome;
-  };
-
   return {
     ...list,
 
@@ -196,103 +61,6 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
       return row && found(row);
     },
 
-    /**
-     * Disables the user (or changes the reason and end of a disable in
-     * force, which keeps its `since`), ends all their sessions and revokes
-     * the keys they minted for others (revokeMinted), in one transaction
-     * that holds the user's row: a login waiting for it then finds the user
-     * disabled (sessions.create). Their own keys are suspended, not
-     * revoked. A disable that ran out unrecorded is recorded as
-     * `user.enabled` first.
-     */
-    async disable(
-      id: number,
-      request: DisableRequest,
-      write: CallerWrite,
-    ): Promise<FoundUser | "not_found" | CallerRefusal> {
-      return await asCaller(write, { update: id }, async (tx, actor) => {
-        const [row] = await tx<(DetailRow & { ranOut: boolean })[]>`
-          update users set
-            disabled_at = case when ${disabledNow(sql)} then users.disabled_at
-              else now() end,
-            disabled_reason = ${request.reason}::text,
-            disabled_until = ${request.until}::timestamptz
-          from (select ${disableExpired(sql, "o")} as ran_out
-            from users o where o.id = ${id}) old
-          where users.id = ${id}
-          returning ${detail}, ${detailMeta}, old.ran_out as "ranOut"`;
-        if (!row) return "not_found";
-        const { ranOut, ...rest } = row;
-        const [minted] = await Promise.all([
-          revokeMinted(tx, id),
-          tx`delete from sessions where user_id = ${id}`,
-        ]);
-        if (ranOut) {
-          await recordAudit(
-            tx,
-            auditEvents.userEnabled(null, rest, true, write.context),
-          );
-        }
-        await recordAudit(
-          tx,
-          auditEvents.userDisabled(actor, rest, request, write.context),
-        );
-        await recordMintedRevoked(tx, minted, actor, write.context);
-        return found(rest);
-      });
-    },
-
-    /**
-     * Lifts a disable (in force or run out); a user not disabled is
-     * answered as is, unchanged. Recorded as `user.enabled`.
-     */
-    async enable(
-      id: number,
-      write: CallerWrite,
-    ): Promise<FoundUser | "not_found" | CallerRefusal> {
-      return await asCaller(write, { update: id }, async (tx, actor) => {
-        const [row] = await tx<(DetailRow & { ranOut: boolean })[]>`
-          update users set ${cleared}
-          from (select ${disableExpired(sql, "o")} as ran_out
-            from users o where o.id = ${id}) old
-          where users.id = ${id} and users.disabled_at is not null
-          returning ${detail}, ${detailMeta}, old.ran_out as "ranOut"`;
-        if (!row) {
-          const [same] = await tx<DetailRow[]>`
-            select ${detail}, ${detailMeta} from users where id = ${id}`;
-          return same ? found(same) : "not_found";
-        }
-        const { ranOut, ...rest } = row;
-        await recordAudit(
-          tx,
-          ranOut
-            ? auditEvents.userEnabled(null, rest, true, write.context)
-            : auditEvents.userEnabled(actor, rest, false, write.context),
-        );
-        return found(rest);
-      });
-    },
-
-    /**
-     * Clears the disables whose `until` has passed (the users are active
-     * already: disabledNow) and records each as `user.enabled`
-     * `{expired: true}`; the housekeeping sweep calls it.
-     */
-    async recordExpiredDisables(writeBy: WriteBy): Promise<number> {
-      return await transaction(writeBy, async (tx) => {
-        const rows = await tx<AuditParty[]>`
-          update users set ${cleared} where ${disableExpired(sql)}
-          returning id, username`;
-        for (const row of rows) {
-          await recordAudit(
-            tx,
-            auditEvents.userEnabled(null, row, true, NO_REQUEST),
-          );
-        }
-        return rows.length;
-      });
-    },
-
     /** Creates the user if `caller` may still write (see `checkCaller`). */
     async create(
       u: NewUser,
@@ -304,26 +72,6 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
             tx,
             u,
             (row) => auditEvents.userCreated(actor, row, write.context),
-          )),
-      );
-    },
-
-    /**
-     * The first admin, from the service itself: no caller to check; recorded
-     * as `admin.bootstrapped` in the same transaction. A concurrent creation
-     * of the same name (another instance) is "duplicate".
-     */
-    async createFirst(
-      u: NewUser,
-      source: "environment" | "generated",
-      writeBy: WriteBy,
-    ): Promise<User | "duplicate"> {
-      return await orDuplicate(
-        transaction(writeBy, (tx) =>
-          insertUser(
-            tx,
-            u,
-            (row) => auditEvents.adminBootstrapped(row, source),
           )),
       );
     },
@@ -444,75 +192,11 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
       return row;
     },
 
-    /**
-     * Computes the keys of rows an older release inserted without them
-     * (while a release rolls out), each row in its own statement. A row
-     * whose key another user already holds keeps none: reported with that
-     * user's ids, for an operator; it stays findable by its lower-case key.
-     */
-    async rekey(writeBy: WriteBy): Promise<Rekeyed[]> {
-      const done: Rekeyed[] = [];
-      let after = 0;
-      for (;;) {
-        beforeWrite(writeBy);
-        const rows = await sql<
-          { id: number; username: string; email: string }[]
-        >`
-          select id, username, email from users
-          where id > ${after} and (username_fold is null or email_fold is null
-            or username_skeleton is null or email_skeleton is null)
-          order by id limit 500`;
-        if (rows.length === 0) return done;
-        for (const row of rows) {
-          after = row.id;
-          const keys = identityKeys(row);
-          try {
-            await sql`
-              update users set username_fold = ${keys.username_fold},
-                email_fold = ${keys.email_fold},
-                username_skeleton = ${keys.username_skeleton},
-                email_skeleton = ${keys.email_skeleton}
-              where id = ${row.id}`;
-            done.push({ id: row.id, outcome: "keyed" });
-          } catch (e) {
-            if (!isUniqueViolation(e)) throw e;
-            const others = await sql<{ id: number }[]>`
-              select id from users where id <> ${row.id} and (
-                username_fold = ${keys.username_fold}
-                or email_fold = ${keys.email_fold}
-                or username_skeleton = ${keys.username_skeleton}
-                or email_skeleton = ${keys.email_skeleton})
-              order by id`;
-            done.push({
-              id: row.id,
-              outcome: "collision",
-              with: others.map((o) => o.id),
-            });
-          }
-        }
-      }
-    },
-
     async count(): Promise<number> {
       const [{ n }] = await sql<
         { n: number }[]
       >`select count(*)::int as n from users`;
       return n;
-    },
-
-    /**
-     * Creates the admin, or makes the existing user of that name an admin
-     * with this password, ending their sessions and clearing their failed
-     * logins like any password reset.
-     */
-    async upsertAdmin(
-      u: Omit<NewUser, "role">,
-      writeBy: WriteBy,
-    ): Promise<"created" | "reset" | "duplicate"> {
-      // "duplicate": another user has the e-mail, or a name that looks like this one.
-      return await orDuplicate(
-        transaction(writeBy, (tx) => upsertAdmin(tx, u)),
-      );
     },
   };
 }

@@ -1,0 +1,130 @@
+import type { Sql, TransactionSql } from "postgres";
+import type { AuditEvent } from "../audit/events.ts";
+import {
+  canonicalKey,
+  lookalikeKey,
+  lowerCaseKey,
+} from "../users/canonical.ts";
+import type { Account, Role, User, UserDetail } from "../users/user.ts";
+import { disabledNow, disableExpired } from "./account-state.ts";
+import { recordAudit } from "./audit.ts";
+import { iso } from "./time.ts";
+
+export interface NewUser {
+  username: string;
+  name: string;
+  email: string;
+  role: Role;
+  passwordHash: string;
+}
+
+export interface UserChange {
+  role?: Role;
+  passwordHash?: string;
+}
+
+export type LoginUser = Account & {
+  passwordHash: string;
+  /** Sessions are bound to it; it grows with every password change. */
+  passwordVersion: number;
+};
+
+/** A disable as an admin asks for it. */
+export interface DisableRequest {
+  reason: string | null;
+  /** ISO 8601, in the future; null: until enabled. */
+  until: string | null;
+}
+
+/** A user's detail and its row's version, and whether a disable has run out unrecorded (see users.get). */
+export interface FoundUser {
+  user: UserDetail;
+  version: string;
+  /** A disable whose `until` passed but that no sweep or login has recorded yet. */
+  expired: boolean;
+}
+
+/** A user's keys as the users table holds them (src/users/canonical.ts). */
+export const identityKeys = (u: { username: string; email: string }) => ({
+  username_key: lowerCaseKey(u.username),
+  email_key: lowerCaseKey(u.email),
+  username_fold: canonicalKey(u.username),
+  email_fold: canonicalKey(u.email),
+  username_skeleton: lookalikeKey(u.username),
+  email_skeleton: lookalikeKey(u.email),
+});
+
+/** A row whose new keys an older release left unset, and what happened when they were computed. */
+export type Rekeyed =
+  | { id: number; outcome: "keyed" }
+  | { id: number; outcome: "collision"; with: number[] };
+
+const UNIQUE_VIOLATION = "23505";
+export const isUniqueViolation = (e: unknown) =>
+  (e as { code?: string })?.code === UNIQUE_VIOLATION;
+
+/** The write's outcome, or "duplicate" when it broke a unique key (and so rolled back). */
+export async function orDuplicate<T>(
+  write: Promise<T>,
+): Promise<T | "duplicate"> {
+  try {
+    return await write;
+  } catch (e) {
+    if (isUniqueViolation(e)) return "duplicate";
+    throw e;
+  }
+}
+
+/** A detail read's row: the detail, and what `found` takes apart (see FoundUser). */
+export type DetailRow = UserDetail & { version__: string; expired__: boolean };
+
+/**
+ * The one mapping from a users row to what the service shows, for every
+ * part of the users store (users.ts, user-lifecycle.ts, user-service.ts).
+ */
+export function userRows(sql: Sql) {
+  const account = sql`id, username, name, email, role`;
+  const user = sql`${account},
+    ${iso(sql, "created_at")} as "createdAt"`;
+
+  /** A new users row, every key included. */
+  const newRow = (u: NewUser) =>
+    sql({
+      username: u.username,
+      name: u.name,
+      name_key: lowerCaseKey(u.name),
+      email: u.email,
+      role: u.role,
+      password_hash: u.passwordHash,
+      ...identityKeys(u),
+    });
+
+  /** One user as `GET /api/users/{id}` shows them (the list keeps `user`). */
+  const detail = sql`${user},
+    case when ${disabledNow(sql)} then json_build_object(
+      'reason', users.disabled_reason,
+      'until', ${iso(sql, "users.disabled_until")},
+      'since', ${iso(sql, "users.disabled_at")}) end as disabled,
+    ${iso(sql, "users.last_login_at")} as "lastLoginAt"`;
+  /** What a detail read returns beside the detail (see FoundUser). */
+  const detailMeta = sql`users.version::text as "version__",
+    ${disableExpired(sql)} as "expired__"`;
+  const found = (row: DetailRow): FoundUser => {
+    const { version__, expired__, ...shown } = row;
+    return { user: shown, version: version__, expired: expired__ };
+  };
+  /** Inserts the user and, in the same transaction, `recorded`'s record of the new row. */
+  const insertUser = async (
+    tx: TransactionSql,
+    u: NewUser,
+    recorded: (row: User) => AuditEvent,
+  ) => {
+    const [row] = await tx<
+      User[]
+    >`insert into users ${newRow(u)} returning ${user}`;
+    await recordAudit(tx, recorded(row));
+    return row;
+  };
+
+  return { account, user, newRow, detail, detailMeta, found, insertUser };
+}
