@@ -186,6 +186,7 @@ const CONTRACT: Record<string, Listed[]> = {
   "get /health": [],
   "get /health/live": [],
   "get /health/ready": [],
+  "get /": [],
 };
 
 type Operation = { description: string };

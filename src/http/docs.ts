@@ -4,7 +4,9 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { AppEnv } from "./env.ts";
 
-const ASSETS = "/docs/assets";
+/** Where Swagger UI answers. */
+export const DOCS_PATH = "/docs";
+const ASSETS = `${DOCS_PATH}/assets`;
 /** Where @hono/swagger-ui looks for swagger-ui-dist's files, given ASSETS as its base. */
 const DIST = `${ASSETS}/swagger-ui-dist`;
 
@@ -96,7 +98,7 @@ export function mountDocs(app: OpenAPIHono<AppEnv>, specUrl: string) {
   ]);
   const cache = new Map<string, Uint8Array>();
 
-  app.get("/docs", async (c, next) => {
+  app.get(DOCS_PATH, async (c, next) => {
     c.header("content-security-policy", DOCS_CSP);
     await next();
   }, docsPage(specUrl));
