@@ -3,6 +3,9 @@ import { swaggerUI } from "@hono/swagger-ui";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { AppEnv } from "./env.ts";
+// Its files are read from disk (below), not imported: this import puts the
+// package in the module graph, so that the service's start fetches it.
+import "swagger-ui-dist/package.json" with { type: "json" };
 
 /** Where Swagger UI answers. */
 export const DOCS_PATH = "/docs";
