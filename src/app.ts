@@ -8,7 +8,8 @@ import { createSessions } from "./auth/session.ts";
 import { type Config, statementTimeoutMs } from "./config.ts";
 import type { Store } from "./db/store.ts";
 import { mountHealth } from "./health.ts";
-import { mountDocs } from "./http/docs.ts";
+import { mountHome } from "./home.ts";
+import { DOCS_PATH, mountDocs } from "./http/docs.ts";
 import { deadline } from "./http/endpoint.ts";
 import type { AppEnv } from "./http/env.ts";
 import { onError, onNotFound } from "./http/errors.ts";
@@ -127,6 +128,7 @@ export function createApp(deps: AppDeps) {
   }, steps);
   mountWebhooks(app, { store, config }, steps);
   mountHealth(app, store, statementTimeoutMs(config), steps);
+  mountHome(app, { docs: DOCS_PATH, openapi: OPENAPI_PATH }, steps);
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);
   mountDocs(app, OPENAPI_PATH);
 

@@ -188,6 +188,7 @@ const CONTRACT: Record<string, Listed[]> = {
   "get /health": [],
   "get /health/live": [],
   "get /health/ready": [],
+  "get /": [],
 };
 
 type Operation = { description: string };

@@ -107,3 +107,57 @@ console.log(JSON.stringify(done));
     }
   },
 ));
+
+/** clients/README.md's first example, the one its quick start runs. */
+async function quickStartExample(): Promise<string> {
+  const readme = await Deno.readTextFile(`${CLIENTS}README.md`);
+  const block = /```ts\n([^]*?)```/.exec(readme);
+  if (!block) throw new Error("clients/README.md has no ts block");
+  return block[1];
+}
+
+Deno.test(withTool(
+  "clients/README.md's example runs as it says, as index.mjs in a CommonJS Node project",
+  NODE,
+  async () => {
+    await using svc = await startService();
+    const out = await Deno.makeTempDir({ prefix: "user-admin-node-client-" });
+    try {
+      // The client compiled as in the test above, installed into a project
+      // as npm init makes it (CommonJS).
+      const client = `${out}/client`;
+      await Deno.mkdir(client);
+      await nodeProject(client);
+      compile(client);
+      const app = `${out}/app`;
+      await Deno.mkdir(`${app}/node_modules/@user-admin`, { recursive: true });
+      await Deno.symlink(client, `${app}/node_modules/@user-admin/client`);
+      await Deno.writeTextFile(
+        `${app}/package.json`,
+        JSON.stringify({ name: "app", version: "1.0.0", type: "commonjs" }),
+      );
+      const example = await quickStartExample();
+      assertEquals(example.includes('"http://127.0.0.1:8000"'), true);
+      await Deno.writeTextFile(
+        `${app}/index.mjs`,
+        example
+          .replace('"http://127.0.0.1:8000"', JSON.stringify(svc.baseUrl))
+          .replace(
+            '"the password printed at the first start"',
+            JSON.stringify(ADMIN.password),
+          ),
+      );
+      const run = await new Deno.Command("node", {
+        args: ["index.mjs"],
+        cwd: app,
+      }).output();
+      const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
+      assertEquals(run.code, 0, text(run.stderr));
+      const bob = await svc.adminFetch("/api/users?username=bob");
+      const [{ id }] = await bob.json();
+      assertEquals(text(run.stdout), `201 ${id}`);
+    } finally {
+      await Deno.remove(out, { recursive: true });
+    }
+  },
+));

@@ -1,9 +1,10 @@
 /**
  * `deno task test [deno test options and paths]`: `deno test -A --parallel
- * tests/` with deno test's own output and exit code, then one line naming
- * how many tests were skipped and why, taken from the reason each ignored
- * test's name ends with in parentheses (tests/support/conditions.ts). An
- * ignored test whose name gives no reason fails the run.
+ * tests/` (or only the paths given) with deno test's own output and exit
+ * code, then one line naming how many tests were skipped and why, taken
+ * from the reason each ignored test's name ends with in parentheses
+ * (tests/support/conditions.ts). An ignored test whose name gives no
+ * reason fails the run.
  *
  * Parallel test files: DENO_JOBS if set, else one per core on the embedded
  * database and one more on PostgreSQL. Each file that starts the embedded
@@ -14,10 +15,17 @@
  * fills. The garbage collector is exposed so that tests/support/service.ts
  * can hand a closed PGlite's memory back before the next one starts.
  *
+ * The run leaves nothing behind (tests/support/test-run.ts): its files
+ * get a temporary directory of the run's own, and the databases they make
+ * on the server carry the run's id; both are removed when deno test ends,
+ * an interrupted run (Ctrl-C, SIGTERM) included.
+ *
  * The test modules are type-checked beside the run (`deno check tests/`,
  * whose failure fails the run), not before it, where deno test would keep
  * one core busy and the other idle before the first test starts.
  */
+import { beginRun, endRun, RUN_ID } from "../tests/support/test-run.ts";
+
 const cores = navigator.hardwareConcurrency;
 const jobs = Deno.env.get("DENO_JOBS") ??
   String(Deno.env.get("DATABASE_URL") ? cores + 1 : cores);
@@ -26,6 +34,18 @@ const checking = new Deno.Command(Deno.execPath(), {
   stdout: "piped",
   stderr: "piped",
 }).output();
+/** A test file or directory named on the command line (not an option or its value). */
+function isPath(arg: string): boolean {
+  if (arg.startsWith("-")) return false;
+  try {
+    Deno.statSync(arg);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const run = await beginRun();
 const child = new Deno.Command(Deno.execPath(), {
   args: [
     "test",
@@ -33,13 +53,20 @@ const child = new Deno.Command(Deno.execPath(), {
     "--parallel",
     "--no-check",
     "--v8-flags=--expose-gc",
-    "tests/",
+    ...(Deno.args.some(isPath) ? [] : ["tests/"]),
     ...Deno.args,
   ],
-  env: { DENO_JOBS: jobs },
+  env: { DENO_JOBS: jobs, TMPDIR: run.tmpDir, [RUN_ID]: run.id },
   stdout: "piped",
   stderr: "inherit",
 }).spawn();
+// An interrupt ends deno test (the terminal sends it to both, and a
+// SIGTERM is passed on); this process then removes what the run made.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, () => {
+    if (signal === "SIGTERM") child.kill(signal);
+  });
+}
 
 const ignored: string[] = [];
 const decoder = new TextDecoder();
@@ -61,6 +88,7 @@ for await (const chunk of child.stdout) {
 }
 scan("\n");
 const { code } = await child.status;
+await endRun(run, Deno.env.get("DATABASE_URL"));
 
 /** The reason an ignored test's name ends with: its last "(...)" group. */
 function reason(name: string): string | undefined {

@@ -11,6 +11,14 @@ export interface EmbeddedPostgres {
   close(): Promise<void>;
 }
 
+/**
+ * Where a running embedded database hands out backups: a Unix socket beside
+ * DATA_DIR (inside it, PGlite's dump would try to archive the socket). Each
+ * connection receives one tar archive of the data directory, then EOF.
+ */
+export const backupSocketPath = (dataDir: string) =>
+  `${dataDir.replace(/\/+$/, "")}.backup.sock`;
+
 export async function startEmbeddedPostgres(
   dataDir: string,
 ): Promise<EmbeddedPostgres> {
@@ -68,6 +76,7 @@ export async function startEmbeddedPostgres(
     guard.close();
     throw err;
   }
+  const backups = await serveBackups(db, backupSocketPath(dataDir));
   // getServerConn() is "127.0.0.1:<port>" once listening; PGlite accepts
   // any user/password, and its only database is "postgres".
   const url = `postgres://postgres:postgres@${server.getServerConn()}/postgres`;
@@ -76,6 +85,7 @@ export async function startEmbeddedPostgres(
     async close() {
       // Stop accepting clients first, then close PGlite, which shuts the
       // backend down cleanly so the next open sees every committed row.
+      await backups?.close();
       await server.stop();
       await db.close();
       guard.close();
@@ -85,3 +95,40 @@ export async function startEmbeddedPostgres(
 
 const firstLine = (e: unknown) =>
   String(e instanceof Error ? e.message : e).split("\n")[0];
+
+/**
+ * Serves backups of the running database (`deno task backup:embedded`):
+ * PGlite's dump of its data directory, taken between two statements (it
+ * waits for the one running), so the copy is what a crash at that moment
+ * would leave: every committed transaction, which PostgreSQL's recovery
+ * replays from the WAL when the copy is opened. Without a socket (a path
+ * too long for one, a directory that refuses it) the service runs all the
+ * same; the task then says that no backup was offered.
+ */
+async function serveBackups(db: PGlite, path: string) {
+  // The directory lock is ours: a socket left there is a dead process's.
+  await Deno.remove(path).catch(() => {});
+  let listener: Deno.UnixListener;
+  try {
+    listener = Deno.listen({ transport: "unix", path });
+  } catch {
+    return undefined;
+  }
+  const serving = (async () => {
+    for await (const conn of listener) {
+      try {
+        const dump = await db.dumpDataDir("none");
+        await dump.stream().pipeTo(conn.writable);
+      } catch {
+        conn.close(); // the task sees a cut archive and says so
+      }
+    }
+  })();
+  return {
+    async close() {
+      listener.close();
+      await serving.catch(() => {});
+      await Deno.remove(path).catch(() => {});
+    },
+  };
+}

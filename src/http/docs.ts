@@ -3,8 +3,13 @@ import { swaggerUI } from "@hono/swagger-ui";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { AppEnv } from "./env.ts";
+// Its files are read from disk (below), not imported: this import puts the
+// package in the module graph, so that the service's start fetches it.
+import "swagger-ui-dist/package.json" with { type: "json" };
 
-const ASSETS = "/docs/assets";
+/** Where Swagger UI answers. */
+export const DOCS_PATH = "/docs";
+const ASSETS = `${DOCS_PATH}/assets`;
 /** Where @hono/swagger-ui looks for swagger-ui-dist's files, given ASSETS as its base. */
 const DIST = `${ASSETS}/swagger-ui-dist`;
 
@@ -96,7 +101,7 @@ export function mountDocs(app: OpenAPIHono<AppEnv>, specUrl: string) {
   ]);
   const cache = new Map<string, Uint8Array>();
 
-  app.get("/docs", async (c, next) => {
+  app.get(DOCS_PATH, async (c, next) => {
     c.header("content-security-policy", DOCS_CSP);
     await next();
   }, docsPage(specUrl));

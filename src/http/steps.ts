@@ -243,7 +243,10 @@ export const body = <T extends z.ZodType>(
         ? {}
         : parseJson(text);
       if (value === NOT_JSON && malformed === "failure") {
-        throw new Error("the request body is not JSON");
+        // The endpoint's 500; the error handler logs why, never the body.
+        throw new Error(
+          `request body is not ${text === undefined ? "UTF-8" : "JSON"}`,
+        );
       }
       const judged = value === NOT_JSON ? null : optional ? value ?? {} : value;
       const result = compareOnly

@@ -18,11 +18,14 @@ import { openDatabase } from "../../src/db/database.ts";
 import type { Store } from "../../src/db/store.ts";
 import { createLogger } from "../../src/log.ts";
 import { type Service, startService as startReal } from "../../src/server.ts";
+import { databasePrefix } from "./test-run.ts";
 
 export const ADMIN = { username: "admin", password: "admin-pass-1234" };
 
 const SERVER_URL = Deno.env.get("DATABASE_URL");
 export const ON_EMBEDDED = !SERVER_URL;
+/** What the names of the databases tests make on the server start with. */
+const DATABASES = databasePrefix();
 
 export interface TestDatabase extends AsyncDisposable {
   /** Environment that points the service at it. */
@@ -54,7 +57,7 @@ export async function testDatabase(
       [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
     };
   }
-  const name = `ua_test_${crypto.randomUUID().replaceAll("-", "")}`;
+  const name = `${DATABASES}test_${crypto.randomUUID().replaceAll("-", "")}`;
   const from = contents === "empty"
     ? "template1"
     : await serverTemplate(contents);
@@ -108,11 +111,13 @@ function databaseUrl(serverUrl: string, name: string): string {
 
 /*
  * Templates: each kind of contents made once and copied for every test
- * that asks for it, shared by all test files (each runs in an isolate of
- * its own) and runs while what they hold stays the same; a template is
- * made whole or not at all (renamed into place, which fails if another
- * file or run made it first), and a new one replaces the older ones of
- * its kind but the newest TEMPLATES_KEPT. `migrated` depends on the
+ * that asks for it, shared by all the test files of a `deno task test` run
+ * (each runs in an isolate of its own), which removes them when it ends
+ * (tests/support/test-run.ts), and kept by direct `deno test` starts for
+ * the next while what they hold stays the same. A template is made whole
+ * or not at all (renamed into place, which fails if another file or run
+ * made it first), and a new one replaces the older ones of its kind but
+ * the newest TEMPLATES_KEPT. `migrated` depends on the
  * migrations and PGlite; `first-admin` also on the service's code
  * (bootstrap, store, audit chain), so it is made from `migrated` by
  * starting the service once.
@@ -161,7 +166,7 @@ function oncePerKind(
 
 /** The name of a template database on SERVER_URL's server. */
 const serverTemplate = oncePerKind(async (kind) => {
-  const prefix = `ua_template_${kind.replace("-", "_")}_`;
+  const prefix = `${DATABASES}template_${kind.replace("-", "_")}_`;
   const name = `${prefix}${await templateKey(kind)}`;
   const ofKind = () =>
     onServer((sql) =>
@@ -170,7 +175,9 @@ const serverTemplate = oncePerKind(async (kind) => {
         order by oid desc`
     );
   if ((await ofKind()).some((row) => row.datname === name)) return name;
-  const building = `ua_building_${crypto.randomUUID().replaceAll("-", "")}`;
+  const building = `${DATABASES}building_${
+    crypto.randomUUID().replaceAll("-", "")
+  }`;
   const url = databaseUrl(SERVER_URL!, building);
   try {
     if (kind === "migrated") {
