@@ -60,6 +60,8 @@ const ConfigSchema = z.object({
   WEBHOOK_TIMEOUT_MS: int(100, 60_000).default(10_000),
   /** How often an idle delivery worker looks for due work. */
   WEBHOOK_POLL_MS: int(10, 60_000).default(500),
+  /** Endpoints one instance delivers to at once: its outbound connections. */
+  WEBHOOK_ENDPOINTS_AT_ONCE: int(1, 1000).default(100),
   /** Days delivery attempts are kept for `GET /api/webhooks/{id}/deliveries`. */
   WEBHOOK_ATTEMPT_RETENTION_DAYS: int(1, 36_500).default(30),
   ADMIN_USERNAME: optionalText,

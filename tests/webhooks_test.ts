@@ -501,19 +501,29 @@ Deno.test("management: admins only, 404 for unknown ids, 400 for bad bodies, del
   assertEquals((await svc.admin.get("/api/webhooks")).status, 200);
 });
 
-Deno.test("two workers on one database deliver each record exactly once", async () => {
+Deno.test("two workers on one database share the endpoints and deliver each record exactly once", async () => {
+  // Every answer takes a moment, and each worker takes one endpoint at a
+  // time: while one works an endpoint the other takes the next, so both
+  // deliver (counted below), and neither takes what the other holds.
   await using receiver = startReceiver();
-  await using svc = await startService(FAST);
+  const oneAtATime = { ...FAST, WEBHOOK_ENDPOINTS_AT_ONCE: "1" };
+  await using svc = await startService(oneAtATime);
   // A second instance's worker: its own loop over the same queue.
+  let bySecond = 0;
   const second = startWebhookWorker(
     svc.store,
-    svc.config,
+    { ...svc.config, WEBHOOK_ENDPOINTS_AT_ONCE: 1 },
     createLogger("silent"),
+    { counted: (outcome) => outcome === "delivered" && bySecond++ },
   );
   try {
     const hooks = [];
     for (let i = 0; i < 4; i++) {
       hooks.push(await createHook(svc, { url: receiver.url(`/h${i}`) }));
+      receiver.answer(`/h${i}`, async () => {
+        await new Promise((r) => setTimeout(r, 10));
+        return 200;
+      });
     }
     await writeRecords(svc.store, 60);
     const trail = await auditTrail(svc);
@@ -540,6 +550,8 @@ Deno.test("two workers on one database deliver each record exactly once", async 
     await new Promise((r) => setTimeout(r, 300));
     const ids = receiver.received.map((r) => r.headers["webhook-id"]);
     assertEquals(ids.length, new Set(ids).size, "a record delivered twice");
+    assert(bySecond > 0, "the second worker delivered nothing");
+    assert(bySecond < ids.length, "the service's own worker delivered nothing");
   } finally {
     await second.stop();
   }

@@ -31,6 +31,7 @@ export type WebhookConfig = Pick<
   | "WEBHOOK_RETRY_BUDGET_MS"
   | "WEBHOOK_TIMEOUT_MS"
   | "WEBHOOK_POLL_MS"
+  | "WEBHOOK_ENDPOINTS_AT_ONCE"
 >;
 
 /** What a worker reports, when metrics are on. */
@@ -38,11 +39,6 @@ export interface DeliveryCounter {
   (outcome: "delivered" | "failed"): void;
 }
 
-/**
- * Endpoints one worker delivers to at once: each waits on its receiver,
- * not on this process, and holds no database connection while it waits.
- */
-const ENDPOINTS_AT_ONCE = 100;
 /** A kept connection to an endpoint not delivered to for this long is closed. */
 const KEEP_CONNECTION_MS = 60_000;
 /** The least time between two looks for due endpoints that a wake asks for. */
@@ -207,7 +203,9 @@ export function startWebhookWorker(
 
   /** Leases what is due, as far as there is room, and starts each: how many. */
   const tick = async () => {
-    const room = ENDPOINTS_AT_ONCE - running.size;
+    // Each endpoint in flight waits on its receiver, not on this process,
+    // and holds no database connection while it waits.
+    const room = config.WEBHOOK_ENDPOINTS_AT_ONCE - running.size;
     if (room <= 0) return 0;
     const claimed = await queue.claim(room, leaseMs, crypto.randomUUID());
     for (const c of claimed) runEndpoint(c);
@@ -259,7 +257,9 @@ export function startWebhookWorker(
       }
       if (stopping.signal.aborted) break;
       // Leased some: more may be due. Full: a run's end wakes the loop.
-      if (claimed > 0 && running.size < ENDPOINTS_AT_ONCE) continue;
+      if (claimed > 0 && running.size < config.WEBHOOK_ENDPOINTS_AT_ONCE) {
+        continue;
+      }
       if (woken) {
         // Under a stream of seals (each instance's, every few ms under
         // load) one look serves all those of a short span.
