@@ -9,6 +9,7 @@
  * EventSource keeps as `Last-Event-ID` and makes a key with
  * `expiresAt: null`, and the pinned TypeScript compiles both.
  */
+import { runChecked } from "./support/process.ts";
 import ts from "typescript";
 import { assertEquals } from "./support/assert.ts";
 import { withTool } from "./support/conditions.ts";
@@ -16,21 +17,8 @@ import { diagnosticMessages, NODE_AND_NPM } from "./support/node.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const DOCUMENT = `${ROOT}openapi/openapi.yaml`;
-const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
 
-async function run(command: string, args: string[], cwd: string) {
-  const out = await new Deno.Command(command, {
-    args,
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assertEquals(
-    out.code,
-    0,
-    `${command} ${args.join(" ")}\n${text(out.stdout)}\n${text(out.stderr)}`,
-  );
-}
+const run = runChecked;
 
 interface Generator {
   /** The npm package, pinned in tools/<name>/package.json. */

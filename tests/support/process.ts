@@ -214,3 +214,29 @@ export async function runTask(
   });
   return { code, stdout, stderr };
 }
+
+/**
+ * Runs a command to completion in `cwd` and answers its output, trimmed;
+ * a non-zero exit fails the test with the command and both outputs.
+ */
+export async function runChecked(
+  command: string,
+  args: string[],
+  cwd: string,
+): Promise<string> {
+  const out = await new Deno.Command(command, {
+    args,
+    cwd,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
+  if (out.code !== 0) {
+    throw new Error(
+      `${command} ${args.join(" ")} exited ${out.code}\n${text(out.stdout)}\n${
+        text(out.stderr)
+      }`,
+    );
+  }
+  return text(out.stdout);
+}
