@@ -8,6 +8,7 @@ import {
 } from "./audit.ts";
 import { createIdempotencyStore } from "./idempotency.ts";
 import { createKeyStore } from "./keys.ts";
+import { createScimStore } from "./scim.ts";
 import { createSessions } from "./sessions.ts";
 import { createDeviceKey, createLoginThrottle } from "./throttle.ts";
 import { createUsers } from "./users.ts";
@@ -46,6 +47,7 @@ export function createStore(
     keys: createKeyStore(sql, writer),
     idempotency: createIdempotencyStore(sql),
     webhooks: createWebhookStore(sql, writer),
+    scim: createScimStore(sql, writer),
     audit: {
       ...auditStore,
       /** As the trail's store lists, after sealing: every committed record is shown. */
