@@ -130,6 +130,10 @@ function typed(def: AttrDef, v: unknown, at: string): unknown | ScimFault {
   }
   switch (def.type) {
     case "complex": {
+      // Entra sends a manager as its id alone: the value of the complex one.
+      if (typeof v === "string" && findAttr(def.subs ?? [], "value")) {
+        return { value: v };
+      }
       if (!isObject(v)) return fault("invalidValue", `${at} must be an object`);
       const out: Json = {};
       for (const [key, value] of Object.entries(v)) {
