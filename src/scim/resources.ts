@@ -116,13 +116,21 @@ export function groupResource(row: ScimGroupRow, base: string): Json {
  * them, sub-attributes no schema defines dropped, booleans sent as
  * `"True"`/`"False"` read as booleans. A wrong type is a fault.
  */
-function typed(def: AttrDef, v: unknown, at: string): unknown | ScimFault {
+function typed(
+  def: AttrDef & { element?: boolean },
+  v: unknown,
+  at: string,
+): unknown | ScimFault {
   if (v === null) return undefined;
   if (def.multi) {
-    const items = Array.isArray(v) ? v : [v];
+    if (!Array.isArray(v)) return fault("invalidValue", `${at} must be a list`);
     const out: unknown[] = [];
-    for (const [i, item] of items.entries()) {
-      const one = typed({ ...def, multi: false }, item, `${at}[${i}]`);
+    for (const [i, item] of v.entries()) {
+      const one = typed(
+        { ...def, multi: false, element: true },
+        item,
+        `${at}[${i}]`,
+      );
       if (isFaultValue(one)) return one;
       if (one !== undefined) out.push(one);
     }
@@ -131,7 +139,10 @@ function typed(def: AttrDef, v: unknown, at: string): unknown | ScimFault {
   switch (def.type) {
     case "complex": {
       // Entra sends a manager as its id alone: the value of the complex one.
-      if (typeof v === "string" && findAttr(def.subs ?? [], "value")) {
+      if (
+        typeof v === "string" && !def.element &&
+        findAttr(def.subs ?? [], "value")
+      ) {
         return { value: v };
       }
       if (!isObject(v)) return fault("invalidValue", `${at} must be an object`);
