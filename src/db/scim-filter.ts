@@ -158,7 +158,9 @@ export function compileFilter(sql: Sql, schema: Schema, f: Filter): Fragment {
       }
     }
   };
-  return sql`coalesce(${compile(f, schema.attributes, schema.multi)}, false)`;
+  // Unwrapped, so that an index answers a comparison (`userName eq`): a
+  // null where a row is selected counts as false anyway.
+  return compile(f, schema.attributes, schema.multi);
 }
 
 /**
