@@ -807,7 +807,7 @@ export interface paths {
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
-         *     2. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number.
+         *     2. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
          *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type.
          *     4. 500 `Provisioning request failed`: any other failure.
          */
@@ -822,12 +822,9 @@ export interface paths {
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
          *     2. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
          *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
-         *     4. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number.
-         *     5. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
-         *     6. 400 `The path matches no value`: a PATCH `remove` has no path.
-         *     7. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
-         *     8. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     9. 500 `Provisioning request failed`: any other failure.
+         *     4. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     5. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     6. 500 `Provisioning request failed`: any other failure.
          */
         post: operations["scimCreateGroup"];
         delete?: never;
@@ -854,8 +851,9 @@ export interface paths {
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
-         *     2. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
-         *     3. 500 `Provisioning request failed`: any other failure.
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
+         *     3. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     4. 500 `Provisioning request failed`: any other failure.
          */
         get: operations["scimGetGroup"];
         /**
@@ -865,16 +863,14 @@ export interface paths {
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
-         *     2. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
          *     3. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
          *     4. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
-         *     5. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
-         *     6. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number.
-         *     7. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
-         *     8. 400 `The path matches no value`: a PATCH `remove` has no path.
-         *     9. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
-         *     10. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     11. 500 `Provisioning request failed`: any other failure.
+         *     5. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     8. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     9. 500 `Provisioning request failed`: any other failure.
          */
         put: operations["scimReplaceGroup"];
         post?: never;
@@ -885,9 +881,10 @@ export interface paths {
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
-         *     2. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
-         *     3. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
-         *     4. 500 `Provisioning request failed`: any other failure.
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
+         *     3. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     4. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     5. 500 `Provisioning request failed`: any other failure.
          */
         delete: operations["scimDeleteGroup"];
         options?: never;
@@ -903,16 +900,17 @@ export interface paths {
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
-         *     2. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
          *     3. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
          *     4. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
-         *     5. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
-         *     6. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number.
-         *     7. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
-         *     8. 400 `The path matches no value`: a PATCH `remove` has no path.
-         *     9. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
-         *     10. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     11. 500 `Provisioning request failed`: any other failure.
+         *     5. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     8. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
+         *     9. 400 `The path matches no value`: a PATCH `remove` has no path.
+         *     10. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
+         *     11. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     12. 500 `Provisioning request failed`: any other failure.
          */
         patch: operations["scimPatchGroup"];
         trace?: never;
@@ -1015,7 +1013,7 @@ export interface paths {
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
-         *     2. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number.
+         *     2. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
          *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type.
          *     4. 500 `Provisioning request failed`: any other failure.
          */
@@ -1030,12 +1028,9 @@ export interface paths {
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
          *     2. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
          *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
-         *     4. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number.
-         *     5. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
-         *     6. 400 `The path matches no value`: a PATCH `remove` has no path.
-         *     7. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
-         *     8. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     9. 500 `Provisioning request failed`: any other failure.
+         *     4. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     5. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     6. 500 `Provisioning request failed`: any other failure.
          */
         post: operations["scimCreateUser"];
         delete?: never;
@@ -1066,7 +1061,7 @@ export interface paths {
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
          *     2. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
          *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
-         *     4. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number.
+         *     4. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
          *     5. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type.
          *     6. 500 `Provisioning request failed`: any other failure.
          */
@@ -1091,8 +1086,9 @@ export interface paths {
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
-         *     2. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
-         *     3. 500 `Provisioning request failed`: any other failure.
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
+         *     3. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     4. 500 `Provisioning request failed`: any other failure.
          */
         get: operations["scimGetUser"];
         /**
@@ -1102,16 +1098,14 @@ export interface paths {
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
-         *     2. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
          *     3. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
          *     4. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
-         *     5. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
-         *     6. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number.
-         *     7. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
-         *     8. 400 `The path matches no value`: a PATCH `remove` has no path.
-         *     9. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
-         *     10. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     11. 500 `Provisioning request failed`: any other failure.
+         *     5. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     8. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     9. 500 `Provisioning request failed`: any other failure.
          */
         put: operations["scimReplaceUser"];
         post?: never;
@@ -1122,9 +1116,10 @@ export interface paths {
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
-         *     2. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
-         *     3. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
-         *     4. 500 `Provisioning request failed`: any other failure.
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
+         *     3. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     4. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     5. 500 `Provisioning request failed`: any other failure.
          */
         delete: operations["scimDeleteUser"];
         options?: never;
@@ -1140,16 +1135,17 @@ export interface paths {
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
-         *     2. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
          *     3. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
          *     4. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
-         *     5. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
-         *     6. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number.
-         *     7. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
-         *     8. 400 `The path matches no value`: a PATCH `remove` has no path.
-         *     9. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
-         *     10. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     11. 500 `Provisioning request failed`: any other failure.
+         *     5. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     8. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
+         *     9. 400 `The path matches no value`: a PATCH `remove` has no path.
+         *     10. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
+         *     11. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     12. 500 `Provisioning request failed`: any other failure.
          */
         patch: operations["scimPatchUser"];
         trace?: never;
@@ -5323,7 +5319,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5395,7 +5391,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5486,7 +5482,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5554,7 +5550,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description No such resource of this connection (a group of another connection included) */
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5611,7 +5607,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5635,7 +5631,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description No such resource of this connection (a group of another connection included) */
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5723,7 +5719,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description No such resource of this connection (a group of another connection included) */
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5789,7 +5785,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No such resource of this connection (a group of another connection included) */
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5842,7 +5838,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5866,7 +5862,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description No such resource of this connection (a group of another connection included) */
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6151,7 +6147,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6223,7 +6219,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6314,7 +6310,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6376,7 +6372,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6461,7 +6457,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description No such resource of this connection (a group of another connection included) */
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6518,7 +6514,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6542,7 +6538,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description No such resource of this connection (a group of another connection included) */
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6630,7 +6626,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description No such resource of this connection (a group of another connection included) */
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6696,7 +6692,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No such resource of this connection (a group of another connection included) */
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6749,7 +6745,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6773,7 +6769,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description No such resource of this connection (a group of another connection included) */
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */

@@ -45,6 +45,9 @@ export interface ScimDeps {
 
 type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
 
+/** The faults only a PATCH's paths can make. */
+type PathFault = "invalidPath" | "noTarget" | "mutability";
+
 /** Entries each of the list caches keeps at most (oldest dropped first). */
 const CACHE_MAX = 10_000;
 
@@ -89,6 +92,17 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
       "content-type": SCIM_MEDIA_TYPE,
       ...headers,
     }) as never;
+  /**
+   * A body's fault (a POST or PUT) as its outcome: a body has no paths, so
+   * only these kinds arise; any other would be answered as a bad value.
+   */
+  const bodyFaulted = <T>(
+    answer: T,
+  ): Exclude<T, PathFault> | "invalidValue" =>
+    answer === "invalidPath" || answer === "noTarget" ||
+      answer === "mutability"
+      ? "invalidValue"
+      : answer as Exclude<T, PathFault>;
   /** A fault answered by its outcome, with its words as the detail. */
   const faulted = (c: Context<AppEnv>, f: ScimFault): ScimFault["fault"] => {
     c.set("errorDetail", f.detail);
@@ -225,7 +239,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     { connection, body, projection },
   ) => {
     const read = userFromBody(body);
-    if (isFault(read)) return faulted(c, read);
+    if (isFault(read)) return bodyFaulted(faulted(c, read));
     const passwordHash = read.password === undefined
       ? unusableHash(config.BCRYPT_COST)
       : await passwords.hash(read.password);
@@ -233,7 +247,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
       { ...read.state, passwordHash },
       writeOf(c, connection),
     );
-    if (isFault(row)) return faulted(c, row);
+    if (isFault(row)) return bodyFaulted(faulted(c, row));
     const resource = userResource(row, base(c));
     return send(
       c,
@@ -288,7 +302,10 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
   const replaceUser: Handler<"replaceUser"> = (
     c,
     { connection, id, body, ifMatch, projection },
-  ) => writeUser(c, connection, id, ifMatch, projection, () => body);
+  ) =>
+    writeUser(c, connection, id, ifMatch, projection, () => body).then(
+      bodyFaulted,
+    );
 
   const patchUser: Handler<"patchUser"> = (
     c,
@@ -405,9 +422,9 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     { connection, body, projection },
   ) => {
     const read = groupFromBody(body);
-    if (isFault(read)) return faulted(c, read);
+    if (isFault(read)) return bodyFaulted(faulted(c, read));
     const row = await store.scim.groups.create(read, writeOf(c, connection));
-    if (isFault(row)) return faulted(c, row);
+    if (isFault(row)) return bodyFaulted(faulted(c, row));
     const sent = await sendGroup(c, connection, row.id, 201, projection);
     // Deleted at once by another request: answered as created, without members.
     return sent === "not_found"
@@ -444,7 +461,10 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
   const replaceGroup: Handler<"replaceGroup"> = (
     c,
     { connection, id, body, ifMatch, projection },
-  ) => writeGroup(c, connection, id, ifMatch, projection, () => body);
+  ) =>
+    writeGroup(c, connection, id, ifMatch, projection, () => body).then(
+      bodyFaulted,
+    );
 
   const patchGroup: Handler<"patchGroup"> = (
     c,

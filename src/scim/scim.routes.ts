@@ -12,6 +12,7 @@ import {
   invalidSyntax,
   invalidValue,
   listQuery,
+  noSuchId,
   notFound,
   openScimRoute,
   preconditionFailed,
@@ -44,8 +45,15 @@ const mutability = scimCheck(
   "a PATCH path names a read-only attribute (`id`, `meta`, `groups`)",
 );
 
-/** The faults a write may answer, as outcomes (the detail says which). */
+/** The faults a POST or PUT may answer, as outcomes (the detail says which). */
 const writeFaults = [
+  outcome("invalidSyntax", invalidSyntax),
+  outcome("invalidValue", invalidValue),
+  outcome("uniqueness", uniqueness),
+] as const;
+
+/** A PATCH's: its paths' too. */
+const patchFaults = [
   outcome("invalidSyntax", invalidSyntax),
   outcome("invalidValue", invalidValue),
   outcome("invalidPath", invalidPath),
@@ -54,7 +62,7 @@ const writeFaults = [
   outcome("uniqueness", uniqueness),
 ] as const;
 
-const id = pathParam("id", parseUserId, notFound);
+const id = pathParam("id", parseUserId, noSuchId);
 
 /** `attributes` and `excludedAttributes` of a read or write (RFC 7644 3.9). */
 const projection = passes<
@@ -191,7 +199,7 @@ export const patchUser = scimRoute({
     projection,
     outcome("not_found", notFound),
     outcome("precondition_failed", preconditionFailed),
-    ...writeFaults,
+    ...patchFaults,
     failed,
   ],
 });
@@ -282,7 +290,7 @@ export const patchGroup = scimRoute({
     projection,
     outcome("not_found", notFound),
     outcome("precondition_failed", preconditionFailed),
-    ...writeFaults,
+    ...patchFaults,
     failed,
   ],
 });

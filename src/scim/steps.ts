@@ -80,6 +80,7 @@ export const scimBody = passes<"body", Record<string, unknown>>(
     }
     const where = unstorableText(value);
     if (where) {
+      // Said by the write's invalidValue check, as a value it cannot keep.
       return scimError(
         c,
         400,
@@ -107,7 +108,12 @@ export const scimBody = passes<"body", Record<string, unknown>>(
 export const invalidValue = scimCheck(
   400,
   MSG.scimInvalidValue,
-  "a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a list parameter is not a number",
+  "a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL",
+);
+const badListParameter = scimCheck(
+  400,
+  MSG.scimInvalidValue,
+  "`startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`",
 );
 export const invalidFilter = scimCheck(
   400,
@@ -204,7 +210,7 @@ function listParams(
 export const listQuery = (kind: "users" | "groups", from: "query" | "body") =>
   passes<"list", ListParams & { where?: ScimWhere }>(
     "list",
-    [invalidValue, invalidFilter],
+    [badListParameter, invalidFilter],
     (c, { deps, got }) => {
       const input = from === "query"
         ? c.req.query()
@@ -284,6 +290,12 @@ export const notFound = scimCheck(
   404,
   MSG.scimNotFound,
   "no such resource of this connection (a group of another connection included)",
+);
+/** An id that cannot name anything, answered before the body is read. */
+export const noSuchId = scimCheck(
+  404,
+  MSG.scimNotFound,
+  "the id cannot name a resource (not a positive integer)",
 );
 export const preconditionFailed = scimCheck(
   412,
