@@ -1392,8 +1392,11 @@ async function scimRows(
   );
 
   // Group PATCH: 1,000 members added in one request, five groups.
+  // Viewers only: a member of a group outside the connection's adminGroups
+  // is a viewer, and the bench's admin must stay one for the rows after.
   const ids = (await sql<{ id: number }[]>`
-    select id from users order by id limit 5000`).map((r) => r.id);
+    select id from users where role = 'viewer' order by id limit 5000`)
+    .map((r) => r.id);
   const patchTimes: number[] = [];
   let patchErrors = 0;
   for (let g = 0; g < 5; g++) {
