@@ -3,6 +3,8 @@
  * with the connection's bearer token. Every check answers a SCIM error
  * (errors.ts); the steps are in steps.ts.
  */
+import { z } from "@hono/zod-openapi";
+import { idParam } from "../http/id-param.ts";
 import { MSG } from "../http/messages.ts";
 import { failure, textHeader } from "../http/openapi.ts";
 import { outcome, passes, pathParam } from "../http/steps.ts";
@@ -63,6 +65,9 @@ const patchFaults = [
 ] as const;
 
 const id = pathParam("id", parseUserId, noSuchId);
+
+/** The id of a user or group in the path, as the document declares it. */
+const IdParam = z.object({ id: idParam("id", 12) });
 
 /** `attributes` and `excludedAttributes` of a read or write (RFC 7644 3.9). */
 const projection = passes<
@@ -145,6 +150,7 @@ export const getUser = scimRoute({
   operationId: "scimGetUser",
   method: "get",
   path: "/scim/v2/Users/{id}",
+  request: { params: IdParam },
   summary: "SCIM: get a user",
   description:
     "The user as this connection sees it: its externalId and the attributes it wrote, beside what the service keeps. `meta.version` and `ETag` are the user's ETag (the one `GET /api/users/{id}` gives).",
@@ -168,6 +174,7 @@ export const replaceUser = scimRoute({
   operationId: "scimReplaceUser",
   method: "put",
   path: "/scim/v2/Users/{id}",
+  request: { params: IdParam },
   summary: "SCIM: replace a user",
   description:
     "Replaces what this connection wrote of the user. Without `password` the password stays; without `active` the user stays enabled or disabled as they are.",
@@ -188,6 +195,7 @@ export const patchUser = scimRoute({
   operationId: "scimPatchUser",
   method: "patch",
   path: "/scim/v2/Users/{id}",
+  request: { params: IdParam },
   summary: "SCIM: change a user (PATCH)",
   description:
     'RFC 7644 3.5.2, all operations or none. Takes what Okta and Entra send: operation names in any case, `replace`/`add` without `path` and an object value, value-path filters (`emails[type eq "work"].value`), `"True"`/`"False"` for `active`, `remove` of a missing value as a no-op, `add`/`replace` on a missing filtered value as its creation. `active: false` disables the user (`Deprovisioned by <connection>`: sessions end, keys are suspended).',
@@ -208,6 +216,7 @@ export const deleteUser = scimRoute({
   operationId: "scimDeleteUser",
   method: "delete",
   path: "/scim/v2/Users/{id}",
+  request: { params: IdParam },
   summary: "SCIM: delete a user",
   description:
     "Deletes the user (as `DELETE /api/users/{id}` does: sessions end, keys go, they leave every group).",
@@ -238,6 +247,7 @@ export const getGroup = scimRoute({
   operationId: "scimGetGroup",
   method: "get",
   path: "/scim/v2/Groups/{id}",
+  request: { params: IdParam },
   summary: "SCIM: get a group",
   description: "One of this connection's groups, with its members.",
   responses: { 200: scimJson("The group", ETAG) },
@@ -259,6 +269,7 @@ export const replaceGroup = scimRoute({
   operationId: "scimReplaceGroup",
   method: "put",
   path: "/scim/v2/Groups/{id}",
+  request: { params: IdParam },
   summary: "SCIM: replace a group",
   description:
     "Replaces its name, externalId and members; roles apply at once.",
@@ -279,6 +290,7 @@ export const patchGroup = scimRoute({
   operationId: "scimPatchGroup",
   method: "patch",
   path: "/scim/v2/Groups/{id}",
+  request: { params: IdParam },
   summary: "SCIM: change a group (PATCH)",
   description:
     'All operations or none: `members` added, removed (`members[value eq "id"]`, or a value list) and replaced in one request, thousands at once; a rename. Roles of the members concerned apply at once.',
@@ -299,6 +311,7 @@ export const deleteGroup = scimRoute({
   operationId: "scimDeleteGroup",
   method: "delete",
   path: "/scim/v2/Groups/{id}",
+  request: { params: IdParam },
   summary: "SCIM: delete a group",
   description: "Its members' roles apply at once.",
   responses: { 204: { description: "Deleted" } },

@@ -253,13 +253,13 @@ const LIST_QUERY = z.object({
   startIndex: z.string().optional().openapi({
     type: "integer",
     description: "1-based; below 1 counts as 1",
-    example: "1",
+    example: 1,
   }),
   count: z.string().optional().openapi({
     type: "integer",
     description:
       "Default 100, at most 1000 (more is capped); 0: totalResults only",
-    example: "100",
+    example: 100,
   }),
   sortBy: z.string().optional().openapi({
     description:
