@@ -180,6 +180,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/scim/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List provisioning connections
+         * @description The live connections, oldest first. Never a token.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 500 `Failed to list provisioning connections`: any other failure.
+         */
+        get: operations["listScimConnections"];
+        put?: never;
+        /**
+         * Create a provisioning connection
+         * @description A connection for one identity provider (Okta, Entra ID, ...), with the bearer token it calls `/scim/v2` with, shown in this answer only. Recorded as `connection.created`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     4. 400 `Invalid provisioning connection`: the body breaks a rule (`name` 1..100 characters without control characters, `adminGroups` at most 100 names of 1..256 characters), a body that is not JSON included.
+         *     5. 500 `Failed to create provisioning connection`: any other failure.
+         */
+        post: operations["createScimConnection"];
+        delete?: never;
+        options?: never;
+        /**
+         * List provisioning connections: headers only (HEAD)
+         * @description As `GET /api/scim/connections` with the same checks, status and headers, without a body.
+         */
+        head: operations["listScimConnectionsHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/scim/connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a provisioning connection
+         * @description One live connection. Never its token.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
+         *     4. 500 `Failed to get provisioning connection`: any other failure.
+         */
+        get: operations["getScimConnection"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a provisioning connection
+         * @description Revokes its token at once, on every instance (the next SCIM request with it answers 401). The users it provisioned stay, and so do its groups and the roles they gave. Recorded as `connection.deleted`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
+         *     4. 500 `Failed to delete provisioning connection`: any other failure.
+         */
+        delete: operations["deleteScimConnection"];
+        options?: never;
+        /**
+         * Get a provisioning connection: headers only (HEAD)
+         * @description As `GET /api/scim/connections/{id}` with the same checks, status and headers, without a body.
+         */
+        head: operations["getScimConnectionHead"];
+        /**
+         * Rename a provisioning connection or change its admin groups
+         * @description A change of `adminGroups` applies the roles of the connection's group members at once (each change recorded as `user.role_changed`). Recorded as `connection.updated`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid provisioning connection`: the body breaks a rule (`name` 1..100 characters without control characters, `adminGroups` at most 100 names of 1..256 characters), a body that is not JSON included.
+         *     6. 500 `Failed to update provisioning connection`: any other failure.
+         */
+        patch: operations["updateScimConnection"];
+        trace?: never;
+    };
     "/api/users": {
         parameters: {
             query?: never;
@@ -720,6 +817,363 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/scim/v2/Groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: list groups
+         * @description This connection's groups, `totalResults` of all that match. `filter` on `id`, `displayName`, `externalId`, `members.value`, `meta.created`, `meta.lastModified` (the whole RFC 7644 grammar, compiled to SQL); `startIndex` (1-based; below 1 counts as 1), `count` (default 100, capped at 1000; 0 answers `totalResults` only), `attributes`/`excludedAttributes`. `sortBy` `displayName`, `meta.created` or `meta.lastModified`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
+         *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type.
+         *     4. 500 `Provisioning request failed`: any other failure.
+         */
+        get: operations["scimListGroups"];
+        put?: never;
+        /**
+         * SCIM: create a group
+         * @description `displayName` (not unique), `externalId` (unique in the connection), `members` (users' ids). Members of a group the connection's `adminGroups` names are admins, of its other groups viewers.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
+         *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
+         *     4. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     5. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     6. 500 `Provisioning request failed`: any other failure.
+         */
+        post: operations["scimCreateGroup"];
+        delete?: never;
+        options?: never;
+        /**
+         * SCIM: list groups: headers only (HEAD)
+         * @description As `GET /scim/v2/Groups` with the same checks, status and headers, without a body.
+         */
+        head: operations["scimListGroupsHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: get a group
+         * @description One of this connection's groups, with its members.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
+         *     3. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     4. 500 `Provisioning request failed`: any other failure.
+         */
+        get: operations["scimGetGroup"];
+        /**
+         * SCIM: replace a group
+         * @description Replaces its name, externalId and members; roles apply at once.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
+         *     3. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
+         *     4. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
+         *     5. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     8. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     9. 500 `Provisioning request failed`: any other failure.
+         */
+        put: operations["scimReplaceGroup"];
+        post?: never;
+        /**
+         * SCIM: delete a group
+         * @description Its members' roles apply at once.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
+         *     3. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     4. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     5. 500 `Provisioning request failed`: any other failure.
+         */
+        delete: operations["scimDeleteGroup"];
+        options?: never;
+        /**
+         * SCIM: get a group: headers only (HEAD)
+         * @description As `GET /scim/v2/Groups/{id}` with the same checks, status and headers, without a body.
+         */
+        head: operations["scimGetGroupHead"];
+        /**
+         * SCIM: change a group (PATCH)
+         * @description All operations or none: `members` added, removed (`members[value eq "id"]`, or a value list) and replaced in one request, thousands at once; a rename. Roles of the members concerned apply at once.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
+         *     3. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
+         *     4. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
+         *     5. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     8. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
+         *     9. 400 `The path matches no value`: a PATCH `remove` has no path.
+         *     10. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
+         *     11. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     12. 500 `Provisioning request failed`: any other failure.
+         */
+        patch: operations["scimPatchGroup"];
+        trace?: never;
+    };
+    "/scim/v2/ResourceTypes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: resource types
+         * @description User (with the enterprise extension) and Group.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 500 `Provisioning request failed`: any other failure.
+         */
+        get: operations["scimResourceTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * SCIM: resource types: headers only (HEAD)
+         * @description As `GET /scim/v2/ResourceTypes` with the same checks, status and headers, without a body.
+         */
+        head: operations["scimResourceTypesHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: schemas
+         * @description The core User, the enterprise User extension and the core Group, with every attribute the service keeps.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 500 `Provisioning request failed`: any other failure.
+         */
+        get: operations["scimSchemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * SCIM: schemas: headers only (HEAD)
+         * @description As `GET /scim/v2/Schemas` with the same checks, status and headers, without a body.
+         */
+        head: operations["scimSchemasHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/ServiceProviderConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: what the service supports
+         * @description PATCH, filter (at most 1000 results a page), sort, ETags and password changes are supported; bulk is not.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 500 `Provisioning request failed`: any other failure.
+         */
+        get: operations["scimServiceProviderConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * SCIM: what the service supports: headers only (HEAD)
+         * @description As `GET /scim/v2/ServiceProviderConfig` with the same checks, status and headers, without a body.
+         */
+        head: operations["scimServiceProviderConfigHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: list users
+         * @description Every user (made through SCIM or `/api` alike), `totalResults` of all that match. `filter` on `id`, `userName` (under the canonical key), `externalId`, `emails.value`, `emails[...]`, `active`, `displayName`, `name.formatted`, `meta.created`, `meta.lastModified` (the whole RFC 7644 grammar, compiled to SQL); `startIndex` (1-based; below 1 counts as 1), `count` (default 100, capped at 1000; 0 answers `totalResults` only), `attributes`/`excludedAttributes`. `sortBy` `userName`, `meta.created` or `meta.lastModified`; paging through every user in sequence reads the next page in index order.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
+         *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type.
+         *     4. 500 `Provisioning request failed`: any other failure.
+         */
+        get: operations["scimListUsers"];
+        put?: never;
+        /**
+         * SCIM: create a user
+         * @description A viewer (until group membership says otherwise). `userName` is the username (at most 254 characters), the name is `name.formatted`, else `displayName`, else given and family name, else `userName`; the e-mail the primary of `emails`, else the first, else `userName` when it is an address. `active: false` creates the user disabled. Without `password` the user cannot log in with a password until an admin sets one. Other attributes of the User and enterprise schemas are kept (at most 16 KiB) and returned; attributes no schema defines are ignored.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
+         *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
+         *     4. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     5. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     6. 500 `Provisioning request failed`: any other failure.
+         */
+        post: operations["scimCreateUser"];
+        delete?: never;
+        options?: never;
+        /**
+         * SCIM: list users: headers only (HEAD)
+         * @description As `GET /scim/v2/Users` with the same checks, status and headers, without a body.
+         */
+        head: operations["scimListUsersHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Users/.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * SCIM: search users (POST)
+         * @description As `GET /scim/v2/Users`, the parameters in a SearchRequest body (`attributes` and `excludedAttributes` as arrays).
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
+         *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
+         *     4. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
+         *     5. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type.
+         *     6. 500 `Provisioning request failed`: any other failure.
+         */
+        post: operations["scimSearchUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: get a user
+         * @description The user as this connection sees it: its externalId and the attributes it wrote, beside what the service keeps. `meta.version` and `ETag` are the user's ETag (the one `GET /api/users/{id}` gives).
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
+         *     3. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     4. 500 `Provisioning request failed`: any other failure.
+         */
+        get: operations["scimGetUser"];
+        /**
+         * SCIM: replace a user
+         * @description Replaces what this connection wrote of the user. Without `password` the password stays; without `active` the user stays enabled or disabled as they are.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
+         *     3. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
+         *     4. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
+         *     5. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     8. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     9. 500 `Provisioning request failed`: any other failure.
+         */
+        put: operations["scimReplaceUser"];
+        post?: never;
+        /**
+         * SCIM: delete a user
+         * @description Deletes the user (as `DELETE /api/users/{id}` does: sessions end, keys go, they leave every group).
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
+         *     3. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     4. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     5. 500 `Provisioning request failed`: any other failure.
+         */
+        delete: operations["scimDeleteUser"];
+        options?: never;
+        /**
+         * SCIM: get a user: headers only (HEAD)
+         * @description As `GET /scim/v2/Users/{id}` with the same checks, status and headers, without a body.
+         */
+        head: operations["scimGetUserHead"];
+        /**
+         * SCIM: change a user (PATCH)
+         * @description RFC 7644 3.5.2, all operations or none. Takes what Okta and Entra send: operation names in any case, `replace`/`add` without `path` and an object value, value-path filters (`emails[type eq "work"].value`), `"True"`/`"False"` for `active`, `remove` of a missing value as a no-op, `add`/`replace` on a missing filtered value as its creation. `active: false` disables the user (`Deprovisioned by <connection>`: sessions end, keys are suspended).
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
+         *     3. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
+         *     4. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
+         *     5. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
+         *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     8. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
+         *     9. 400 `The path matches no value`: a PATCH `remove` has no path.
+         *     10. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
+         *     11. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     12. 500 `Provisioning request failed`: any other failure.
+         */
+        patch: operations["scimPatchUser"];
+        trace?: never;
+    };
 }
 export interface webhooks {
     auditRecord: {
@@ -809,7 +1263,7 @@ export interface components {
         };
         AuditRecord: {
             /** @enum {string} */
-            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled";
+            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted";
             /** @description Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task and failed, throttled or refused logins */
             actor: components["schemas"]["AuditParty"] | null;
             /**
@@ -859,7 +1313,7 @@ export interface components {
         };
         CreatedWebhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -894,6 +1348,20 @@ export interface components {
             status: "active" | "disabled";
             /** @example https://hooks.example.com/user-admin */
             url: string;
+        };
+        CreateScimConnection: {
+            /**
+             * @description Display names of the connection's groups whose members are admins (compared without regard to case); members of its other groups are viewers. At most 100.
+             * @example [
+             *       "User Admins"
+             *     ]
+             */
+            adminGroups?: string[] | null;
+            /**
+             * @description 1..100 characters: the identity provider, as disable reasons (`Deprovisioned by <name>`) and audit records name it
+             * @example Okta
+             */
+            name: string;
         };
         /** @description All five fields are required. Unknown fields are ignored; `null` counts as missing. */
         CreateUser: {
@@ -932,7 +1400,7 @@ export interface components {
              *       "user.deleted"
              *     ]
              */
-            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[] | null;
+            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted")[] | null;
             /**
              * @description A note for people, at most 500 characters.
              * @example Directory sync
@@ -1058,9 +1526,55 @@ export interface components {
              */
             prefix: string;
         };
+        NewScimConnection: {
+            /**
+             * @example [
+             *       "User Admins"
+             *     ]
+             */
+            adminGroups: string[];
+            /**
+             * Format: date-time
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            createdAt: string;
+            /** @example 3 */
+            id: number;
+            /** @example Okta */
+            name: string;
+            /**
+             * @description The bearer token of `/scim/v2`: `usc_` and 43 base64url characters. Shown in this answer only (the service keeps its SHA-256): paste it into the identity provider now.
+             * @example usc_Xq3kP0aZ7bYc1dEf2gHi3jKl4mNo5pQr6sTu7vWx8yZ
+             */
+            token: string;
+        };
         Ok: {
             /** @enum {boolean} */
             ok: true;
+        };
+        ScimConnection: {
+            /**
+             * @example [
+             *       "User Admins"
+             *     ]
+             */
+            adminGroups: string[];
+            /**
+             * Format: date-time
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            createdAt: string;
+            /** @example 3 */
+            id: number;
+            /** @example Okta */
+            name: string;
+        };
+        ScimError: {
+            detail: string;
+            schemas: "urn:ietf:params:scim:api:messages:2.0:Error"[];
+            scimType?: string;
+            /** @example 400 */
+            status: string;
         };
         Session: {
             /**
@@ -1111,6 +1625,20 @@ export interface components {
             ended: number;
             /** @enum {boolean} */
             ok: true;
+        };
+        UpdateScimConnection: {
+            /**
+             * @description Display names of the connection's groups whose members are admins (compared without regard to case); members of its other groups are viewers. At most 100.
+             * @example [
+             *       "User Admins"
+             *     ]
+             */
+            adminGroups?: string[] | null;
+            /**
+             * @description 1..100 characters: the identity provider, as disable reasons (`Deprovisioned by <name>`) and audit records name it
+             * @example Okta
+             */
+            name?: string | null;
         };
         UpdateUser: {
             /**
@@ -1170,7 +1698,7 @@ export interface components {
         };
         Webhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -1212,7 +1740,7 @@ export interface components {
              * @description The record's action
              * @enum {string}
              */
-            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled";
+            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted";
         };
     };
     responses: never;
@@ -1269,7 +1797,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -1364,7 +1892,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -1437,7 +1965,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -1551,7 +2079,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -1880,6 +2408,543 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    listScimConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connections */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScimConnection"][];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to list provisioning connections";
+                    };
+                };
+            };
+        };
+    };
+    createScimConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScimConnection"];
+            };
+        };
+        responses: {
+            /** @description Created; `token` is shown this once */
+            201: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewScimConnection"];
+                };
+            };
+            /** @description The body breaks a rule (`name` 1..100 characters without control characters, `adminGroups` at most 100 names of 1..256 characters), a body that is not JSON included */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid provisioning connection";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to create provisioning connection";
+                    };
+                };
+            };
+        };
+    };
+    listScimConnectionsHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connections */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getScimConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScimConnection"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No live connection has this id (deleted ones included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Provisioning connection not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to get provisioning connection";
+                    };
+                };
+            };
+        };
+    };
+    deleteScimConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No live connection has this id (deleted ones included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Provisioning connection not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to delete provisioning connection";
+                    };
+                };
+            };
+        };
+    };
+    getScimConnectionHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No live connection has this id (deleted ones included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    updateScimConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateScimConnection"];
+            };
+        };
+        responses: {
+            /** @description The connection after the change */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScimConnection"];
+                };
+            };
+            /** @description The body breaks a rule (`name` 1..100 characters without control characters, `adminGroups` at most 100 names of 1..256 characters), a body that is not JSON included */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid provisioning connection";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No live connection has this id (deleted ones included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Provisioning connection not found";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to update provisioning connection";
+                    };
+                };
             };
         };
     };
@@ -4289,6 +5354,1569 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    scimListGroups: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated attributes to return (and `id`, `schemas`) */
+                attributes?: string;
+                /** @description Default 100, at most 1000 (more is capped); 0: totalResults only */
+                count?: number;
+                /** @description Comma-separated attributes to leave out */
+                excludedAttributes?: string;
+                /** @description RFC 7644 filter: `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value paths (`emails[type eq "work"].value`) */
+                filter?: string;
+                /** @description `userName`, `meta.created` or `meta.lastModified` (Groups: `displayName`, `meta.created`, `meta.lastModified`) */
+                sortBy?: string;
+                sortOrder?: "ascending" | "descending";
+                /** @description 1-based; below 1 counts as 1 */
+                startIndex?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A ListResponse of groups */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimCreateGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/scim+json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The resource's version (`meta.version`) */
+                    ETag?: string;
+                    /** @description The new resource's URL */
+                    Location?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
+            409: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The body is larger than 4 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimListGroupsHead: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated attributes to return (and `id`, `schemas`) */
+                attributes?: string;
+                /** @description Default 100, at most 1000 (more is capped); 0: totalResults only */
+                count?: number;
+                /** @description Comma-separated attributes to leave out */
+                excludedAttributes?: string;
+                /** @description RFC 7644 filter: `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value paths (`emails[type eq "work"].value`) */
+                filter?: string;
+                /** @description `userName`, `meta.created` or `meta.lastModified` (Groups: `displayName`, `meta.created`, `meta.lastModified`) */
+                sortBy?: string;
+                sortOrder?: "ascending" | "descending";
+                /** @description 1-based; below 1 counts as 1 */
+                startIndex?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A ListResponse of groups */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scimGetGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The group */
+            200: {
+                headers: {
+                    /** @description The resource's version (`meta.version`) */
+                    ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimReplaceGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/scim+json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The group after the change */
+            200: {
+                headers: {
+                    /** @description The resource's version (`meta.version`) */
+                    ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
+            409: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description `If-Match` names none of the resource's current version (compared weakly) */
+            412: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The body is larger than 4 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimDeleteGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description `If-Match` names none of the resource's current version (compared weakly) */
+            412: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimGetGroupHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The group */
+            200: {
+                headers: {
+                    /** @description The resource's version (`meta.version`) */
+                    ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scimPatchGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/scim+json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The group after the change */
+            200: {
+                headers: {
+                    /** @description The resource's version (`meta.version`) */
+                    ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
+            409: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description `If-Match` names none of the resource's current version (compared weakly) */
+            412: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The body is larger than 4 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimResourceTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A ListResponse of the resource types */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimResourceTypesHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A ListResponse of the resource types */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scimSchemas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A ListResponse of the schemas */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimSchemasHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A ListResponse of the schemas */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scimServiceProviderConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The service provider configuration */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimServiceProviderConfigHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The service provider configuration */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scimListUsers: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated attributes to return (and `id`, `schemas`) */
+                attributes?: string;
+                /** @description Default 100, at most 1000 (more is capped); 0: totalResults only */
+                count?: number;
+                /** @description Comma-separated attributes to leave out */
+                excludedAttributes?: string;
+                /** @description RFC 7644 filter: `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value paths (`emails[type eq "work"].value`) */
+                filter?: string;
+                /** @description `userName`, `meta.created` or `meta.lastModified` (Groups: `displayName`, `meta.created`, `meta.lastModified`) */
+                sortBy?: string;
+                sortOrder?: "ascending" | "descending";
+                /** @description 1-based; below 1 counts as 1 */
+                startIndex?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A ListResponse of users */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimCreateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/scim+json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The resource's version (`meta.version`) */
+                    ETag?: string;
+                    /** @description The new resource's URL */
+                    Location?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
+            409: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The body is larger than 4 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimListUsersHead: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated attributes to return (and `id`, `schemas`) */
+                attributes?: string;
+                /** @description Default 100, at most 1000 (more is capped); 0: totalResults only */
+                count?: number;
+                /** @description Comma-separated attributes to leave out */
+                excludedAttributes?: string;
+                /** @description RFC 7644 filter: `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value paths (`emails[type eq "work"].value`) */
+                filter?: string;
+                /** @description `userName`, `meta.created` or `meta.lastModified` (Groups: `displayName`, `meta.created`, `meta.lastModified`) */
+                sortBy?: string;
+                sortOrder?: "ascending" | "descending";
+                /** @description 1-based; below 1 counts as 1 */
+                startIndex?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A ListResponse of users */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scimSearchUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/scim+json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description A ListResponse of users */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The body is larger than 4 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimGetUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user */
+            200: {
+                headers: {
+                    /** @description The resource's version (`meta.version`) */
+                    ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimReplaceUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/scim+json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The user after the change */
+            200: {
+                headers: {
+                    /** @description The resource's version (`meta.version`) */
+                    ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
+            409: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description `If-Match` names none of the resource's current version (compared weakly) */
+            412: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The body is larger than 4 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimDeleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description `If-Match` names none of the resource's current version (compared weakly) */
+            412: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimGetUserHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user */
+            200: {
+                headers: {
+                    /** @description The resource's version (`meta.version`) */
+                    ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scimPatchUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/scim+json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The user after the change */
+            200: {
+                headers: {
+                    /** @description The resource's version (`meta.version`) */
+                    ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
+            409: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description `If-Match` names none of the resource's current version (compared weakly) */
+            412: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The body is larger than 4 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
             };
         };
     };

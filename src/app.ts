@@ -17,6 +17,7 @@ import { requestScope } from "./http/request.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import { mountKeys } from "./api-keys/api-keys.index.ts";
+import { mountScim } from "./scim/scim.index.ts";
 import { mountUsers } from "./users/users.index.ts";
 import { mountWebhooks } from "./webhooks/webhooks.index.ts";
 
@@ -70,6 +71,11 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
     {
       name: "webhooks",
       description: "Signed deliveries of the audit trail (admins only)",
+    },
+    {
+      name: "SCIM",
+      description:
+        "Provisioning from identity providers (SCIM 2.0, RFC 7643/7644): `/scim/v2` with a connection's token (`Authorization: Bearer usc_...`), errors in SCIM's error schema; the connections under `/api/scim/connections` (admins only)",
     },
     { name: "service", description: "Health" },
   ],
@@ -127,6 +133,7 @@ export function createApp(deps: AppDeps) {
     heartbeatMs: config.AUDIT_STREAM_HEARTBEAT_MS,
   }, steps);
   mountWebhooks(app, { store, config }, steps);
+  mountScim(app, { store, passwords, config }, steps);
   mountHealth(app, store, statementTimeoutMs(config), steps);
   mountHome(app, { docs: DOCS_PATH, openapi: OPENAPI_PATH }, steps);
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);

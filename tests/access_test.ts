@@ -78,6 +78,12 @@ const CALLS: [method: string, path: string, body?: string][] = [
   ["DELETE", "/api/webhooks/1"],
   ["GET", "/api/webhooks/1/deliveries"],
   ["POST", "/api/webhooks/1/enable"],
+  ["GET", "/api/scim/connections"],
+  ["POST", "/api/scim/connections", JSON.stringify({ name: "Okta" })],
+  ["POST", "/api/scim/connections", "{}"],
+  ["GET", "/api/scim/connections/1"],
+  ["PATCH", "/api/scim/connections/1", JSON.stringify({ name: "Entra" })],
+  ["DELETE", "/api/scim/connections/1"],
 ];
 
 /** The document's operations (HEAD twins aside) under /api, but for /api/auth. */

@@ -90,6 +90,8 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/auth/login",
     "/api/auth/logout",
     "/api/auth/me",
+    "/api/scim/connections",
+    "/api/scim/connections/{id}",
     "/api/users",
     "/api/users/{id}",
     "/api/users/{id}/disable",
@@ -105,6 +107,14 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/health",
     "/health/live",
     "/health/ready",
+    "/scim/v2/Groups",
+    "/scim/v2/Groups/{id}",
+    "/scim/v2/ResourceTypes",
+    "/scim/v2/Schemas",
+    "/scim/v2/ServiceProviderConfig",
+    "/scim/v2/Users",
+    "/scim/v2/Users/.search",
+    "/scim/v2/Users/{id}",
   ]);
   // The change feed: an event stream, and every refusal with its message.
   const feed = doc.paths["/api/audit/stream"].get;

@@ -23,6 +23,13 @@ export const AUDIT_ACTIONS = [
   "webhook.deleted",
   "webhook.disabled",
   "webhook.enabled",
+  "user.updated",
+  "group.created",
+  "group.updated",
+  "group.deleted",
+  "connection.created",
+  "connection.updated",
+  "connection.deleted",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -65,13 +65,13 @@ export const MINTER_REMOVED = "minter removed";
  */
 export const auditEvents = {
   userCreated: (
-    actor: AuditParty,
+    actor: AuditParty | null,
     user: AuditParty & { role: string },
     context: AuditContext,
   ) => event("user.created", actor, user, { role: user.role }, context),
 
   roleChanged: (
-    actor: AuditParty,
+    actor: AuditParty | null,
     target: AuditParty,
     from: string,
     to: string,
@@ -79,13 +79,13 @@ export const auditEvents = {
   ) => event("user.role_changed", actor, target, { from, to }, context),
 
   passwordReset: (
-    actor: AuditParty,
+    actor: AuditParty | null,
     target: AuditParty,
     context: AuditContext,
   ) => event("user.password_reset", actor, target, {}, context),
 
   userDeleted: (
-    actor: AuditParty,
+    actor: AuditParty | null,
     target: AuditParty,
     context: AuditContext,
   ) => event("user.deleted", actor, target, {}, context),
@@ -117,7 +117,7 @@ export const auditEvents = {
 
   /** An admin disabled the user (or changed the reason or end of a disable). */
   userDisabled: (
-    actor: AuditParty,
+    actor: AuditParty | null,
     target: AuditParty,
     disable: { reason: string | null; until: string | null },
     context: AuditContext,
@@ -186,7 +186,7 @@ export const auditEvents = {
    * deleted, disabled or demoted the key's minter revoked it.
    */
   keyRevoked: (
-    actor: AuditParty,
+    actor: AuditParty | null,
     owner: AuditParty,
     key: KeyRef,
     context: AuditContext,
@@ -227,6 +227,73 @@ export const auditEvents = {
       ...webhookDetails(webhook),
       heldRecordId: recordId,
     }, NO_REQUEST),
+};
+
+/** A provisioning connection as its records name it. */
+export interface ConnectionRef {
+  id: number;
+  name: string;
+}
+
+/**
+ * The record of a write a provisioning connection made (SCIM): no person
+ * acted, the connection is named in the details, so the feed and webhooks
+ * tell what an identity provider did.
+ */
+export const byConnection = (
+  e: AuditEvent,
+  connection: ConnectionRef,
+): AuditEvent => ({
+  ...e,
+  actor: null,
+  details: {
+    ...e.details,
+    connection: { id: connection.id, name: connection.name },
+  },
+});
+
+/** The records only provisioning writes: `details` as listed, beside the connection. */
+export const scimEvents = {
+  /** The user's fields a SCIM write changed (`changed`: their SCIM names). */
+  userUpdated: (
+    target: AuditParty,
+    changed: string[],
+    connection: ConnectionRef,
+    context: AuditContext,
+  ) =>
+    byConnection(
+      event("user.updated", null, target, { changed }, context),
+      connection,
+    ),
+
+  group: (
+    action: "group.created" | "group.updated" | "group.deleted",
+    group: { id: number; displayName: string },
+    details: Record<string, unknown>,
+    connection: ConnectionRef,
+    context: AuditContext,
+  ) =>
+    byConnection(
+      event(action, null, null, {
+        groupId: group.id,
+        displayName: group.displayName,
+        ...details,
+      }, context),
+      connection,
+    ),
+
+  /** An admin created, changed or deleted a provisioning connection (never its token). */
+  connection: (
+    action: "connection.created" | "connection.updated" | "connection.deleted",
+    actor: AuditParty,
+    connection: ConnectionRef & { adminGroups: string[] },
+    context: AuditContext,
+  ) =>
+    event(action, actor, null, {
+      connectionId: connection.id,
+      name: connection.name,
+      adminGroups: connection.adminGroups,
+    }, context),
 };
 
 /** What a webhook's records keep of the endpoint. */

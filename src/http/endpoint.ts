@@ -62,7 +62,7 @@ export function mount<R extends StepRoute>(
   handler: StepHandler<R>,
   deps: StepDeps,
 ) {
-  const { steps, checks, hide: _, ...config } = route;
+  const { steps, checks, hide: _, errorForm, ...config } = route;
   const declared = { ...config, responses: withRequestId(config.responses) };
   app.openAPIRegistry.registerPath(declared);
   if (declared.method === "get") {
@@ -83,6 +83,7 @@ export function mount<R extends StepRoute>(
     declared.path.replaceAll(/\{([^}]+)\}/g, ":$1"),
     (c) => {
       c.set("failure", failure);
+      if (errorForm) c.set("errorForm", errorForm);
       return runSteps(c, steps, input, async (got) => {
         const answer = await run(c, got);
         if (typeof answer !== "string") return answer;
@@ -122,8 +123,8 @@ export function mountAll<R, K extends keyof R & string>(
  * the GET's status and headers (`ETag` included, so a 304 too) and no body.
  */
 function headOf(
-  get: Omit<StepRoute, "steps" | "checks" | "hide">,
-): Omit<StepRoute, "steps" | "checks"> {
+  get: Omit<StepRoute, "steps" | "checks" | "hide" | "errorForm">,
+): Omit<StepRoute, "steps" | "checks" | "errorForm"> {
   const responses = Object.fromEntries(
     Object.entries(get.responses).map(([status, r]) => {
       const { description, headers } = r as {

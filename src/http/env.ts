@@ -2,6 +2,7 @@ import type { Caller } from "../auth/caller.ts";
 import type { Sessions } from "../auth/session.ts";
 import type { Logger } from "../log.ts";
 import type { Message } from "./messages.ts";
+import type { ErrorForm } from "./openapi.ts";
 
 /** What middleware hands to guards and handlers through `c.var`. */
 export type AppEnv = {
@@ -22,5 +23,9 @@ export type AppEnv = {
     writeBy: number;
     /** Set when the deadline answered: work still pending is abandoned. */
     expired: boolean;
+    /** How the route answers its checks, when not as `{error}` (its `errorForm`). */
+    errorForm: ErrorForm;
+    /** What an error answer of that form says of the failure in particular. */
+    errorDetail: string;
   };
 };

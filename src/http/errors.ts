@@ -24,7 +24,15 @@ export const errorResponse = (
   status: ContentfulStatusCode,
   error: Message,
   headers?: Record<string, string>,
-) => c.json<ErrorBody>({ error }, status, headers);
+) => {
+  // A route of another protocol (SCIM) answers every check in its own form.
+  const form = (c as Context<AppEnv>).get("errorForm");
+  return form
+    ? form.respond(c, status, error, headers) as ReturnType<
+      typeof c.json<ErrorBody>
+    >
+    : c.json<ErrorBody>({ error }, status, headers);
+};
 
 /**
  * The one handler of failures nothing foresaw: the endpoint's own 500

@@ -73,6 +73,29 @@ export const MSG = {
   webhookDeleteFailed: "Failed to delete webhook",
   webhookEnableFailed: "Failed to enable webhook",
   webhookDeliveriesFailed: "Failed to list webhook deliveries",
+
+  invalidConnection: "Invalid provisioning connection",
+  connectionNotFound: "Provisioning connection not found",
+  connectionCreateFailed: "Failed to create provisioning connection",
+  connectionListFailed: "Failed to list provisioning connections",
+  connectionGetFailed: "Failed to get provisioning connection",
+  connectionUpdateFailed: "Failed to update provisioning connection",
+  connectionDeleteFailed: "Failed to delete provisioning connection",
+
+  // SCIM answers these as an error's `detail` (src/scim/errors.ts), or a
+  // more particular one where the check knows more.
+  scimUnauthorised: "A valid provisioning token is required",
+  scimNotFound: "Resource not found",
+  scimInvalidFilter: "The filter is not valid",
+  scimInvalidValue: "A value is not valid",
+  scimInvalidSyntax: "The request is not a valid SCIM request",
+  scimInvalidPath: "The path names no attribute",
+  scimNoTarget: "The path matches no value",
+  scimMutability: "The attribute cannot be changed",
+  scimUniqueness: "The value is already taken",
+  scimTooLarge: "Request body larger than 4 MiB",
+  scimPreconditionFailed: "The resource has changed (If-Match)",
+  scimFailed: "Provisioning request failed",
 } as const;
 
 /** The 400 of a query parameter with a bad value, which names the parameter. */

@@ -1,4 +1,5 @@
 import { createRoute, type RouteConfig, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type {
   ClientErrorStatusCode,
   ServerErrorStatusCode,
@@ -87,6 +88,26 @@ export const failure = <const M extends Message>(
 ) => ({ checks: [check(500, message, when)] as const });
 
 /**
+ * How a route of another protocol answers its checks (SCIM's error schema,
+ * src/scim/errors.ts): every error answer of the route, its 500 included,
+ * and the document's error responses. Routes without one answer `{error}`.
+ */
+export interface ErrorForm {
+  respond(
+    c: Context,
+    status: number,
+    message: Message,
+    headers?: Record<string, string>,
+  ): Response;
+  /** The error response of `status` in the document, for these checks. */
+  document(status: number, checks: readonly Check[]): {
+    description: string;
+    content: Record<string, { schema: z.ZodType; examples?: unknown }>;
+    headers?: ResponseHeaders;
+  };
+}
+
+/**
  * A route as `createRoute` makes it, with its steps (see steps.ts) and their
  * checks in the order they run: the one list that runs the endpoint's
  * checks, ranks broken rules (the first listed 400 is answered), names the
@@ -98,8 +119,8 @@ export function route<
   const S extends readonly Step[],
   P extends string,
   R extends RouteDraft & { path: P },
->(config: R & { steps: S }) {
-  const { steps, ...declared } = config;
+>(config: R & { steps: S; errorForm?: ErrorForm }) {
+  const { steps, errorForm, ...declared } = config;
   const { description, responses } = config;
   // What the steps read is declared by them (the body's schema, the query's).
   const request = Object.assign(
@@ -123,17 +144,27 @@ export function route<
     description: checks.length
       ? `${description}\n\n${checkOrder(checks)}`
       : description,
-    responses: { ...responses, ...checkResponses(checks) } as R["responses"],
+    responses: {
+      ...responses,
+      ...(errorForm
+        ? Object.fromEntries(
+          [...Map.groupBy(checks, (c) => c.status)].map((
+            [status, all],
+          ) => [status, errorForm.document(status, all)]),
+        )
+        : checkResponses(checks)),
+    } as R["responses"],
   });
-  return { ...made, steps, checks } as
+  return { ...made, steps, checks, ...errorForm && { errorForm } } as
     & Omit<typeof made, "steps">
-    & { steps: S; checks: readonly Check[] };
+    & { steps: S; checks: readonly Check[]; errorForm?: ErrorForm };
 }
 
 /** A route `route` made: what `mount` serves. */
 export type StepRoute = RouteConfig & {
   steps: readonly Step[];
   checks: readonly Check[];
+  errorForm?: ErrorForm;
 };
 
 export type RouteDraft = Omit<RouteConfig, "path" | "description"> & {

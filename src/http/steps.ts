@@ -360,7 +360,7 @@ export const ifMatch = passes<"ifMatch", string[] | undefined>(
 const BODY_LIMIT_BYTES = 64 * 1024;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
-const TOO_LARGE = Symbol("too large");
+export const TOO_LARGE = Symbol("too large");
 const NOT_JSON = Symbol("not JSON");
 
 function parseJson(text: string): unknown {
@@ -375,7 +375,7 @@ function parseJson(text: string): unknown {
  * The body as text; undefined when it is not UTF-8, TOO_LARGE past the
  * limit (declared or read: it stops reading there).
  */
-async function readText(req: Request, limit: number) {
+export async function readText(req: Request, limit: number) {
   const declared = Number(req.headers.get("content-length") ?? 0);
   if (declared > limit) return TOO_LARGE;
   if (!req.body) return "";
@@ -406,7 +406,7 @@ async function readText(req: Request, limit: number) {
  * when every string can be stored. Only plain arrays and objects are
  * walked: what a schema's transforms make of a value is its own.
  */
-function unstorableText(
+export function unstorableText(
   value: unknown,
   path: PropertyKey[] = [],
 ): PropertyKey[] | undefined {

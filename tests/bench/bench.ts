@@ -1291,6 +1291,9 @@ async function million() {
     console.log(row);
     rows.push(row);
   }
+  rows.push(
+    ...await scimRows(wrkPath, service, sid, connections, username, sql),
+  );
   // Twice: the first long list a process serves grows its heap to the
   // size it then keeps (see docs/performance.md); the second shows what
   // a list holds.
@@ -1331,6 +1334,135 @@ async function million() {
   ].join("\n");
   await writeSection(section);
   console.log(`\n${section}\nwrote ${opts.out}`);
+}
+
+/** The p99 and p50 of sequential latencies, in ms. */
+function percentiles(ms: number[]) {
+  const sorted = ms.toSorted((a, b) => a - b);
+  const at = (p: number) =>
+    sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1)! };
+}
+
+/**
+ * SCIM on the million: `userName eq` under wrk, every page of the users
+ * in sequence (count=100) as an identity provider reads them, one client,
+ * and group PATCHes adding 1,000 members each in one request.
+ */
+async function scimRows(
+  wrkPath: string,
+  service: Proc,
+  sid: string,
+  connections: number,
+  username: string,
+  sql: Sql,
+): Promise<string[]> {
+  const made = await fetch(`${service.baseUrl}/api/scim/connections`, {
+    method: "POST",
+    headers: { cookie: `sid=${sid}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "bench", adminGroups: [] }),
+  });
+  if (made.status !== 201) throw new Error(`connection: ${made.status}`);
+  const { token } = await made.json();
+  const auth = { authorization: `Bearer ${token}` };
+  const rows: string[] = [];
+  const row = (
+    scenario: string,
+    m: { rps?: number; p50: number; p99: number; errors: number },
+  ) => {
+    const met = m.p99 < 50 && m.errors === 0;
+    const line = `| ${scenario} | ${m.rps === undefined ? "-" : fmt(m.rps)} | ${
+      fmt(m.p50, 1)
+    } | ${fmt(m.p99, 1)} | ${fmt(m.errors)} | ${met ? "yes" : "**no**"} |`;
+    console.log(line);
+    rows.push(line);
+  };
+
+  const filter = encodeURIComponent(`userName eq "${username.toUpperCase()}"`);
+  const eq: Load = {
+    path: `/scim/v2/Users?filter=${filter}`,
+    headers: [`Authorization: Bearer ${token}`],
+    connections,
+  };
+  console.log("GET /scim/v2/Users?filter=userName eq ...");
+  await wrk(wrkPath, service, sid, { ...eq, duration: 1 });
+  const m = await wrk(wrkPath, service, sid, eq);
+  row('GET /scim/v2/Users?filter=userName eq "..."', {
+    rps: m.rps,
+    p50: m.p50Ms,
+    p99: m.p99Ms,
+    errors: m.errors,
+  });
+
+  // Every page in sequence, as one identity provider reads them.
+  const [{ n }] = await sql<{ n: number }[]>`
+    select count(*)::int as n from users`;
+  const pages = Math.ceil(n / 100);
+  console.log(`GET /scim/v2/Users?startIndex=..&count=100: ${pages} pages`);
+  const times: number[] = [];
+  let errors = 0;
+  let seen = 0;
+  for (let page = 0; page < pages; page++) {
+    const t = performance.now();
+    const res = await fetch(
+      `${service.baseUrl}/scim/v2/Users?startIndex=${page * 100 + 1}&count=100`,
+      { headers: auth },
+    );
+    const body = await res.json();
+    times.push(performance.now() - t);
+    if (res.status !== 200) errors++;
+    else seen += body.Resources.length;
+  }
+  if (seen !== n) errors++;
+  const paged = percentiles(times);
+  row(
+    `GET /scim/v2/Users?startIndex=&count=100, all ${
+      fmt(pages)
+    } pages in sequence (one client; ${fmt(seen)} users read)`,
+    { p50: paged.p50, p99: paged.p99, errors },
+  );
+
+  // Group PATCH: 1,000 members added in one request, five groups.
+  // Viewers only: a member of a group outside the connection's adminGroups
+  // is a viewer, and the bench's admin must stay one for the rows after.
+  const ids = (await sql<{ id: number }[]>`
+    select id from users where role = 'viewer' order by id limit 5000`)
+    .map((r) => r.id);
+  const patchTimes: number[] = [];
+  let patchErrors = 0;
+  for (let g = 0; g < 5; g++) {
+    const group = await fetch(`${service.baseUrl}/scim/v2/Groups`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/scim+json" },
+      body: JSON.stringify({ displayName: `bench ${g}` }),
+    });
+    const { id } = await group.json();
+    const members = ids.slice(g * 1000, g * 1000 + 1000).map((value) => ({
+      value: String(value),
+    }));
+    const t = performance.now();
+    const res = await fetch(`${service.baseUrl}/scim/v2/Groups/${id}`, {
+      method: "PATCH",
+      headers: { ...auth, "content-type": "application/scim+json" },
+      body: JSON.stringify({
+        schemas: ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+        Operations: [{ op: "add", path: "members", value: members }],
+      }),
+    });
+    const body = await res.json();
+    patchTimes.push(performance.now() - t);
+    if (res.status !== 200 || body.members?.length !== 1000) patchErrors++;
+  }
+  const patched = percentiles(patchTimes);
+  const line =
+    `| PATCH /scim/v2/Groups/:id adding 1,000 members in one request (5 groups, one at a time) | - | ${
+      fmt(patched.p50, 1)
+    } | max ${fmt(patched.max, 1)} | ${fmt(patchErrors)} | ${
+      patchErrors === 0 ? "yes (no latency target)" : "**no**"
+    } |`;
+  console.log(line);
+  rows.push(line);
+  return rows;
 }
 
 /**

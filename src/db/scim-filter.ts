@@ -1,0 +1,307 @@
+/**
+ * SCIM filters (RFC 7644 3.4.2.2) as SQL: the parsed expression (see
+ * src/scim/filter.ts) compiled into a postgres.js fragment over the query's
+ * rows, values always as parameters. Each attribute a filter may name has
+ * one column expression and one type, which decides how values compare:
+ * text regardless of case (`caseExact: false`), text exactly, booleans,
+ * times, ids; `userName` under the canonical key (src/users/canonical.ts),
+ * which its unique index answers for `eq`. Anything else is a FilterFault
+ * (400 `invalidFilter`).
+ */
+import type { PendingQuery, Row, Sql } from "postgres";
+import type { Filter } from "scim2-parse-filter";
+import { canonicalKey } from "../users/canonical.ts";
+
+type Fragment = PendingQuery<Row[]>;
+
+/** SQL text of our own (never input) as a fragment. */
+const raw = (sql: Sql, text: string) => sql.unsafe(text) as unknown as Fragment;
+
+/** A filter that names an attribute it cannot, or compares a value it cannot. */
+export class FilterFault extends Error {}
+
+type Kind = "ci" | "exact" | "canonical" | "boolean" | "time" | "id";
+
+interface Attribute {
+  kind: Kind;
+  /** The column expression (SQL text of our own, never input). */
+  column: string;
+}
+
+/** A multi-valued attribute: its elements (SQL text of our own) and their sub-attributes. */
+interface Multi {
+  elements: string;
+  subs: Record<string, Attribute>;
+}
+
+export interface Schema {
+  attributes: Record<string, Attribute>;
+  multi: Record<string, Multi>;
+  /** The schema URN a path may start with. */
+  urn: string;
+}
+
+/**
+ * The users' filter: `u` the users row, `l` its link to the connection
+ * (scim_user_links, left joined).
+ */
+export const USER_FILTER: Schema = {
+  urn: "urn:ietf:params:scim:schemas:core:2.0:user:",
+  attributes: {
+    "id": { kind: "id", column: "u.id" },
+    "username": { kind: "canonical", column: "u.username_fold" },
+    "externalid": { kind: "exact", column: "l.external_id" },
+    "active": {
+      kind: "boolean",
+      column:
+        "(not (u.disabled_at is not null and (u.disabled_until is null or u.disabled_until > now())))",
+    },
+    "displayname": {
+      kind: "ci",
+      column: "coalesce(l.attributes->>'displayName', u.name)",
+    },
+    "name.formatted": {
+      kind: "ci",
+      column: "coalesce(l.attributes->'name'->>'formatted', u.name)",
+    },
+    "meta.created": { kind: "time", column: "u.created_at" },
+    "meta.lastmodified": {
+      kind: "time",
+      column: "coalesce(u.modified_at, u.created_at)",
+    },
+  },
+  multi: {
+    "emails": {
+      // The e-mails as sent, else the one the user has.
+      elements: `jsonb_array_elements(case
+        when jsonb_typeof(l.attributes->'emails') = 'array'
+        then l.attributes->'emails'
+        else jsonb_build_array(jsonb_build_object('value', u.email,
+          'primary', true)) end) e`,
+      subs: {
+        "value": { kind: "ci", column: "(e->>'value')" },
+        "type": { kind: "ci", column: "(e->>'type')" },
+        "display": { kind: "ci", column: "(e->>'display')" },
+        "primary": {
+          kind: "boolean",
+          column: "coalesce(e->>'primary' in ('true', 'True'), false)",
+        },
+      },
+    },
+  },
+};
+
+/** The groups' filter: `g` the scim_groups row. */
+export const GROUP_FILTER: Schema = {
+  urn: "urn:ietf:params:scim:schemas:core:2.0:group:",
+  attributes: {
+    "id": { kind: "id", column: "g.id" },
+    "displayname": { kind: "ci", column: "g.display_name" },
+    "externalid": { kind: "exact", column: "g.external_id" },
+    "meta.created": { kind: "time", column: "g.created_at" },
+    "meta.lastmodified": { kind: "time", column: "g.modified_at" },
+  },
+  multi: {
+    "members": {
+      elements: "scim_members m where m.group_id = g.id",
+      subs: { "value": { kind: "id", column: "m.user_id" } },
+    },
+  },
+};
+
+const MAX_INT = 2 ** 31 - 1;
+
+/** The SQL of a filter over `schema`'s rows; throws FilterFault. */
+export function compileFilter(sql: Sql, schema: Schema, f: Filter): Fragment {
+  const attr = (path: string) => {
+    let p = path.toLowerCase();
+    if (p.startsWith(schema.urn)) p = p.slice(schema.urn.length);
+    return p;
+  };
+
+  const within = (multi: Multi, body: Fragment) =>
+    multi.elements.includes(" where ")
+      ? sql`exists (select 1 from ${raw(sql, multi.elements)} and ${body})`
+      : sql`exists (select 1 from ${raw(sql, multi.elements)} where ${body})`;
+
+  const compile = (
+    f: Filter,
+    scope: Record<string, Attribute>,
+    multis: Record<string, Multi>,
+  ): Fragment => {
+    switch (f.op) {
+      case "and":
+      case "or":
+        return merged(f.filters).map((g) => compile(g, scope, multis)).reduce(
+          (a, b) => f.op === "and" ? sql`(${a} and ${b})` : sql`(${a} or ${b})`,
+        );
+      case "not":
+        return sql`(not coalesce(${compile(f.filter, scope, multis)}, false))`;
+      case "[]": {
+        const multi = multis[attr(f.attrPath)];
+        if (!multi) throw new FilterFault(`${f.attrPath} is not multi-valued`);
+        return within(multi, compile(f.valFilter, multi.subs, {}));
+      }
+      default: {
+        if (!isComparison(f)) throw new FilterFault(`unknown operator`);
+        const name = attr(f.attrPath);
+        const one = scope[name];
+        if (one) return compare(sql, one, f);
+        const dot = name.indexOf(".");
+        const multi = multis[dot < 0 ? name : name.slice(0, dot)];
+        const sub = multi &&
+          (dot < 0 ? multi.subs["value"] : multi.subs[name.slice(dot + 1)]);
+        if (!multi || !sub) {
+          throw new FilterFault(`unknown attribute ${f.attrPath}`);
+        }
+        return within(multi, compare(sql, sub, f));
+      }
+    }
+  };
+  // Unwrapped, so that an index answers a comparison (`userName eq`): a
+  // null where a row is selected counts as false anyway.
+  return compile(f, schema.attributes, schema.multi);
+}
+
+/**
+ * The parser reads `emails[type eq "work"].value co "x"` as the value path
+ * and a comparison of `emails.value` joined by `and`; it means one element
+ * that satisfies both, so the two are merged into one value path.
+ */
+function merged(filters: Filter[]): Filter[] {
+  const out: Filter[] = [];
+  for (const f of filters) {
+    const last = out.at(-1);
+    if (
+      last?.op === "[]" && isComparison(f) &&
+      f.attrPath.toLowerCase().startsWith(last.attrPath.toLowerCase() + ".")
+    ) {
+      out[out.length - 1] = {
+        op: "[]",
+        attrPath: last.attrPath,
+        valFilter: {
+          op: "and",
+          filters: [last.valFilter, {
+            ...f,
+            attrPath: f.attrPath.slice(last.attrPath.length + 1),
+          }],
+        },
+      };
+    } else out.push(f);
+  }
+  return out;
+}
+
+type Comparison = Extract<Filter, { compValue: unknown } | { op: "pr" }>;
+
+const isComparison = (f: Filter): f is Comparison =>
+  f.op !== "and" && f.op !== "or" && f.op !== "not" && f.op !== "[]";
+
+const ORDER: Record<string, string | undefined> = {
+  gt: ">",
+  ge: ">=",
+  lt: "<",
+  le: "<=",
+  eq: "=",
+  ne: "<>",
+};
+
+function compare(sql: Sql, a: Attribute, f: Comparison): Fragment {
+  const col = raw(sql, a.column);
+  if (f.op === "pr") {
+    return a.kind === "ci" || a.kind === "exact"
+      ? sql`(${col} is not null and ${col} <> '')`
+      : sql`(${col} is not null)`;
+  }
+  const v = f.compValue;
+  if (v === null) {
+    if (f.op === "eq") return sql`(${col} is null)`;
+    if (f.op === "ne") return sql`(${col} is not null)`;
+    throw new FilterFault(`null compares only with eq or ne`);
+  }
+  const op = f.op;
+  switch (a.kind) {
+    case "boolean": {
+      if (typeof v !== "boolean") {
+        throw new FilterFault(`${f.attrPath} compares with true or false`);
+      }
+      if (op !== "eq" && op !== "ne") {
+        throw new FilterFault(`${f.attrPath} compares with eq or ne only`);
+      }
+      return op === "eq" ? sql`(${col} = ${v})` : sql`(${col} <> ${v})`;
+    }
+    case "time": {
+      const at = typeof v === "string" ? Date.parse(v) : NaN;
+      if (Number.isNaN(at)) {
+        throw new FilterFault(`${f.attrPath} compares with a date and time`);
+      }
+      const sign = ORDER[op];
+      if (!sign) throw new FilterFault(`${op} does not compare times`);
+      const iso = new Date(at).toISOString();
+      // Times are shown to the millisecond: compared so too.
+      return sql`(date_trunc('milliseconds', ${col}) ${
+        raw(sql, sign)
+      } ${iso}::timestamptz)`;
+    }
+    case "id": {
+      if (typeof v !== "string" && typeof v !== "number") {
+        throw new FilterFault(`${f.attrPath} compares with an id`);
+      }
+      const text = String(v);
+      const sign = ORDER[op];
+      if (sign) {
+        const n = /^[0-9]{1,10}$/.test(text) ? Number(text) : NaN;
+        if (Number.isNaN(n) || n > MAX_INT) {
+          // An id that cannot exist: equal to none, unequal to all.
+          if (op === "eq") return sql`false`;
+          if (op === "ne") return sql`true`;
+          throw new FilterFault(`${f.attrPath} ${op} needs a number`);
+        }
+        return sql`(${col} ${raw(sql, sign)} ${n}::int)`;
+      }
+      return textOp(sql, sql`${col}::text`, op, text);
+    }
+    default: {
+      if (typeof v !== "string") {
+        throw new FilterFault(`${f.attrPath} compares with a string`);
+      }
+      if (a.kind === "canonical") return textOp(sql, col, op, canonicalKey(v));
+      if (a.kind === "ci") {
+        return textOp(sql, sql`lower(${col})`, op, v.toLowerCase(), true);
+      }
+      return textOp(sql, col, op, v);
+    }
+  }
+}
+
+function textOp(
+  sql: Sql,
+  col: Fragment,
+  op: Comparison["op"],
+  v: string,
+  lowered = false,
+): Fragment {
+  const value = lowered ? sql`lower(${v}::text)` : sql`${v}::text`;
+  switch (op) {
+    case "eq":
+      return sql`(${col} = ${value})`;
+    case "ne":
+      return sql`(${col} <> ${value})`;
+    case "co":
+      return sql`(strpos(${col}, ${value}) > 0)`;
+    case "sw":
+      return sql`(left(${col}, length(${value})) = ${value})`;
+    case "ew":
+      return sql`(right(${col}, length(${value})) = ${value})`;
+    case "gt":
+      return sql`(${col} > ${value} collate "C")`;
+    case "ge":
+      return sql`(${col} >= ${value} collate "C")`;
+    case "lt":
+      return sql`(${col} < ${value} collate "C")`;
+    case "le":
+      return sql`(${col} <= ${value} collate "C")`;
+    default:
+      throw new FilterFault(`unknown operator ${op}`);
+  }
+}

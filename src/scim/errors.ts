@@ -1,0 +1,124 @@
+/**
+ * SCIM's error answers (RFC 7644 3.12): `schemas`, `status` as a string,
+ * `scimType` where RFC 7644 names one, `detail` in words; media type
+ * application/scim+json; a 401 says `WWW-Authenticate: Bearer`. Every SCIM
+ * route declares this form (`errorForm`), so its checks, its outcomes and
+ * its 500 answer so, and the document shows them so.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../http/env.ts";
+import { type Message, MSG } from "../http/messages.ts";
+import { type Check, check, type ErrorForm } from "../http/openapi.ts";
+
+export const SCIM_MEDIA_TYPE = "application/scim+json";
+export const ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error";
+
+export type ScimType =
+  | "invalidFilter"
+  | "tooMany"
+  | "uniqueness"
+  | "mutability"
+  | "invalidSyntax"
+  | "invalidPath"
+  | "noTarget"
+  | "invalidValue"
+  | "invalidVers"
+  | "sensitive";
+
+/** The scimType each message answers with. */
+const SCIM_TYPES: Partial<Record<Message, ScimType>> = {
+  [MSG.scimInvalidFilter]: "invalidFilter",
+  [MSG.scimInvalidValue]: "invalidValue",
+  [MSG.scimInvalidSyntax]: "invalidSyntax",
+  [MSG.scimInvalidPath]: "invalidPath",
+  [MSG.scimNoTarget]: "noTarget",
+  [MSG.scimMutability]: "mutability",
+  [MSG.scimUniqueness]: "uniqueness",
+};
+
+/** A SCIM check: its message is the `detail` unless the step says more. */
+export const scimCheck = <const S extends 400 | 401 | 404 | 409 | 412 | 413>(
+  status: S,
+  message: Message,
+  when: string,
+) =>
+  check(
+    status,
+    message,
+    when,
+    status === 401
+      ? {
+        "WWW-Authenticate": {
+          description: "`Bearer`: the token scheme",
+          schema: { type: "string" },
+        },
+      }
+      : undefined,
+  );
+
+/** The error body of SCIM. */
+export const ScimErrorSchema = z.object({
+  schemas: z.array(z.literal(ERROR_SCHEMA)),
+  status: z.string().openapi({ example: "400" }),
+  scimType: z.string().optional(),
+  detail: z.string(),
+}).openapi("ScimError");
+
+/**
+ * The answer to a failed check with a particular `detail` (a filter's
+ * fault, a PATCH operation's): said by the step or handler before it
+ * answers, rendered by the form.
+ */
+export function scimError(
+  c: Context<AppEnv>,
+  status: number,
+  message: Message,
+  detail?: string,
+): Response {
+  if (detail !== undefined) c.set("errorDetail", detail);
+  return scimErrorForm.respond(c, status, message);
+}
+
+export const scimErrorForm: ErrorForm = {
+  respond(c, status, message, headers) {
+    const detail = (c as Context<AppEnv>).get("errorDetail") ?? message;
+    const scimType = SCIM_TYPES[message];
+    return c.body(
+      JSON.stringify({
+        schemas: [ERROR_SCHEMA],
+        status: String(status),
+        ...scimType && { scimType },
+        detail,
+      }),
+      status as 400,
+      {
+        ...headers,
+        "content-type": SCIM_MEDIA_TYPE,
+        ...status === 401 && { "www-authenticate": 'Bearer realm="scim"' },
+      },
+    );
+  },
+  document(status: number, checks: readonly Check[]) {
+    const examples = Object.fromEntries(
+      checks.map((c) => [c.message, {
+        summary: c.when,
+        value: {
+          schemas: [ERROR_SCHEMA],
+          status: String(status),
+          ...SCIM_TYPES[c.message] && { scimType: SCIM_TYPES[c.message] },
+          detail: c.message,
+        },
+      }]),
+    );
+    const headers = Object.assign({}, ...checks.map((c) => c.headers ?? {}));
+    return {
+      description: checks.map((c) => c.when).join("; ").replace(
+        /^./,
+        (x) => x.toUpperCase(),
+      ),
+      ...Object.keys(headers).length > 0 && { headers },
+      content: { [SCIM_MEDIA_TYPE]: { schema: ScimErrorSchema, examples } },
+    };
+  },
+};

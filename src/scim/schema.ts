@@ -1,0 +1,247 @@
+/**
+ * The SCIM schemas the service speaks (RFC 7643): the core User with the
+ * enterprise extension, and the core Group. One table of attributes serves
+ * reading bodies (which attributes are known, of which type), PATCH paths
+ * (which name something) and the discovery documents (`/Schemas`).
+ */
+
+export const USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
+export const GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
+export const ENTERPRISE_SCHEMA =
+  "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+export const LIST_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:ListResponse";
+export const PATCH_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+export const SEARCH_SCHEMA =
+  "urn:ietf:params:scim:api:messages:2.0:SearchRequest";
+
+export type AttrType = "string" | "boolean" | "complex" | "reference";
+
+export interface AttrDef {
+  /** The attribute's name as the schema spells it. */
+  name: string;
+  type: AttrType;
+  multi?: boolean;
+  /** Sub-attributes of a complex attribute. */
+  subs?: AttrDef[];
+  mutability?: "readOnly" | "readWrite" | "writeOnly" | "immutable";
+  /** Compared without regard to case (strings). */
+  caseExact?: boolean;
+  required?: boolean;
+  uniqueness?: "none" | "server";
+  description?: string;
+}
+
+const str = (name: string, extra: Partial<AttrDef> = {}): AttrDef => ({
+  name,
+  type: "string",
+  ...extra,
+});
+
+/** value, display, type, primary: the sub-attributes of most multi-valued attributes. */
+const multiValued = (name: string, extra: AttrDef[] = []): AttrDef => ({
+  name,
+  type: "complex",
+  multi: true,
+  subs: [
+    str("value"),
+    str("display"),
+    str("type"),
+    { name: "primary", type: "boolean" },
+    ...extra,
+  ],
+});
+
+export const USER_ATTRIBUTES: AttrDef[] = [
+  str("userName", {
+    required: true,
+    uniqueness: "server",
+    description:
+      "The username: canonical and confusable uniqueness as for every user; at most 254 characters",
+  }),
+  {
+    name: "name",
+    type: "complex",
+    subs: [
+      str("formatted"),
+      str("familyName"),
+      str("givenName"),
+      str("middleName"),
+      str("honorificPrefix"),
+      str("honorificSuffix"),
+    ],
+  },
+  str("displayName"),
+  str("nickName"),
+  { name: "profileUrl", type: "reference" },
+  str("title"),
+  str("userType"),
+  str("preferredLanguage"),
+  str("locale"),
+  str("timezone"),
+  { name: "active", type: "boolean" },
+  str("password", { mutability: "writeOnly" }),
+  multiValued("emails"),
+  multiValued("phoneNumbers"),
+  multiValued("ims"),
+  multiValued("photos"),
+  {
+    name: "addresses",
+    type: "complex",
+    multi: true,
+    subs: [
+      str("formatted"),
+      str("streetAddress"),
+      str("locality"),
+      str("region"),
+      str("postalCode"),
+      str("country"),
+      str("type"),
+      { name: "primary", type: "boolean" },
+    ],
+  },
+  multiValued("groups", [{ name: "$ref", type: "reference" }]),
+  multiValued("entitlements"),
+  multiValued("roles"),
+  multiValued("x509Certificates"),
+];
+
+export const ENTERPRISE_ATTRIBUTES: AttrDef[] = [
+  str("employeeNumber"),
+  str("costCenter"),
+  str("organization"),
+  str("division"),
+  str("department"),
+  {
+    name: "manager",
+    type: "complex",
+    subs: [
+      str("value"),
+      { name: "$ref", type: "reference" },
+      str("displayName"),
+    ],
+  },
+];
+
+export const GROUP_ATTRIBUTES: AttrDef[] = [
+  str("displayName", { required: true }),
+  {
+    name: "members",
+    type: "complex",
+    multi: true,
+    subs: [
+      str("value", { mutability: "immutable" }),
+      str("display"),
+      { name: "$ref", type: "reference" },
+      str("type"),
+    ],
+  },
+];
+
+/** Attributes every resource has (RFC 7643 3.1), managed by the service. */
+export const COMMON_READ_ONLY = new Set(["id", "meta"]);
+
+/** A definition by name, without regard to case. */
+export const findAttr = (defs: AttrDef[], name: string) => {
+  const lower = name.toLowerCase();
+  return defs.find((d) => d.name.toLowerCase() === lower);
+};
+
+// The discovery documents (RFC 7643 5-7; RFC 7644 4).
+
+const schemaAttribute = (d: AttrDef): Record<string, unknown> => ({
+  name: d.name,
+  type: d.type,
+  multiValued: d.multi ?? false,
+  description: d.description ?? d.name,
+  required: d.required ?? false,
+  ...(d.type === "string" && { caseExact: d.caseExact ?? false }),
+  mutability: d.mutability ??
+    (d.name === "groups" ? "readOnly" : "readWrite"),
+  returned: d.mutability === "writeOnly" ? "never" : "default",
+  uniqueness: d.uniqueness ?? "none",
+  ...(d.subs && { subAttributes: d.subs.map(schemaAttribute) }),
+});
+
+const schemaDoc = (
+  id: string,
+  name: string,
+  description: string,
+  attributes: AttrDef[],
+  base: string,
+) => ({
+  schemas: ["urn:ietf:params:scim:schemas:core:2.0:Schema"],
+  id,
+  name,
+  description,
+  attributes: attributes.map(schemaAttribute),
+  meta: { resourceType: "Schema", location: `${base}/Schemas/${id}` },
+});
+
+export const schemaDocs = (base: string) => [
+  schemaDoc(USER_SCHEMA, "User", "User Account", [
+    { ...str("externalId"), caseExact: true },
+    ...USER_ATTRIBUTES,
+  ], base),
+  schemaDoc(
+    ENTERPRISE_SCHEMA,
+    "EnterpriseUser",
+    "Enterprise User",
+    ENTERPRISE_ATTRIBUTES,
+    base,
+  ),
+  schemaDoc(GROUP_SCHEMA, "Group", "Group", [
+    { ...str("externalId"), caseExact: true },
+    ...GROUP_ATTRIBUTES,
+  ], base),
+];
+
+export const resourceTypeDocs = (base: string) => [
+  {
+    schemas: ["urn:ietf:params:scim:schemas:core:2.0:ResourceType"],
+    id: "User",
+    name: "User",
+    endpoint: "/Users",
+    description: "User Account",
+    schema: USER_SCHEMA,
+    schemaExtensions: [{ schema: ENTERPRISE_SCHEMA, required: false }],
+    meta: {
+      resourceType: "ResourceType",
+      location: `${base}/ResourceTypes/User`,
+    },
+  },
+  {
+    schemas: ["urn:ietf:params:scim:schemas:core:2.0:ResourceType"],
+    id: "Group",
+    name: "Group",
+    endpoint: "/Groups",
+    description: "Group",
+    schema: GROUP_SCHEMA,
+    schemaExtensions: [],
+    meta: {
+      resourceType: "ResourceType",
+      location: `${base}/ResourceTypes/Group`,
+    },
+  },
+];
+
+export const serviceProviderConfig = (base: string) => ({
+  schemas: ["urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"],
+  documentationUri: "https://github.com/",
+  patch: { supported: true },
+  bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
+  filter: { supported: true, maxResults: 1000 },
+  changePassword: { supported: true },
+  sort: { supported: true },
+  etag: { supported: true },
+  authenticationSchemes: [{
+    type: "oauthbearertoken",
+    name: "Bearer token",
+    description:
+      "The provisioning connection's token (`usc_...`), as `Authorization: Bearer usc_...`",
+    primary: true,
+  }],
+  meta: {
+    resourceType: "ServiceProviderConfig",
+    location: `${base}/ServiceProviderConfig`,
+  },
+});

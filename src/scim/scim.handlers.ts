@@ -1,0 +1,518 @@
+import type { Context } from "hono";
+import { auditContext } from "../audit/context.ts";
+import type { PasswordHasher } from "../auth/passwords.ts";
+import type { Config } from "../config.ts";
+import type {
+  Connection,
+  ListAfter,
+  ScimFault,
+  ScimWrite,
+  UserSort,
+} from "../db/scim.ts";
+import { isFault } from "../db/scim.ts";
+import type { Store } from "../db/store.ts";
+import type { Handlers } from "../http/endpoint.ts";
+import type { AppEnv } from "../http/env.ts";
+import { requestOrigin } from "../http/origin.ts";
+import { versionsOf } from "../users/listing.ts";
+import { SCIM_MEDIA_TYPE } from "./errors.ts";
+import { applyPatch } from "./patch.ts";
+import {
+  groupFromBody,
+  groupResource,
+  groupVersion,
+  project,
+  userFromBody,
+  userResource,
+  userVersion,
+} from "./resources.ts";
+import {
+  GROUP_ATTRIBUTES,
+  LIST_SCHEMA,
+  resourceTypeDocs,
+  schemaDocs,
+  serviceProviderConfig,
+  USER_ATTRIBUTES,
+} from "./schema.ts";
+import type * as routes from "./scim.routes.ts";
+import type { ListParams } from "./steps.ts";
+
+export interface ScimDeps {
+  store: Store;
+  passwords: PasswordHasher;
+  config: Pick<Config, "TRUST_PROXY" | "BCRYPT_COST">;
+}
+
+type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
+
+/** The faults only a PATCH's paths can make. */
+type PathFault = "invalidPath" | "noTarget" | "mutability";
+
+/** Entries each of the list caches keeps at most (oldest dropped first). */
+const CACHE_MAX = 10_000;
+
+function remember<K, V>(map: Map<K, V>, key: K, value: V) {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > CACHE_MAX) map.delete(map.keys().next().value!);
+}
+
+const BCRYPT_ALPHABET =
+  "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/**
+ * The hash of a user created without a password: bcrypt's form at the
+ * service's cost (a login costs what any login costs) over random salt and
+ * digest, so no password matches it until an admin sets one.
+ */
+function unusableHash(cost: number) {
+  const random = crypto.getRandomValues(new Uint8Array(53));
+  return `$2b$${String(cost).padStart(2, "0")}$${
+    [...random].map((b) => BCRYPT_ALPHABET[b % 64]).join("")
+  }`;
+}
+
+/** The handlers run after their routes' steps (scim.routes.ts). */
+export function createScimHandlers({ store, passwords, config }: ScimDeps) {
+  const base = (c: Context<AppEnv>) =>
+    `${requestOrigin(c, config.TRUST_PROXY)}/scim/v2`;
+  const writeOf = (c: Context<AppEnv>, connection: Connection): ScimWrite => ({
+    connection,
+    context: auditContext(c, config.TRUST_PROXY),
+    writeBy: c.get("writeBy"),
+  });
+  /** A SCIM JSON answer (the route declares it; the media type is SCIM's). */
+  const send = (
+    c: Context<AppEnv>,
+    status: 200 | 201,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ) =>
+    c.body(JSON.stringify(body), status, {
+      "content-type": SCIM_MEDIA_TYPE,
+      ...headers,
+    }) as never;
+  /**
+   * A body's fault (a POST or PUT) as its outcome: a body has no paths, so
+   * only these kinds arise; any other would be answered as a bad value.
+   */
+  const bodyFaulted = <T>(
+    answer: T,
+  ): Exclude<T, PathFault> | "invalidValue" =>
+    answer === "invalidPath" || answer === "noTarget" ||
+      answer === "mutability"
+      ? "invalidValue"
+      : answer as Exclude<T, PathFault>;
+  /** A fault answered by its outcome, with its words as the detail. */
+  const faulted = (c: Context<AppEnv>, f: ScimFault): ScimFault["fault"] => {
+    c.set("errorDetail", f.detail);
+    return f.fault;
+  };
+  const listResponse = (
+    total: number,
+    startIndex: number,
+    resources: unknown[] | undefined,
+  ) => ({
+    schemas: [LIST_SCHEMA],
+    totalResults: total,
+    startIndex,
+    itemsPerPage: resources?.length ?? 0,
+    ...resources && { Resources: resources },
+  });
+
+  // Counts of a filter's users at a version of the list: paging through a
+  // million users counts them once, not once a page.
+  const counts = new Map<string, { version: string; n: number }>();
+  // Where a page of a list read in sequence ended: the next page starts
+  // there in index order rather than skipping `startIndex` rows.
+  const ends = new Map<string, ListAfter>();
+
+  const SORTS: Record<string, UserSort> = {
+    "username": "userName",
+    "meta.created": "meta.created",
+    "meta.lastmodified": "meta.lastModified",
+  };
+
+  const listUsersOf = async (
+    c: Context<AppEnv>,
+    connection: Connection,
+    list: ListParams & { where?: Parameters<typeof store.scim.users.count>[1] },
+  ) => {
+    const sort = SORTS[list.sortBy?.toLowerCase() ?? ""] ?? "id";
+    const filterKey = `${connection.id}|${JSON.stringify(list.filter ?? null)}`;
+    const version = await store.scim.users.listVersion();
+    let counted = counts.get(filterKey);
+    if (counted?.version !== version) {
+      counted = {
+        version,
+        n: await store.scim.users.count(connection.id, list.where),
+      };
+      remember(counts, filterKey, counted);
+    }
+    if (list.count === 0) {
+      return send(c, 200, listResponse(counted.n, list.startIndex, undefined));
+    }
+    const sequence = `${filterKey}|${sort}|${list.descending}`;
+    const after = ends.get(`${sequence}|${list.startIndex}`);
+    const rows = await store.scim.users.list(connection.id, {
+      where: list.where,
+      sort,
+      descending: list.descending,
+      offset: list.startIndex - 1,
+      limit: list.count,
+      after,
+    });
+    const last = rows.at(-1);
+    if (last && rows.length === list.count) {
+      remember(ends, `${sequence}|${list.startIndex + rows.length}`, {
+        key: last.sortKey,
+        id: last.id,
+      });
+    }
+    const at = base(c);
+    return send(
+      c,
+      200,
+      listResponse(
+        counted.n,
+        list.startIndex,
+        rows.map((r) =>
+          project(
+            userResource(r, at),
+            list.attributes,
+            list.excludedAttributes,
+          )
+        ),
+      ),
+    );
+  };
+
+  /** The versions If-Match names (weakly compared), or undefined: no precondition. */
+  const userVersions = (id: number, tags: string[] | undefined) =>
+    tags && versionsOf(id, tags.map((t) => t));
+  const groupVersions = (id: number, tags: string[] | undefined) =>
+    tags?.flatMap((t) => {
+      const m = /^"g(\d+)\.(\d+)"$/.exec(t);
+      return m && Number(m[1]) === id ? [m[2]] : [];
+    });
+
+  const serviceProviderConfigHandler: Handler<"serviceProviderConfig"> = (
+    c,
+  ) => send(c, 200, serviceProviderConfig(base(c)));
+
+  const resourceTypes: Handler<"resourceTypes"> = (c) => {
+    const docs = resourceTypeDocs(base(c));
+    return send(c, 200, listResponse(docs.length, 1, docs));
+  };
+
+  const schemas: Handler<"schemas"> = (c) => {
+    const docs = schemaDocs(base(c));
+    return send(c, 200, listResponse(docs.length, 1, docs));
+  };
+
+  const listUsers: Handler<"listUsers"> = (c, { connection, list }) =>
+    listUsersOf(c, connection, list);
+
+  const searchUsers: Handler<"searchUsers"> = (c, { connection, list }) =>
+    listUsersOf(c, connection, list);
+
+  const getUser: Handler<"getUser"> = async (
+    c,
+    { connection, id, projection },
+  ) => {
+    const row = await store.scim.users.get(connection.id, id);
+    if (!row) return "not_found" as const;
+    return send(
+      c,
+      200,
+      project(
+        userResource(row, base(c)),
+        projection.attributes,
+        projection.excluded,
+      ),
+      { ETag: userVersion(row) },
+    );
+  };
+
+  const createUser: Handler<"createUser"> = async (
+    c,
+    { connection, body, projection },
+  ) => {
+    const read = userFromBody(body);
+    if (isFault(read)) return bodyFaulted(faulted(c, read));
+    const passwordHash = read.password === undefined
+      ? unusableHash(config.BCRYPT_COST)
+      : await passwords.hash(read.password);
+    const row = await store.scim.users.create(
+      { ...read.state, passwordHash },
+      writeOf(c, connection),
+    );
+    if (isFault(row)) return bodyFaulted(faulted(c, row));
+    const resource = userResource(row, base(c));
+    return send(
+      c,
+      201,
+      project(resource, projection.attributes, projection.excluded),
+      {
+        ETag: userVersion(row),
+        Location: (resource.meta as { location: string }).location,
+      },
+    );
+  };
+
+  /** A write of the user by `make` (a PUT's body, a PATCH's result), answered as the route says. */
+  const writeUser = async (
+    c: Context<AppEnv>,
+    connection: Connection,
+    id: number,
+    ifMatch: string[] | undefined,
+    projection: { attributes?: string[]; excluded?: string[] },
+    make: (current: Parameters<typeof userResource>[0]) => unknown,
+  ) => {
+    const at = base(c);
+    const outcome = await store.scim.users.write(
+      id,
+      userVersions(id, ifMatch),
+      async (cur) => {
+        const next = make(cur);
+        if (isFault(next)) return next;
+        const read = userFromBody(next, cur);
+        if (isFault(read)) return read;
+        return read.password === undefined ? read.state : {
+          ...read.state,
+          passwordHash: await passwords.hash(read.password),
+        };
+      },
+      writeOf(c, connection),
+    );
+    if (typeof outcome === "string") return outcome;
+    if (isFault(outcome)) return faulted(c, outcome);
+    return send(
+      c,
+      200,
+      project(
+        userResource(outcome, at),
+        projection.attributes,
+        projection.excluded,
+      ),
+      { ETag: userVersion(outcome) },
+    );
+  };
+
+  const replaceUser: Handler<"replaceUser"> = (
+    c,
+    { connection, id, body, ifMatch, projection },
+  ) =>
+    writeUser(c, connection, id, ifMatch, projection, () => body).then(
+      bodyFaulted,
+    );
+
+  const patchUser: Handler<"patchUser"> = (
+    c,
+    { connection, id, body, ifMatch, projection },
+  ) =>
+    writeUser(
+      c,
+      connection,
+      id,
+      ifMatch,
+      projection,
+      (cur) =>
+        applyPatch(
+          userResource(cur, base(c)),
+          operations(body),
+          USER_ATTRIBUTES,
+        ),
+    );
+
+  const deleteUser: Handler<"deleteUser"> = async (
+    c,
+    { connection, id, ifMatch },
+  ) => {
+    const outcome = await store.scim.users.remove(
+      id,
+      userVersions(id, ifMatch),
+      writeOf(c, connection),
+    );
+    return outcome === "deleted" ? c.body(null, 204) as never : outcome;
+  };
+
+  const withMembers = (p: { attributes?: string[]; excluded?: string[] }) =>
+    !(p.excluded ?? []).some((a) => a.toLowerCase() === "members") &&
+    (!p.attributes?.length ||
+      p.attributes.some((a) => a.toLowerCase().startsWith("members")));
+
+  const GROUP_SORTS: Record<
+    string,
+    "displayName" | "meta.created" | "meta.lastModified"
+  > = {
+    "displayname": "displayName",
+    "meta.created": "meta.created",
+    "meta.lastmodified": "meta.lastModified",
+  };
+
+  const listGroups: Handler<"listGroups"> = async (
+    c,
+    { connection, list },
+  ) => {
+    const total = await store.scim.groups.count(connection.id, list.where);
+    if (list.count === 0) {
+      return send(c, 200, listResponse(total, list.startIndex, undefined));
+    }
+    const rows = await store.scim.groups.list(connection.id, {
+      where: list.where,
+      sort: GROUP_SORTS[list.sortBy?.toLowerCase() ?? ""] ?? "id",
+      descending: list.descending,
+      offset: list.startIndex - 1,
+      limit: list.count,
+      withMembers: withMembers({
+        attributes: list.attributes,
+        excluded: list.excludedAttributes,
+      }),
+    });
+    const at = base(c);
+    return send(
+      c,
+      200,
+      listResponse(
+        total,
+        list.startIndex,
+        rows.map((r) =>
+          project(
+            groupResource(r, at),
+            list.attributes,
+            list.excludedAttributes,
+          )
+        ),
+      ),
+    );
+  };
+
+  const sendGroup = async (
+    c: Context<AppEnv>,
+    connection: Connection,
+    id: number,
+    status: 200 | 201,
+    projection: { attributes?: string[]; excluded?: string[] },
+  ) => {
+    const row = await store.scim.groups.get(
+      connection.id,
+      id,
+      withMembers(projection),
+    );
+    if (!row) return "not_found" as const;
+    const resource = groupResource(row, base(c));
+    return send(
+      c,
+      status,
+      project(resource, projection.attributes, projection.excluded),
+      {
+        ETag: groupVersion(row),
+        ...status === 201 &&
+          { Location: (resource.meta as { location: string }).location },
+      },
+    );
+  };
+
+  const getGroup: Handler<"getGroup"> = (c, { connection, id, projection }) =>
+    sendGroup(c, connection, id, 200, projection);
+
+  const createGroup: Handler<"createGroup"> = async (
+    c,
+    { connection, body, projection },
+  ) => {
+    const read = groupFromBody(body);
+    if (isFault(read)) return bodyFaulted(faulted(c, read));
+    const row = await store.scim.groups.create(read, writeOf(c, connection));
+    if (isFault(row)) return bodyFaulted(faulted(c, row));
+    const sent = await sendGroup(c, connection, row.id, 201, projection);
+    // Deleted at once by another request: answered as created, without members.
+    return sent === "not_found"
+      ? send(c, 201, groupResource(row, base(c)))
+      : sent;
+  };
+
+  const writeGroup = async (
+    c: Context<AppEnv>,
+    connection: Connection,
+    id: number,
+    ifMatch: string[] | undefined,
+    projection: { attributes?: string[]; excluded?: string[] },
+    make: (current: Record<string, unknown>) => unknown,
+  ) => {
+    const outcome = await store.scim.groups.write(
+      id,
+      groupVersions(id, ifMatch),
+      (cur) => {
+        const next = make({
+          displayName: cur.displayName,
+          ...cur.externalId !== null && { externalId: cur.externalId },
+          members: cur.members.map((m) => ({ value: String(m) })),
+        });
+        return isFault(next) ? next : groupFromBody(next);
+      },
+      writeOf(c, connection),
+    );
+    if (typeof outcome === "string") return outcome;
+    if (isFault(outcome)) return faulted(c, outcome);
+    return await sendGroup(c, connection, id, 200, projection);
+  };
+
+  const replaceGroup: Handler<"replaceGroup"> = (
+    c,
+    { connection, id, body, ifMatch, projection },
+  ) =>
+    writeGroup(c, connection, id, ifMatch, projection, () => body).then(
+      bodyFaulted,
+    );
+
+  const patchGroup: Handler<"patchGroup"> = (
+    c,
+    { connection, id, body, ifMatch, projection },
+  ) =>
+    writeGroup(
+      c,
+      connection,
+      id,
+      ifMatch,
+      projection,
+      (cur) => applyPatch(cur, operations(body), GROUP_ATTRIBUTES),
+    );
+
+  const deleteGroup: Handler<"deleteGroup"> = async (
+    c,
+    { connection, id, ifMatch },
+  ) => {
+    const outcome = await store.scim.groups.remove(
+      id,
+      groupVersions(id, ifMatch),
+      writeOf(c, connection),
+    );
+    return outcome === "deleted" ? c.body(null, 204) as never : outcome;
+  };
+
+  return {
+    serviceProviderConfig: serviceProviderConfigHandler,
+    resourceTypes,
+    schemas,
+    listUsers,
+    searchUsers,
+    getUser,
+    createUser,
+    replaceUser,
+    patchUser,
+    deleteUser,
+    listGroups,
+    getGroup,
+    createGroup,
+    replaceGroup,
+    patchGroup,
+    deleteGroup,
+  };
+}
+
+/** A PatchOp body's `Operations` (named in any case). */
+function operations(body: Record<string, unknown>): unknown {
+  const key = Object.keys(body).find((k) => k.toLowerCase() === "operations");
+  return key === undefined ? undefined : body[key];
+}

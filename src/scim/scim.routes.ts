@@ -1,0 +1,325 @@
+/**
+ * `/scim/v2` (RFC 7643/7644): discovery without a token, Users and Groups
+ * with the connection's bearer token. Every check answers a SCIM error
+ * (errors.ts); the steps are in steps.ts.
+ */
+import { z } from "@hono/zod-openapi";
+import { idParam } from "../http/id-param.ts";
+import { MSG } from "../http/messages.ts";
+import { failure, textHeader } from "../http/openapi.ts";
+import { outcome, passes, pathParam } from "../http/steps.ts";
+import { parseUserId } from "../users/user.ts";
+import { scimCheck } from "./errors.ts";
+import {
+  invalidSyntax,
+  invalidValue,
+  listQuery,
+  noSuchId,
+  notFound,
+  openScimRoute,
+  preconditionFailed,
+  scimBody,
+  scimIfMatch,
+  scimJson,
+  scimRoute,
+  uniqueness,
+} from "./steps.ts";
+
+const ETAG = { ETag: textHeader("The resource's version (`meta.version`)") };
+const LOCATION = {
+  ETag: ETAG.ETag,
+  Location: textHeader("The new resource's URL"),
+};
+
+const invalidPath = scimCheck(
+  400,
+  MSG.scimInvalidPath,
+  "a PATCH path names no attribute of the schemas (or is malformed)",
+);
+const noTarget = scimCheck(
+  400,
+  MSG.scimNoTarget,
+  "a PATCH `remove` has no path",
+);
+const mutability = scimCheck(
+  400,
+  MSG.scimMutability,
+  "a PATCH path names a read-only attribute (`id`, `meta`, `groups`)",
+);
+
+/** The faults a POST or PUT may answer, as outcomes (the detail says which). */
+const writeFaults = [
+  outcome("invalidSyntax", invalidSyntax),
+  outcome("invalidValue", invalidValue),
+  outcome("uniqueness", uniqueness),
+] as const;
+
+/** A PATCH's: its paths' too. */
+const patchFaults = [
+  outcome("invalidSyntax", invalidSyntax),
+  outcome("invalidValue", invalidValue),
+  outcome("invalidPath", invalidPath),
+  outcome("noTarget", noTarget),
+  outcome("mutability", mutability),
+  outcome("uniqueness", uniqueness),
+] as const;
+
+const id = pathParam("id", parseUserId, noSuchId);
+
+/** The id of a user or group in the path, as the document declares it. */
+const IdParam = z.object({ id: idParam("id", 12) });
+
+/** `attributes` and `excludedAttributes` of a read or write (RFC 7644 3.9). */
+const projection = passes<
+  "projection",
+  { attributes?: string[]; excluded?: string[] }
+>("projection", [], (c) => {
+  const split = (v: string | undefined) =>
+    v?.split(",").map((s) => s.trim()).filter(Boolean);
+  return {
+    attributes: split(c.req.query("attributes")),
+    excluded: split(c.req.query("excludedAttributes")),
+  };
+});
+
+const failed = failure(MSG.scimFailed);
+
+export const serviceProviderConfig = openScimRoute({
+  operationId: "scimServiceProviderConfig",
+  method: "get",
+  path: "/scim/v2/ServiceProviderConfig",
+  summary: "SCIM: what the service supports",
+  description:
+    "PATCH, filter (at most 1000 results a page), sort, ETags and password changes are supported; bulk is not.",
+  responses: { 200: scimJson("The service provider configuration") },
+  steps: [failed],
+});
+
+export const resourceTypes = openScimRoute({
+  operationId: "scimResourceTypes",
+  method: "get",
+  path: "/scim/v2/ResourceTypes",
+  summary: "SCIM: resource types",
+  description: "User (with the enterprise extension) and Group.",
+  responses: { 200: scimJson("A ListResponse of the resource types") },
+  steps: [failed],
+});
+
+export const schemas = openScimRoute({
+  operationId: "scimSchemas",
+  method: "get",
+  path: "/scim/v2/Schemas",
+  summary: "SCIM: schemas",
+  description:
+    "The core User, the enterprise User extension and the core Group, with every attribute the service keeps.",
+  responses: { 200: scimJson("A ListResponse of the schemas") },
+  steps: [failed],
+});
+
+const listDescription = (what: string, filterable: string) =>
+  `${what}, \`totalResults\` of all that match. \`filter\` on ${filterable} (the whole RFC 7644 grammar, compiled to SQL); ` +
+  "`startIndex` (1-based; below 1 counts as 1), `count` (default 100, capped at 1000; 0 answers `totalResults` only), " +
+  "`attributes`/`excludedAttributes`.";
+
+export const listUsers = scimRoute({
+  operationId: "scimListUsers",
+  method: "get",
+  path: "/scim/v2/Users",
+  summary: "SCIM: list users",
+  description: listDescription(
+    "Every user (made through SCIM or `/api` alike)",
+    "`id`, `userName` (under the canonical key), `externalId`, `emails.value`, `emails[...]`, `active`, `displayName`, `name.formatted`, `meta.created`, `meta.lastModified`",
+  ) +
+    " `sortBy` `userName`, `meta.created` or `meta.lastModified`; paging through every user in sequence reads the next page in index order.",
+  responses: { 200: scimJson("A ListResponse of users") },
+  steps: [listQuery("users", "query"), failed],
+});
+
+export const searchUsers = scimRoute({
+  operationId: "scimSearchUsers",
+  method: "post",
+  path: "/scim/v2/Users/.search",
+  summary: "SCIM: search users (POST)",
+  description:
+    "As `GET /scim/v2/Users`, the parameters in a SearchRequest body (`attributes` and `excludedAttributes` as arrays).",
+  responses: { 200: scimJson("A ListResponse of users") },
+  steps: [scimBody, listQuery("users", "body"), failed],
+});
+
+export const getUser = scimRoute({
+  operationId: "scimGetUser",
+  method: "get",
+  path: "/scim/v2/Users/{id}",
+  request: { params: IdParam },
+  summary: "SCIM: get a user",
+  description:
+    "The user as this connection sees it: its externalId and the attributes it wrote, beside what the service keeps. `meta.version` and `ETag` are the user's ETag (the one `GET /api/users/{id}` gives).",
+  responses: { 200: scimJson("The user", ETAG) },
+  steps: [id, projection, outcome("not_found", notFound), failed],
+});
+
+export const createUser = scimRoute({
+  operationId: "scimCreateUser",
+  method: "post",
+  path: "/scim/v2/Users",
+  summary: "SCIM: create a user",
+  description:
+    "A viewer (until group membership says otherwise). `userName` is the username (at most 254 characters), the name is `name.formatted`, else `displayName`, else given and family name, else `userName`; the e-mail the primary of `emails`, else the first, else `userName` when it is an address. " +
+    "`active: false` creates the user disabled. Without `password` the user cannot log in with a password until an admin sets one. Other attributes of the User and enterprise schemas are kept (at most 16 KiB) and returned; attributes no schema defines are ignored.",
+  responses: { 201: scimJson("Created", LOCATION) },
+  steps: [scimBody, projection, ...writeFaults, failed],
+});
+
+export const replaceUser = scimRoute({
+  operationId: "scimReplaceUser",
+  method: "put",
+  path: "/scim/v2/Users/{id}",
+  request: { params: IdParam },
+  summary: "SCIM: replace a user",
+  description:
+    "Replaces what this connection wrote of the user. Without `password` the password stays; without `active` the user stays enabled or disabled as they are.",
+  responses: { 200: scimJson("The user after the change", ETAG) },
+  steps: [
+    id,
+    scimBody,
+    scimIfMatch,
+    projection,
+    outcome("not_found", notFound),
+    outcome("precondition_failed", preconditionFailed),
+    ...writeFaults,
+    failed,
+  ],
+});
+
+export const patchUser = scimRoute({
+  operationId: "scimPatchUser",
+  method: "patch",
+  path: "/scim/v2/Users/{id}",
+  request: { params: IdParam },
+  summary: "SCIM: change a user (PATCH)",
+  description:
+    'RFC 7644 3.5.2, all operations or none. Takes what Okta and Entra send: operation names in any case, `replace`/`add` without `path` and an object value, value-path filters (`emails[type eq "work"].value`), `"True"`/`"False"` for `active`, `remove` of a missing value as a no-op, `add`/`replace` on a missing filtered value as its creation. `active: false` disables the user (`Deprovisioned by <connection>`: sessions end, keys are suspended).',
+  responses: { 200: scimJson("The user after the change", ETAG) },
+  steps: [
+    id,
+    scimBody,
+    scimIfMatch,
+    projection,
+    outcome("not_found", notFound),
+    outcome("precondition_failed", preconditionFailed),
+    ...patchFaults,
+    failed,
+  ],
+});
+
+export const deleteUser = scimRoute({
+  operationId: "scimDeleteUser",
+  method: "delete",
+  path: "/scim/v2/Users/{id}",
+  request: { params: IdParam },
+  summary: "SCIM: delete a user",
+  description:
+    "Deletes the user (as `DELETE /api/users/{id}` does: sessions end, keys go, they leave every group).",
+  responses: { 204: { description: "Deleted" } },
+  steps: [
+    id,
+    scimIfMatch,
+    outcome("not_found", notFound),
+    outcome("precondition_failed", preconditionFailed),
+    failed,
+  ],
+});
+
+export const listGroups = scimRoute({
+  operationId: "scimListGroups",
+  method: "get",
+  path: "/scim/v2/Groups",
+  summary: "SCIM: list groups",
+  description: listDescription(
+    "This connection's groups",
+    "`id`, `displayName`, `externalId`, `members.value`, `meta.created`, `meta.lastModified`",
+  ) + " `sortBy` `displayName`, `meta.created` or `meta.lastModified`.",
+  responses: { 200: scimJson("A ListResponse of groups") },
+  steps: [listQuery("groups", "query"), failed],
+});
+
+export const getGroup = scimRoute({
+  operationId: "scimGetGroup",
+  method: "get",
+  path: "/scim/v2/Groups/{id}",
+  request: { params: IdParam },
+  summary: "SCIM: get a group",
+  description: "One of this connection's groups, with its members.",
+  responses: { 200: scimJson("The group", ETAG) },
+  steps: [id, projection, outcome("not_found", notFound), failed],
+});
+
+export const createGroup = scimRoute({
+  operationId: "scimCreateGroup",
+  method: "post",
+  path: "/scim/v2/Groups",
+  summary: "SCIM: create a group",
+  description:
+    "`displayName` (not unique), `externalId` (unique in the connection), `members` (users' ids). Members of a group the connection's `adminGroups` names are admins, of its other groups viewers.",
+  responses: { 201: scimJson("Created", LOCATION) },
+  steps: [scimBody, projection, ...writeFaults, failed],
+});
+
+export const replaceGroup = scimRoute({
+  operationId: "scimReplaceGroup",
+  method: "put",
+  path: "/scim/v2/Groups/{id}",
+  request: { params: IdParam },
+  summary: "SCIM: replace a group",
+  description:
+    "Replaces its name, externalId and members; roles apply at once.",
+  responses: { 200: scimJson("The group after the change", ETAG) },
+  steps: [
+    id,
+    scimBody,
+    scimIfMatch,
+    projection,
+    outcome("not_found", notFound),
+    outcome("precondition_failed", preconditionFailed),
+    ...writeFaults,
+    failed,
+  ],
+});
+
+export const patchGroup = scimRoute({
+  operationId: "scimPatchGroup",
+  method: "patch",
+  path: "/scim/v2/Groups/{id}",
+  request: { params: IdParam },
+  summary: "SCIM: change a group (PATCH)",
+  description:
+    'All operations or none: `members` added, removed (`members[value eq "id"]`, or a value list) and replaced in one request, thousands at once; a rename. Roles of the members concerned apply at once.',
+  responses: { 200: scimJson("The group after the change", ETAG) },
+  steps: [
+    id,
+    scimBody,
+    scimIfMatch,
+    projection,
+    outcome("not_found", notFound),
+    outcome("precondition_failed", preconditionFailed),
+    ...patchFaults,
+    failed,
+  ],
+});
+
+export const deleteGroup = scimRoute({
+  operationId: "scimDeleteGroup",
+  method: "delete",
+  path: "/scim/v2/Groups/{id}",
+  request: { params: IdParam },
+  summary: "SCIM: delete a group",
+  description: "Its members' roles apply at once.",
+  responses: { 204: { description: "Deleted" } },
+  steps: [
+    id,
+    scimIfMatch,
+    outcome("not_found", notFound),
+    outcome("precondition_failed", preconditionFailed),
+    failed,
+  ],
+});

@@ -1,0 +1,350 @@
+/**
+ * The steps of `/scim/v2` routes, each answering its checks as SCIM errors
+ * (errors.ts): the connection's bearer token, a body of up to 4 MiB, the
+ * list's parameters (a filter compiled to SQL by the store), If-Match
+ * compared weakly. `scimRoute` declares a route with them.
+ */
+import { type RouteConfig, z } from "@hono/zod-openapi";
+import type { Filter } from "scim2-parse-filter";
+import { parse } from "scim2-parse-filter";
+import type { Connection, ScimWhere } from "../db/scim.ts";
+import { FilterFault } from "../db/scim-filter.ts";
+import { entityTags } from "../http/conditional.ts";
+import { MSG } from "../http/messages.ts";
+import { route, type RouteDraft } from "../http/openapi.ts";
+import {
+  passes,
+  readText,
+  type Step,
+  TOO_LARGE,
+  unstorableText,
+} from "../http/steps.ts";
+import { scimCheck, scimError, scimErrorForm } from "./errors.ts";
+import { scimTokenHash } from "./token.ts";
+
+/** Bodies under /scim/v2 may be this large (Group Push of thousands of members). */
+export const SCIM_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/** The largest `count` a list answers; more is capped. */
+export const COUNT_MAX = 1000;
+export const COUNT_DEFAULT = 100;
+
+export const unauthorised = scimCheck(
+  401,
+  MSG.scimUnauthorised,
+  "no `Authorization: Bearer usc_...` of a live provisioning connection",
+);
+
+/** The connection whose token the request carries: 401 otherwise. */
+export const scimToken = passes<"connection", Connection>(
+  "connection",
+  [unauthorised],
+  async (c, { deps }) => {
+    const hash = scimTokenHash(c.req.header("authorization"));
+    const connection = hash && await deps.store.scim.connections.resolve(hash);
+    return connection || scimError(c, 401, MSG.scimUnauthorised);
+  },
+);
+
+export const tooLarge = scimCheck(
+  413,
+  MSG.scimTooLarge,
+  "the body is larger than 4 MiB",
+);
+export const invalidSyntax = scimCheck(
+  400,
+  MSG.scimInvalidSyntax,
+  "the body is not a JSON object, or its operations are malformed",
+);
+
+/** The body: JSON, an object, at most 4 MiB, text PostgreSQL can store. */
+export const scimBody = passes<"body", Record<string, unknown>>(
+  "body",
+  [tooLarge, invalidSyntax],
+  async (c) => {
+    const text = await readText(c.req.raw, SCIM_BODY_LIMIT_BYTES);
+    if (text === TOO_LARGE) return scimError(c, 413, MSG.scimTooLarge);
+    let value: unknown;
+    try {
+      value = text === undefined ? undefined : JSON.parse(text);
+    } catch {
+      value = undefined;
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return scimError(
+        c,
+        400,
+        MSG.scimInvalidSyntax,
+        "the body must be a JSON object",
+      );
+    }
+    const where = unstorableText(value);
+    if (where) {
+      // Said by the write's invalidValue check, as a value it cannot keep.
+      return scimError(
+        c,
+        400,
+        MSG.scimInvalidValue,
+        `${where.join(".")} holds NUL or a lone surrogate`,
+      );
+    }
+    return value as Record<string, unknown>;
+  },
+  {
+    body: {
+      required: true,
+      content: {
+        "application/scim+json": {
+          schema: { type: "object", additionalProperties: true },
+        },
+        "application/json": {
+          schema: { type: "object", additionalProperties: true },
+        },
+      },
+    },
+  },
+);
+
+export const invalidValue = scimCheck(
+  400,
+  MSG.scimInvalidValue,
+  "a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL",
+);
+const badListParameter = scimCheck(
+  400,
+  MSG.scimInvalidValue,
+  "`startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`",
+);
+export const invalidFilter = scimCheck(
+  400,
+  MSG.scimInvalidFilter,
+  "`filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type",
+);
+
+/** A list request's parameters, from the query (GET) or the body (`POST /.search`). */
+export interface ListParams {
+  filter?: Filter;
+  startIndex: number;
+  count: number;
+  sortBy?: string;
+  descending: boolean;
+  attributes?: string[];
+  excludedAttributes?: string[];
+}
+
+const commaList = (v: unknown) =>
+  typeof v === "string"
+    ? v.split(",").map((s) => s.trim()).filter(Boolean)
+    : Array.isArray(v)
+    ? v.filter((s): s is string => typeof s === "string")
+    : undefined;
+
+/**
+ * The list's parameters. `startIndex` below 1 counts as 1 and `count`
+ * below 0 as 0 (RFC 7644 3.4.2.4); `count` above 1000 is 1000.
+ */
+function listParams(
+  input: Record<string, unknown>,
+): ListParams | { fault: "invalidFilter" | "invalidValue"; detail: string } {
+  const get = (name: string) => {
+    const key = Object.keys(input).find((k) =>
+      k.toLowerCase() === name.toLowerCase()
+    );
+    return key === undefined ? undefined : input[key];
+  };
+  const int = (name: string, fallback: number) => {
+    const v = get(name);
+    if (v === undefined || v === "") return fallback;
+    const n = typeof v === "number" ? v : Number(v);
+    return Number.isSafeInteger(n) ? n : undefined;
+  };
+  const startIndex = int("startIndex", 1);
+  if (startIndex === undefined) {
+    return { fault: "invalidValue", detail: "startIndex must be an integer" };
+  }
+  const count = int("count", COUNT_DEFAULT);
+  if (count === undefined) {
+    return { fault: "invalidValue", detail: "count must be an integer" };
+  }
+  const sortOrder = get("sortOrder");
+  if (
+    sortOrder !== undefined && sortOrder !== "ascending" &&
+    sortOrder !== "descending"
+  ) {
+    return {
+      fault: "invalidValue",
+      detail: "sortOrder must be ascending or descending",
+    };
+  }
+  const sortBy = get("sortBy");
+  if (sortBy !== undefined && typeof sortBy !== "string") {
+    return { fault: "invalidValue", detail: "sortBy must be a string" };
+  }
+  const rawFilter = get("filter");
+  let filter: Filter | undefined;
+  if (rawFilter !== undefined && rawFilter !== "") {
+    if (typeof rawFilter !== "string") {
+      return { fault: "invalidFilter", detail: "filter must be a string" };
+    }
+    try {
+      filter = parse(rawFilter);
+    } catch (e) {
+      return {
+        fault: "invalidFilter",
+        detail: `the filter cannot be parsed: ${(e as Error).message}`,
+      };
+    }
+  }
+  return {
+    filter,
+    startIndex: Math.max(1, startIndex),
+    count: Math.min(COUNT_MAX, Math.max(0, count)),
+    sortBy: sortBy || undefined,
+    descending: sortOrder === "descending",
+    attributes: commaList(get("attributes")),
+    excludedAttributes: commaList(get("excludedAttributes")),
+  };
+}
+
+/** The list's parameters and its filter compiled for `kind`'s rows (the store's). */
+export const listQuery = (kind: "users" | "groups", from: "query" | "body") =>
+  passes<"list", ListParams & { where?: ScimWhere }>(
+    "list",
+    [badListParameter, invalidFilter],
+    (c, { deps, got }) => {
+      const input = from === "query"
+        ? c.req.query()
+        : got.body as Record<string, unknown>;
+      const params = listParams(input);
+      if ("fault" in params) {
+        return scimError(
+          c,
+          400,
+          params.fault === "invalidFilter"
+            ? MSG.scimInvalidFilter
+            : MSG.scimInvalidValue,
+          params.detail,
+        );
+      }
+      if (!params.filter) return params;
+      try {
+        return {
+          ...params,
+          where: deps.store.scim.filter(kind, params.filter),
+        };
+      } catch (e) {
+        if (!(e instanceof FilterFault)) throw e;
+        return scimError(c, 400, MSG.scimInvalidFilter, e.message);
+      }
+    },
+    from === "query"
+      ? {
+        query: LIST_QUERY,
+      }
+      : undefined,
+  );
+
+const LIST_QUERY = z.object({
+  filter: z.string().optional().openapi({
+    description:
+      'RFC 7644 filter: `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value paths (`emails[type eq "work"].value`)',
+    example: 'userName eq "alice@example.com"',
+  }),
+  startIndex: z.string().optional().openapi({
+    type: "integer",
+    description: "1-based; below 1 counts as 1",
+    example: 1,
+  }),
+  count: z.string().optional().openapi({
+    type: "integer",
+    description:
+      "Default 100, at most 1000 (more is capped); 0: totalResults only",
+    example: 100,
+  }),
+  sortBy: z.string().optional().openapi({
+    description:
+      "`userName`, `meta.created` or `meta.lastModified` (Groups: `displayName`, `meta.created`, `meta.lastModified`)",
+  }),
+  sortOrder: z.enum(["ascending", "descending"]).optional(),
+  attributes: z.string().optional().openapi({
+    description: "Comma-separated attributes to return (and `id`, `schemas`)",
+  }),
+  excludedAttributes: z.string().optional().openapi({
+    description: "Comma-separated attributes to leave out",
+  }),
+});
+
+/** The tags of If-Match, weak or strong alike (RFC 7644 3.14); undefined: no precondition. */
+export const scimIfMatch = passes<"ifMatch", string[] | undefined>(
+  "ifMatch",
+  [],
+  (c) => {
+    const tags = entityTags(c.req.header("if-match"));
+    if (tags === undefined || tags === "*") return undefined;
+    if (tags === "malformed") return [];
+    return tags.map((t) => t.tag);
+  },
+);
+
+export const notFound = scimCheck(
+  404,
+  MSG.scimNotFound,
+  "no such resource of this connection (a group of another connection included)",
+);
+/** An id that cannot name anything, answered before the body is read. */
+export const noSuchId = scimCheck(
+  404,
+  MSG.scimNotFound,
+  "the id cannot name a resource (not a positive integer)",
+);
+export const preconditionFailed = scimCheck(
+  412,
+  MSG.scimPreconditionFailed,
+  "`If-Match` names none of the resource's current version (compared weakly)",
+);
+export const uniqueness = scimCheck(
+  409,
+  MSG.scimUniqueness,
+  "userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection",
+);
+
+/** A `/scim/v2` route: tag SCIM, the connection's bearer token first, errors as SCIM's. */
+export const scimRoute = <
+  const S extends readonly Step[],
+  P extends string,
+  R extends Omit<RouteDraft, "security" | "tags"> & { path: P },
+>(config: R & { steps: S }) =>
+  route({
+    ...config,
+    tags: ["SCIM"],
+    security: [{ scimAuth: [] }],
+    errorForm: scimErrorForm,
+    steps: [scimToken, ...config.steps] as const,
+  });
+
+/** A `/scim/v2` discovery route: no token (RFC 7644 4). */
+export const openScimRoute = <
+  const S extends readonly Step[],
+  P extends string,
+  R extends Omit<RouteDraft, "security" | "tags"> & { path: P },
+>(config: R & { steps: S }) =>
+  route({
+    ...config,
+    tags: ["SCIM"],
+    security: [],
+    errorForm: scimErrorForm,
+  });
+
+/** A SCIM JSON response declaration. */
+export const scimJson = (
+  description: string,
+  headers?: Record<string, { description: string; schema: { type: "string" } }>,
+): RouteConfig["responses"][string] => ({
+  description,
+  content: {
+    "application/scim+json": {
+      schema: { type: "object", additionalProperties: true },
+    },
+  },
+  ...headers && { headers },
+});
