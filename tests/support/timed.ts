@@ -69,6 +69,7 @@ const EMPTY_UNTIL_USED = new Set([
   "disabled_reason",
   "disabled_until",
   "last_login_at",
+  "modified_at",
 ]);
 
 /** Every row is whole (a create is there completely or not at all), and every 201 is there. */

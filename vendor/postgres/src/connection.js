@@ -173,11 +173,16 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
         : (query = q, query.active = true)
 
       build(q)
-      return write(toBuffer(q))
+      const written = write(toBuffer(q))
+      // Patched: a BEGIN reserves its connection whatever room the pipeline
+      // has left, as its bytes are sent either way; answered as before
+      // (onexecute returns nothing), so the pool sends nothing else on it.
+      if (q.options.onexecute)
+        return q.options.onexecute(connection)
+      return written
         && !q.describeFirst
         && !q.cursorFn
         && sent.length < max_pipeline
-        && (!q.options.onexecute || q.options.onexecute(connection))
     } catch (error) {
       sent.length === 0 && write(Sync)
       errored(error)
