@@ -23,6 +23,11 @@ export const AUDIT_ACTIONS = [
   "webhook.deleted",
   "webhook.disabled",
   "webhook.enabled",
+  "user.updated",
+  "password.upgraded",
+  "import.started",
+  "import.finished",
+  "users.exported",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
