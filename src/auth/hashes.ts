@@ -71,7 +71,8 @@ const FBSCRYPT = new RegExp(
 );
 
 /** Standard base64, PHC's unpadded form and passlib's `.` for `+` alike. */
-const bytes = (text: string) => Buffer.from(text.replaceAll(".", "+"), "base64");
+const bytes = (text: string) =>
+  Buffer.from(text.replaceAll(".", "+"), "base64");
 
 /** Whether both digests are equal, in time that does not depend on where they differ. */
 const same = (a: Uint8Array, b: Uint8Array) =>
@@ -168,8 +169,7 @@ export function knownHash(stored: string): KnownHash | undefined {
     ) return undefined;
     return {
       scheme: scheme as "argon2id" | "argon2i",
-      check: (password) =>
-        argon2Verify(stored, password).catch(() => false),
+      check: (password) => argon2Verify(stored, password).catch(() => false),
     };
   }
   if ((m = SCRYPT.exec(stored))) {

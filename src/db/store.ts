@@ -7,6 +7,7 @@ import {
   recordAudit,
 } from "./audit.ts";
 import { createIdempotencyStore } from "./idempotency.ts";
+import { createImportStore } from "./imports.ts";
 import { createKeyStore } from "./keys.ts";
 import { createSessions } from "./sessions.ts";
 import { createDeviceKey, createLoginThrottle } from "./throttle.ts";
@@ -46,6 +47,7 @@ export function createStore(
     keys: createKeyStore(sql, writer),
     idempotency: createIdempotencyStore(sql),
     webhooks: createWebhookStore(sql, writer),
+    imports: createImportStore(sql, writer),
     audit: {
       ...auditStore,
       /** As the trail's store lists, after sealing: every committed record is shown. */

@@ -73,6 +73,15 @@ export const MSG = {
   webhookDeleteFailed: "Failed to delete webhook",
   webhookEnableFailed: "Failed to enable webhook",
   webhookDeliveriesFailed: "Failed to list webhook deliveries",
+
+  importContentType: "Import must be application/x-ndjson or text/csv",
+  unsupportedPasswordHash: "Unsupported password hash",
+  importNotFound: "Import not found",
+  importFailed: "Failed to import users",
+  importGetFailed: "Failed to get import",
+  importCancelFailed: "Failed to cancel import",
+  importErrorsFailed: "Failed to list import errors",
+  exportFailed: "Failed to export users",
 } as const;
 
 /** The 400 of a query parameter with a bad value, which names the parameter. */
