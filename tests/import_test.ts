@@ -81,3 +81,194 @@ Deno.test("a body of NDJSON is stored, queued and answered 202 with its Location
   const login = await svc.client().login("plain1", "plain-password-1");
   assert(login.ok, "the imported user logs in");
 });
+
+/** passlib's base64: `.` for `+`, no padding. */
+const ab64 = (b: Uint8Array) =>
+  Buffer.from(b).toString("base64").replaceAll("+", ".").replace(/=+$/, "");
+const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64");
+const unpadded = (b: Uint8Array) => b64(b).replace(/=+$/, "");
+
+/** Firebase's published scrypt test vector (github.com/firebase/scrypt). */
+const FIREBASE = {
+  signerKey:
+    "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==",
+  saltSeparator: "Bw==",
+  rounds: 8,
+  memCost: 14,
+  password: "user1password",
+  salt: "42xEC+ixf3L2lw==",
+  hash:
+    "lSrfV15cpx95/sZS2W9c9Kp6i/LVgQNDNC/qzrCnh1SAyZvqmZqAjTdn3aoItz+VHjoZilo78198JAdRuid5lQ==",
+};
+
+/** Users whose hashes other libraries made, each from its known password. */
+async function foreignHashes() {
+  const salt = crypto.getRandomValues(new Uint8Array(16));
+  const bcrypt = bcryptjs.hashSync("bcrypt-password", 10);
+  const hashes: { username: string; password: string; hash: string; from: string }[] = [
+    { username: "bcrypt2b", password: "bcrypt-password", hash: bcrypt, from: "bcrypt" },
+    {
+      username: "bcrypt2a",
+      password: "bcrypt-password",
+      hash: bcrypt.replace(/^\$2b\$/, "$2a$"),
+      from: "bcrypt",
+    },
+    {
+      username: "bcrypt2y",
+      password: "bcrypt-password",
+      hash: bcrypt.replace(/^\$2b\$/, "$2y$"),
+      from: "bcrypt",
+    },
+    {
+      username: "argonid",
+      password: "argon2id-password",
+      hash: await argon2id({
+        password: "argon2id-password",
+        salt,
+        parallelism: 1,
+        iterations: 2,
+        memorySize: 19_456,
+        hashLength: 32,
+        outputType: "encoded",
+      }),
+      from: "argon2id",
+    },
+    {
+      username: "argoni",
+      password: "argon2i-password",
+      hash: await argon2i({
+        password: "argon2i-password",
+        salt,
+        parallelism: 1,
+        iterations: 3,
+        memorySize: 4096,
+        hashLength: 32,
+        outputType: "encoded",
+      }),
+      from: "argon2i",
+    },
+    {
+      username: "scryptphc",
+      password: "scrypt-password",
+      hash: `$scrypt$ln=14,r=8,p=1$${ab64(salt)}$${
+        ab64(scryptSync("scrypt-password", salt, 32, { N: 2 ** 14, r: 8, p: 1 }))
+      }`,
+      from: "scrypt",
+    },
+    {
+      username: "pbkdf2phc",
+      password: "pbkdf2-password",
+      hash: `$pbkdf2-sha256$i=100000,l=32$${unpadded(salt)}$${
+        unpadded(pbkdf2Sync("pbkdf2-password", salt, 100_000, 32, "sha256"))
+      }`,
+      from: "pbkdf2-sha256",
+    },
+    {
+      username: "passlib",
+      password: "passlib-password",
+      hash: `$pbkdf2-sha256$29000$${ab64(salt)}$${
+        ab64(pbkdf2Sync("passlib-password", salt, 29_000, 32, "sha256"))
+      }`,
+      from: "pbkdf2-sha256",
+    },
+    {
+      username: "django",
+      password: "django-password",
+      hash: `pbkdf2_sha256$260000$Zm9vYmFyc2FsdA$${
+        b64(pbkdf2Sync("django-password", "Zm9vYmFyc2FsdA", 260_000, 32, "sha256"))
+      }`,
+      from: "pbkdf2-sha256",
+    },
+    {
+      username: "firebase",
+      password: FIREBASE.password,
+      hash: `$fbscrypt$v=1,n=${FIREBASE.memCost},r=${FIREBASE.rounds},p=1,ss=${FIREBASE.saltSeparator},sk=${FIREBASE.signerKey}$${FIREBASE.salt}$${FIREBASE.hash}`,
+      from: "firebase-scrypt",
+    },
+  ];
+  return hashes;
+}
+
+Deno.test("Firebase's published scrypt test vector is what our check computes", () => {
+  const key = scryptSync(
+    FIREBASE.password,
+    Buffer.concat([
+      Buffer.from(FIREBASE.salt, "base64"),
+      Buffer.from(FIREBASE.saltSeparator, "base64"),
+    ]),
+    32,
+    { N: 2 ** FIREBASE.memCost, r: FIREBASE.rounds, p: 1 },
+  );
+  const cipher = createCipheriv("aes-256-ctr", key, new Uint8Array(16));
+  const signed = Buffer.concat([
+    cipher.update(Buffer.from(FIREBASE.signerKey, "base64")),
+    cipher.final(),
+  ]);
+  assertEquals(signed.toString("base64"), FIREBASE.hash);
+});
+
+Deno.test("users with hashes from other libraries log in with their passwords, and their first login rehashes them to bcrypt", async () => {
+  const svc = await service();
+  const users = await foreignHashes();
+  const res = await postImport(
+    svc,
+    ndjson(users.map((u) => person(u.username, { passwordHash: u.hash }))),
+  );
+  assertEquals(res.status, 202);
+  const done = await finished(svc, res.body.id);
+  assertEquals(await importErrors(svc, res.body.id), []);
+  assertEquals(done.created, users.length);
+  for (const u of users) {
+    const wrong = await svc.client().login(u.username, u.password + "x");
+    assert(!wrong.ok, `${u.username}: a wrong password is refused`);
+    const login = await svc.client().login(u.username, u.password);
+    assert(login.ok, `${u.username} logs in with the password its hash was made from`);
+    const [row] = await svc.sql<{ hash: string }[]>`
+      select password_hash as hash from users where username = ${u.username}`;
+    if (u.from === "bcrypt") {
+      assertEquals(row.hash, u.hash, `${u.username}: a bcrypt hash stays`);
+    } else {
+      assert(/^\$2b\$/.test(row.hash), `${u.username}: rehashed to bcrypt`);
+    }
+    const again = await svc.client().login(u.username, u.password);
+    assert(again.ok, `${u.username} logs in again after the upgrade`);
+  }
+  await svc.store.audit.seal();
+  const upgraded = await svc.sql<{ username: string; from: string }[]>`
+    select target_username as username, details->>'from' as from
+    from audit_events where action = 'password.upgraded' order by id`;
+  assertEquals(
+    [...upgraded],
+    users.filter((u) => u.from !== "bcrypt").map((u) => ({
+      username: u.username,
+      from: u.from,
+    })),
+  );
+});
+
+Deno.test("hashes of unknown formats or over the work ceiling are refused as `Unsupported password hash`", async () => {
+  const svc = await service();
+  const salt = unpadded(new Uint8Array(16));
+  const digest = unpadded(new Uint8Array(32));
+  const refused = [
+    "$2b$15$" + "a".repeat(53),
+    `$argon2id$v=19$m=1048576,t=3,p=4$${salt}$${digest}`,
+    `$argon2id$v=19$m=65536,t=64,p=4$${salt}$${digest}`,
+    `$scrypt$ln=22,r=8,p=1$${salt}$${digest}`,
+    `$pbkdf2-sha256$i=10000000,l=32$${salt}$${digest}`,
+    `pbkdf2_sha256$50000000$salt$${digest}`,
+    `$fbscrypt$v=1,n=20,r=8,p=1,ss=Bw==,sk=${FIREBASE.signerKey}$${FIREBASE.salt}$${FIREBASE.hash}`,
+    "5f4dcc3b5aa765d61d8327deb882cf99",
+    "$1$saltsalt$2vqbhTFU1j5NZv7yRLHHc/",
+  ];
+  const res = await postImport(
+    svc,
+    ndjson(refused.map((hash, i) => person(`heavy${i}`, { passwordHash: hash }))),
+  );
+  const done = await finished(svc, res.body.id);
+  assertEquals(done.created, 0);
+  assertEquals(
+    await importErrors(svc, res.body.id),
+    refused.map((_, i) => ({ line: i + 1, error: "Unsupported password hash" })),
+  );
+});
