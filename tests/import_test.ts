@@ -105,8 +105,18 @@ const FIREBASE = {
 async function foreignHashes() {
   const salt = crypto.getRandomValues(new Uint8Array(16));
   const bcrypt = bcryptjs.hashSync("bcrypt-password", 10);
-  const hashes: { username: string; password: string; hash: string; from: string }[] = [
-    { username: "bcrypt2b", password: "bcrypt-password", hash: bcrypt, from: "bcrypt" },
+  const hashes: {
+    username: string;
+    password: string;
+    hash: string;
+    from: string;
+  }[] = [
+    {
+      username: "bcrypt2b",
+      password: "bcrypt-password",
+      hash: bcrypt,
+      from: "bcrypt",
+    },
     {
       username: "bcrypt2a",
       password: "bcrypt-password",
@@ -151,7 +161,9 @@ async function foreignHashes() {
       username: "scryptphc",
       password: "scrypt-password",
       hash: `$scrypt$ln=14,r=8,p=1$${ab64(salt)}$${
-        ab64(scryptSync("scrypt-password", salt, 32, { N: 2 ** 14, r: 8, p: 1 }))
+        ab64(
+          scryptSync("scrypt-password", salt, 32, { N: 2 ** 14, r: 8, p: 1 }),
+        )
       }`,
       from: "scrypt",
     },
@@ -175,14 +187,23 @@ async function foreignHashes() {
       username: "django",
       password: "django-password",
       hash: `pbkdf2_sha256$260000$Zm9vYmFyc2FsdA$${
-        b64(pbkdf2Sync("django-password", "Zm9vYmFyc2FsdA", 260_000, 32, "sha256"))
+        b64(
+          pbkdf2Sync(
+            "django-password",
+            "Zm9vYmFyc2FsdA",
+            260_000,
+            32,
+            "sha256",
+          ),
+        )
       }`,
       from: "pbkdf2-sha256",
     },
     {
       username: "firebase",
       password: FIREBASE.password,
-      hash: `$fbscrypt$v=1,n=${FIREBASE.memCost},r=${FIREBASE.rounds},p=1,ss=${FIREBASE.saltSeparator},sk=${FIREBASE.signerKey}$${FIREBASE.salt}$${FIREBASE.hash}`,
+      hash:
+        `$fbscrypt$v=1,n=${FIREBASE.memCost},r=${FIREBASE.rounds},p=1,ss=${FIREBASE.saltSeparator},sk=${FIREBASE.signerKey}$${FIREBASE.salt}$${FIREBASE.hash}`,
       from: "firebase-scrypt",
     },
   ];
@@ -222,7 +243,10 @@ Deno.test("users with hashes from other libraries log in with their passwords, a
     const wrong = await svc.client().login(u.username, u.password + "x");
     assert(!wrong.ok, `${u.username}: a wrong password is refused`);
     const login = await svc.client().login(u.username, u.password);
-    assert(login.ok, `${u.username} logs in with the password its hash was made from`);
+    assert(
+      login.ok,
+      `${u.username} logs in with the password its hash was made from`,
+    );
     const [row] = await svc.sql<{ hash: string }[]>`
       select password_hash as hash from users where username = ${u.username}`;
     if (u.from === "bcrypt") {
@@ -263,12 +287,17 @@ Deno.test("hashes of unknown formats or over the work ceiling are refused as `Un
   ];
   const res = await postImport(
     svc,
-    ndjson(refused.map((hash, i) => person(`heavy${i}`, { passwordHash: hash }))),
+    ndjson(
+      refused.map((hash, i) => person(`heavy${i}`, { passwordHash: hash })),
+    ),
   );
   const done = await finished(svc, res.body.id);
   assertEquals(done.created, 0);
   assertEquals(
     await importErrors(svc, res.body.id),
-    refused.map((_, i) => ({ line: i + 1, error: "Unsupported password hash" })),
+    refused.map((_, i) => ({
+      line: i + 1,
+      error: "Unsupported password hash",
+    })),
   );
 });
