@@ -301,3 +301,164 @@ Deno.test("hashes of unknown formats or over the work ceiling are refused as `Un
     })),
   );
 });
+
+Deno.test("a cancelled import stops after its batch under way and keeps the users it created", async () => {
+  const svc = await service();
+  // Plain passwords: bcrypt-bound, so the job runs long enough to stop.
+  const lines = Array.from(
+    { length: 400 },
+    (_, i) => person(`slow${i}`, { password: `slow-password-${i}` }),
+  );
+  const res = await postImport(svc, ndjson(lines));
+  const id = res.body.id as number;
+  for (;;) {
+    const { data } = await svc.admin.GET("/api/imports/{id}", {
+      params: { path: { id } },
+    });
+    if (data!.processed > 0) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const cancelled = await svc.admin.POST("/api/imports/{id}/cancel", {
+    params: { path: { id } },
+  });
+  assertEquals(cancelled.data?.status, "cancelled");
+  const created = cancelled.data!.created;
+  assert(created > 0 && created < 400, `mid-way: ${created} created`);
+  await new Promise((r) => setTimeout(r, 1500));
+  const [{ n }] = await svc.sql<{ n: number }[]>`
+    select count(*)::int as n from users where username like 'slow%'`;
+  assertEquals(n, created, "what was created stays, and nothing more comes");
+  const after = await svc.admin.GET("/api/imports/{id}", {
+    params: { path: { id } },
+  });
+  assertEquals(after.data?.created, created);
+  assertEquals(after.data?.status, "cancelled");
+  const again = await svc.admin.POST("/api/imports/{id}/cancel", {
+    params: { path: { id } },
+  });
+  assertEquals(again.data?.status, "cancelled", "answered as it is");
+  const missing = await svc.admin.GET("/api/imports/{id}", {
+    params: { path: { id: 999_999 } },
+  });
+  assertEquals(missing.response.status, 404);
+  assertEquals(missing.error, { error: "Import not found" });
+});
+
+Deno.test("onConflict: fail refuses, skip counts, update writes the given fields over the user of that name", async () => {
+  const svc = await service();
+  const created = await svc.admin.POST("/api/users", {
+    body: {
+      username: "keep",
+      name: "Keep Me",
+      email: "keep@example.com",
+      password: "keep-password",
+      role: "viewer",
+    },
+  });
+  assertEquals(created.response.status, 201);
+  const changed = person("keep", {
+    name: "Kept Changed",
+    email: "keep@example.com",
+    role: "admin",
+  });
+  const fail = await postImport(svc, ndjson([changed]));
+  const failDone = await finished(svc, fail.body.id);
+  assertEquals(await importErrors(svc, fail.body.id), [
+    { line: 1, error: "Username or email already exists" },
+  ]);
+  assertEquals(failDone.failed, 1);
+
+  const skip = await postImport(svc, ndjson([changed]), {
+    query: "?onConflict=skip",
+  });
+  assertEquals((await finished(svc, skip.body.id)).skipped, 1);
+
+  const update = await postImport(svc, ndjson([changed]), {
+    query: "?onConflict=update",
+  });
+  const updated = await finished(svc, update.body.id);
+  assertEquals(updated.updated, 1);
+  const { data } = await svc.admin.GET("/api/users/{id}", {
+    params: { path: { id: created.data!.id } },
+  });
+  assertEquals(
+    { name: data?.name, role: data?.role },
+    { name: "Kept Changed", role: "admin" },
+  );
+  const login = await svc.client().login("keep", "keep-password");
+  assert(login.ok, "a record without a password leaves the password as it was");
+  const records = await svc.admin.GET("/api/audit", {
+    params: { query: { action: "user.updated" } },
+  });
+  assertEquals(records.data?.[0]?.target?.username, "keep");
+});
+
+Deno.test("a dry run counts what an import would do and writes no user", async () => {
+  const svc = await service();
+  const res = await postImport(
+    svc,
+    ndjson([
+      person("dry1", { password: "dry1-password" }),
+      person("dry2"),
+      person("admin"),
+      person("dry3", { email: "bad" }),
+    ]),
+    { query: "?dryRun=true" },
+  );
+  const done = await finished(svc, res.body.id);
+  assertEquals(
+    { created: done.created, failed: done.failed, processed: done.processed },
+    { created: 2, failed: 2, processed: 4 },
+  );
+  assertEquals(await importErrors(svc, res.body.id), [
+    { line: 3, error: "Username or email already exists" },
+    { line: 4, error: "Email must be a valid address" },
+  ]);
+  const [{ n }] = await svc.sql<{ n: number }[]>`
+    select count(*)::int as n from users where username like 'dry%'`;
+  assertEquals(n, 0);
+  const records = await svc.admin.GET("/api/audit", {
+    params: { query: { action: "user.created" } },
+  });
+  assert(
+    !records.data?.some((r) => r.target?.username.startsWith("dry")),
+    "no user.created for a dry run",
+  );
+});
+
+Deno.test("each created user has its user.created record, beside import.started and import.finished", async () => {
+  const svc = await service();
+  const res = await postImport(
+    svc,
+    ndjson(["rec1", "rec2", "rec3"].map((u) => person(u))),
+  );
+  await finished(svc, res.body.id);
+  await svc.store.audit.seal();
+  const rows = await svc.sql<{ action: string; target: string | null }[]>`
+    select action, target_username as target from audit_events
+    where request_id = (select request_id from import_jobs
+      where id = ${res.body.id})
+    order by id`;
+  assertEquals([...rows].map((r) => [r.action, r.target]), [
+    ["import.started", null],
+    ["user.created", "rec1"],
+    ["user.created", "rec2"],
+    ["user.created", "rec3"],
+    ["import.finished", null],
+  ]);
+  const [finishedRecord] = await svc.sql<{ details: unknown }[]>`
+    select details from audit_events where action = 'import.finished'
+    order by id desc limit 1`;
+  assertEquals(finishedRecord.details, {
+    importId: res.body.id,
+    status: "finished",
+    counts: {
+      total: 3,
+      processed: 3,
+      created: 3,
+      updated: 0,
+      skipped: 0,
+      failed: 0,
+    },
+  });
+});
