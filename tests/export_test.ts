@@ -113,7 +113,11 @@ Deno.test("an export imports into a fresh database unchanged, and every user log
         externalId: i % 2 === 0 ? `ext-${i}` : null,
         createdAt: new Date(Date.UTC(2020, 0, 1 + i)).toISOString(),
         disabled: i === 5
-          ? { reason: "On leave", until: null, since: "2025-01-01T00:00:00.000Z" }
+          ? {
+            reason: "On leave",
+            until: null,
+            since: "2025-01-01T00:00:00.000Z",
+          }
           : null,
       })
     ).join("\n"),
