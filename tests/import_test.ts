@@ -7,7 +7,8 @@ import { Buffer } from "node:buffer";
 import { createCipheriv, pbkdf2Sync, scryptSync } from "node:crypto";
 import bcryptjs from "bcryptjs";
 import { argon2i, argon2id } from "hash-wasm";
-import { assert, assertEquals } from "./support/assert.ts";
+import { importUsers } from "../src/cli/import.ts";
+import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import {
   ADMIN,
   loginCookie,
@@ -461,4 +462,37 @@ Deno.test("each created user has its user.created record, beside import.started 
       failed: 0,
     },
   });
+});
+
+Deno.test("deno task import uploads a file, follows the job and lists the refused lines", async () => {
+  const svc = await service();
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/users.csv`;
+    await Deno.writeTextFile(
+      file,
+      "username,name,email,password\n" +
+        "cli1,Cli One,cli1@example.com,cli1-password\n" +
+        "cli2,Cli Two,not-an-address,cli2-password\n",
+    );
+    const lines: string[] = [];
+    const out = {
+      log: (l: string) => lines.push(l),
+      error: (l: string) => lines.push(l),
+    };
+    const code = await importUsers([file], {
+      USER_ADMIN_URL: svc.baseUrl,
+      USER_ADMIN_USERNAME: ADMIN.username,
+      USER_ADMIN_PASSWORD: ADMIN.password,
+    }, out);
+    assertEquals(code, 1, lines.join("\n"));
+    assertMatch(
+      lines.join("\n"),
+      /finished: 2\/2 records: 1 created, 0 updated, 0 skipped, 1 refused\nline 3: Email must be a valid address/,
+    );
+    const login = await svc.client().login("cli1", "cli1-password");
+    assert(login.ok);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
