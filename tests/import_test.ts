@@ -11,7 +11,6 @@ import { importUsers } from "../src/cli/import.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import {
   ADMIN,
-  loginCookie,
   sharedService,
   type TestService,
 } from "./support/service.ts";
