@@ -9,11 +9,7 @@ import bcryptjs from "bcryptjs";
 import { argon2i, argon2id } from "hash-wasm";
 import { importUsers } from "../src/cli/import.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
-import {
-  ADMIN,
-  sharedService,
-  type TestService,
-} from "./support/service.ts";
+import { ADMIN, sharedService, type TestService } from "./support/service.ts";
 
 const service = sharedService();
 

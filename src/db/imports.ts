@@ -546,25 +546,28 @@ export function createImportStore(
     },
 
     /**
-     * The job's next records after its cursor, at most `size`, and the
-     * cursor they follow; `stopped` when the lease is no longer this
+     * The job's next records after its cursor (or `after`), at most
+     * `size`, and the line they follow; `stopped` when the lease is no longer this
      * worker's or the job was cancelled. Nothing is locked: only the
      * lease's holder moves the cursor (`write` checks it did not move).
      */
     async next(
       job: ClaimedImport,
       size: number,
+      /** Read past a batch not yet written (its last line), not the cursor. */
+      after?: number,
     ): Promise<{ after: number; records: StoredRecord[] } | "stopped"> {
       const [held] = await sql<{ done_line: number }[]>`
         select done_line from import_jobs
         where id = ${job.id} and lease_token = ${job.token}
           and status = 'running'`;
       if (!held) return "stopped";
+      const from = after ?? held.done_line;
       const records = await sql<StoredRecord[]>`
         select line, record, problem from import_records
-        where job_id = ${job.id} and line > ${held.done_line}
+        where job_id = ${job.id} and line > ${from}
         order by line limit ${size}`;
-      return { after: held.done_line, records };
+      return { after: from, records };
     },
 
     /**

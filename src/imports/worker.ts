@@ -43,13 +43,38 @@ export function startImportWorker(
     wakeUp?.();
   };
 
-  /** Works the job until it ends, is taken away, or the worker stops. */
+  /** The batch after `after` (the cursor when undefined), read and judged. */
+  const prepare = async (job: ClaimedImport, after?: number) => {
+    const next = await imports.next(job, batchSize, after);
+    if (next === "stopped") return undefined;
+    return {
+      after: next.after,
+      verdicts: await judgeRecords(next.records, passwords),
+    };
+  };
+
+  /**
+   * Works the job until it ends, is taken away, or the worker stops. The
+   * next batch is read and judged while the last one is written, so the
+   * database's work and this process's overlap.
+   */
   const work = async (job: ClaimedImport) => {
+    let ready = prepare(job);
     while (!stopped) {
-      const next = await imports.next(job, batchSize);
-      if (next === "stopped") return;
-      const verdicts = await judgeRecords(next.records, passwords);
-      const outcome = await imports.write(job, next.after, verdicts, leaseMs);
+      const batch = await ready;
+      if (!batch) return;
+      const last = batch.verdicts.at(-1)?.line;
+      ready = last === undefined
+        ? Promise.resolve(undefined)
+        : prepare(job, last);
+      // Awaited at the next turn; a failure then, or never when the write ends the job.
+      ready.catch(() => {});
+      const outcome = await imports.write(
+        job,
+        batch.after,
+        batch.verdicts,
+        leaseMs,
+      );
       if (outcome !== "more") return;
     }
   };
