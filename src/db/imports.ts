@@ -652,6 +652,13 @@ export function createImportStore(
       });
     },
 
+    /** The worker stops: its lease ends now, so any instance goes on at once. */
+    async release(job: ClaimedImport): Promise<void> {
+      await sql`
+        update import_jobs set lease_until = null, lease_token = null
+        where id = ${job.id} and lease_token = ${job.token}`;
+    },
+
     /**
      * A batch of the job failed unforeseen: its lease is given back for a
      * retry, and after MAX_ATTEMPTS in a row the job is `failed`.

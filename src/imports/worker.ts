@@ -77,6 +77,9 @@ export function startImportWorker(
       );
       if (outcome !== "more") return;
     }
+    // Stopped between batches: what is left is any instance's at once.
+    await ready.catch(() => {});
+    await imports.release(job);
   };
 
   const loop = async () => {
