@@ -399,12 +399,19 @@ export function createImportStore(
      */
     async addRecords(id: number, records: StoredRecord[]): Promise<void> {
       if (records.length === 0) return;
+      // The records as one text, a line each (a record's JSON holds no raw
+      // newline; an unreadable one is empty): no array literal to escape.
       await sql`
         with added as (
           insert into import_records (job_id, line, record, problem)
-          select ${id}, * from unnest(${records.map((r) => r.line)}::int[],
-            ${records.map((r) => r.record)}::text[],
-            ${records.map((r) => r.problem)}::text[])
+          select ${id}, r.line, nullif(r.record, ''), r.problem
+          from unnest(${records.map((r) => r.line)}::int[],
+            string_to_array(${
+        records.map((r) => r.record ?? "").join("\n")
+      }, E'\n'),
+            ${
+        records.map((r) => r.problem)
+      }::text[]) as r(line, record, problem)
           returning 1)
         update import_jobs set lease_until = now() + interval '10 minutes'
         where id = ${id} and status = 'receiving'

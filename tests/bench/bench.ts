@@ -1851,8 +1851,6 @@ async function webhooksBench() {
 
 // ---------------------------------------------------------------- import
 
-const IMPORT_HEADING = "## Importing users";
-
 /**
  * `--import`: `--import-users` users (100,000 by default) with bcrypt
  * hashes given, as one NDJSON body generated as it is sent (never whole in
@@ -1919,6 +1917,12 @@ async function importBench() {
     await sleep(200);
   }
   const processed = performance.now();
+  say(
+    `RSS while the job ran (MiB, every 200 ms): ${
+      rss.filter((_, i) => i % Math.max(1, Math.floor(rss.length / 20)) === 0)
+        .map((k) => fmt(mib(k))).join(" ")
+    }`,
+  );
   if (status.status !== "finished" || status.created !== n) {
     throw new Error(`import ended ${JSON.stringify(status)}`);
   }
@@ -1966,7 +1970,7 @@ async function importBench() {
   const total = (sealed - started) / 1000;
   const rate = n / total;
   const section = [
-    IMPORT_HEADING,
+    `## Importing ${fmt(n)} users`,
     "",
     `\`deno task bench --import --import-users ${n}\` (PostgreSQL on the same ` +
     "machine; one NDJSON body of users with bcrypt hashes given, generated as " +
