@@ -1190,7 +1190,7 @@ export interface components {
             password?: string;
             /**
              * @description A hash kept as given and checked at login by its algorithm; the first successful login replaces it with bcrypt (`password.upgraded` `{from}`). Formats: bcrypt (`$2a$`, `$2b$`, `$2y$`, cost at most 14), argon2id and argon2i (PHC `$argon2id$v=19$m=,t=,p=$salt$hash`, at most 128 MiB and memory times passes at most 1 GiB), scrypt (PHC `$scrypt$ln=,r=,p=$salt$hash`, N·r·p at most 2^20), PBKDF2-SHA256 (PHC `$pbkdf2-sha256$i=,l=$salt$hash`, passlib's `$pbkdf2-sha256$<rounds>$salt$hash`, Django's `pbkdf2_sha256$<iterations>$salt$hash`, at most 2,000,000 iterations), Firebase scrypt as Supabase Auth writes it (`$fbscrypt$v=1,n=<mem_cost>,r=<rounds>,p=1,ss=<salt separator>,sk=<signer key>$<salt>$<hash>`, base64). Anything else, or a work factor over these ceilings (over about a second to check): `Unsupported password hash`. Neither `password` nor `passwordHash`: the user cannot log in with a password until one is set.
-             * @example $2b$10$rL60lBa65WZtYM2QmI89X.WlfUKG2zn/R.cpZa33.2kUZ6IEAd3SO
+             * @example $argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$lB0dmV8d3XhKDN1MK0vmNY5gmlbe7xB4Emq+zZI8Rmk
              */
             passwordHash?: string;
             /**

@@ -28,7 +28,8 @@ export const ImportRecordSchema = z.object({
   passwordHash: z.string().optional().openapi({
     description:
       `A hash kept as given and checked at login by its algorithm; the first successful login replaces it with bcrypt (\`password.upgraded\` \`{from}\`). Formats: ${HASH_FORMATS}. Anything else, or a work factor over these ceilings (over about a second to check): \`Unsupported password hash\`. Neither \`password\` nor \`passwordHash\`: the user cannot log in with a password until one is set.`,
-    example: "$2b$10$rL60lBa65WZtYM2QmI89X.WlfUKG2zn/R.cpZa33.2kUZ6IEAd3SO",
+    example:
+      "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$lB0dmV8d3XhKDN1MK0vmNY5gmlbe7xB4Emq+zZI8Rmk",
   }),
   externalId: z.string().nullable().optional().openapi({
     description: "The user's id in the system it comes from, as given",
