@@ -180,6 +180,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import users
+         * @description Up to 1,000,000 records as NDJSON (`application/x-ndjson`) or CSV (`text/csv`, header row), streamed into the database as they arrive (no request deadline applies to the upload; at most 1 GiB). The answer comes once the body is stored: the job then runs on any instance, survives restarts and resumes, creating each user once; follow it with `GET /api/imports/{id}`. Each created user gets its `user.created` record; the import is recorded as `import.started` and `import.finished` `{counts}`. See docs/migrating.md in the repository.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 415 `Import must be application/x-ndjson or text/csv`: the Content-Type is neither `application/x-ndjson` nor `text/csv`.
+         *     4. 400 `Invalid query parameter: dryRun`: `dryRun` has a bad value.
+         *     5. 400 `Invalid query parameter: onConflict`: `onConflict` has a bad value.
+         *     6. 413 `Request body too large`: the body is over 1 GiB (declared or read) or holds more than 1,000,000 records: nothing is imported.
+         *     7. 500 `Failed to import users`: any other failure.
+         */
+        post: operations["createImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An import's progress
+         * @description Its status and counts, as they stand.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `Import not found`: no import has the id (also for ids that cannot exist).
+         *     4. 500 `Failed to get import`: any other failure.
+         */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * An import's progress: headers only (HEAD)
+         * @description As `GET /api/imports/{id}` with the same checks, status and headers, without a body.
+         */
+        head: operations["getImportHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop an import
+         * @description A queued or running import stops after the batch under way; the users it created stay. An import at its end is answered as it is. Recorded as `import.finished` with status `cancelled`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `Import not found`: no import has the id (also for ids that cannot exist).
+         *     4. 500 `Failed to cancel import`: any other failure.
+         */
+        post: operations["cancelImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/imports/{id}/errors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An import's refused records
+         * @description Every refused record so far, in line order (streamed, however many).
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 404 `Import not found`: no import has the id (also for ids that cannot exist).
+         *     4. 500 `Failed to list import errors`: any other failure.
+         */
+        get: operations["listImportErrors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * An import's refused records: headers only (HEAD)
+         * @description As `GET /api/imports/{id}/errors` with the same checks, status and headers, without a body.
+         */
+        head: operations["listImportErrorsHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/scim/connections": {
         parameters: {
             query?: never;
@@ -597,6 +716,37 @@ export interface paths {
         delete: operations["endSession"];
         options?: never;
         head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export every user as NDJSON
+         * @description One JSON object a line, every user in list order (oldest first), streamed however many. `POST /api/imports` takes it back as it is. Recorded as `users.exported` `{count, passwordHashes}` before the first line.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 400 `Invalid query parameter: include`: `include` has a bad value.
+         *     4. 500 `Failed to export users`: any other failure.
+         */
+        get: operations["exportUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export every user as NDJSON: headers only (HEAD)
+         * @description As `GET /api/users/export` with the same checks, status and headers, without a body.
+         */
+        head: operations["exportUsersHead"];
         patch?: never;
         trace?: never;
     };
@@ -1263,7 +1413,7 @@ export interface components {
         };
         AuditRecord: {
             /** @enum {string} */
-            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted";
+            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported";
             /** @description Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task and failed, throttled or refused logins */
             actor: components["schemas"]["AuditParty"] | null;
             /**
@@ -1313,7 +1463,7 @@ export interface components {
         };
         CreatedWebhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -1400,7 +1550,7 @@ export interface components {
              *       "user.deleted"
              *     ]
              */
-            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted")[] | null;
+            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported")[] | null;
             /**
              * @description A note for people, at most 500 characters.
              * @example Directory sync
@@ -1464,6 +1614,34 @@ export interface components {
              */
             until?: string | null;
         };
+        ExportedUser: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 in UTC with milliseconds
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            createdAt: string;
+            disabled: components["schemas"]["Disabled"];
+            /** @example alice@example.com */
+            email: string;
+            externalId: string | null;
+            /** @example 2 */
+            id: number;
+            /**
+             * Format: date-time
+             * @description The last successful login (ISO 8601 in UTC with milliseconds); null before the first
+             * @example 2026-11-26T08:30:00.000Z
+             */
+            lastLoginAt: string | null;
+            /** @example Alice Example */
+            name: string;
+            /** @description Only with `include=passwordHash`: the hash as stored (`!` for a user without a password) */
+            passwordHash?: string;
+            /** @enum {string} */
+            role: "admin" | "viewer";
+            /** @example alice */
+            username: string;
+        };
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -1475,6 +1653,75 @@ export interface components {
             health: string;
             /** @example /openapi.json */
             openapi: string;
+        };
+        ImportAccepted: {
+            /** @example 1 */
+            id: number;
+            /** @enum {string} */
+            status: "queued";
+        };
+        ImportError: {
+            /**
+             * @description The message `POST /api/users` answers for such a body (a name the file gave before: `Username or email already exists`); `Invalid request body` for a line that is no JSON object, not UTF-8, longer than 64 KiB, or a CSV row with another number of fields than its header; `Unsupported password hash`
+             * @example Email must be a valid address
+             */
+            error: string;
+            /**
+             * @description The record's line in the file, counted from 1 (a CSV header is line 1; a CSV record spanning lines is numbered by its first)
+             * @example 3
+             */
+            line: number;
+        };
+        /** @description One line of NDJSON, or one CSV row under a header naming these fields (CSV: `disabled` is `true` or `false`). A line of `GET /api/users/export` is accepted as is: `id` and `lastLoginAt` are ignored, `disabled` applied. `null` or empty counts as absent; unknown fields are ignored. Each record is checked as `POST /api/users` checks a body, with its messages. */
+        ImportRecord: {
+            /**
+             * Format: date-time
+             * @description When the user was created there (ISO 8601); default now
+             */
+            createdAt?: string;
+            disabled?: components["schemas"]["Disabled"];
+            /** @example alice@example.com */
+            email: string;
+            /** @description The user's id in the system it comes from, as given */
+            externalId?: string | null;
+            /** @example Alice Example */
+            name: string;
+            /** @description A plain password, hashed with bcrypt (bcrypt-bound: give hashes for speed). Not with `passwordHash`. */
+            password?: string;
+            /**
+             * @description A hash kept as given and checked at login by its algorithm; the first successful login replaces it with bcrypt (`password.upgraded` `{from}`). Formats: bcrypt (`$2a$`, `$2b$`, `$2y$`, cost at most 14), argon2id and argon2i (PHC `$argon2id$v=19$m=,t=,p=$salt$hash`, at most 128 MiB and memory times passes at most 1 GiB), scrypt (PHC `$scrypt$ln=,r=,p=$salt$hash`, N·r·p at most 2^20), PBKDF2-SHA256 (PHC `$pbkdf2-sha256$i=,l=$salt$hash`, passlib's `$pbkdf2-sha256$<rounds>$salt$hash`, Django's `pbkdf2_sha256$<iterations>$salt$hash`, at most 2,000,000 iterations), Firebase scrypt as Supabase Auth writes it (`$fbscrypt$v=1,n=<mem_cost>,r=<rounds>,p=1,ss=<salt separator>,sk=<signer key>$<salt>$<hash>`, base64). Anything else, or a work factor over these ceilings (over about a second to check): `Unsupported password hash`. Neither `password` nor `passwordHash`: the user cannot log in with a password until one is set.
+             * @example $argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$lB0dmV8d3XhKDN1MK0vmNY5gmlbe7xB4Emq+zZI8Rmk
+             */
+            passwordHash?: string;
+            /**
+             * @description Default `viewer`
+             * @enum {string}
+             */
+            role?: "admin" | "viewer";
+            /** @example alice */
+            username: string;
+        };
+        ImportStatus: {
+            created: number;
+            /** @description Records refused (see the errors) */
+            failed: number;
+            /** Format: date-time */
+            finishedAt: string | null;
+            /** @example 1 */
+            id: number;
+            /** @description Records judged so far */
+            processed: number;
+            skipped: number;
+            /** Format: date-time */
+            startedAt: string | null;
+            /**
+             * @description `failed`: the job broke off (what was written stays); `cancelled`: stopped by `POST /api/imports/{id}/cancel`
+             * @enum {string}
+             */
+            status: "queued" | "running" | "finished" | "failed" | "cancelled";
+            /** @description Records in the body */
+            total: number;
+            updated: number;
         };
         Login: {
             /** @example correct horse */
@@ -1698,7 +1945,7 @@ export interface components {
         };
         Webhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -1740,7 +1987,7 @@ export interface components {
              * @description The record's action
              * @enum {string}
              */
-            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted";
+            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported";
         };
     };
     responses: never;
@@ -1797,7 +2044,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -1892,7 +2139,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -1965,7 +2212,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -2079,7 +2326,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -2393,6 +2640,480 @@ export interface operations {
             };
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    createImport: {
+        parameters: {
+            query?: {
+                /** @description Judge every record and count what would be created, updated and skipped, writing nothing (a name given twice in the file is only found within a batch of 1,000 lines) */
+                dryRun?: boolean;
+                /** @description A record whose username or e-mail another user already has: `fail` (default) refuses it (`Username or email already exists`), `skip` counts it skipped, `update` writes the fields it gives over the user of that username (absent optional fields stay; a new password or hash ends the user's sessions) */
+                onConflict?: "fail" | "skip" | "update";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": components["schemas"]["ImportRecord"];
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Stored and queued */
+            202: {
+                headers: {
+                    /** @description /api/imports/{id} */
+                    Location?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportAccepted"];
+                };
+            };
+            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid query parameter: dryRun" | "Invalid query parameter: onConflict";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description The body is over 1 GiB (declared or read) or holds more than 1,000,000 records: nothing is imported */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description The Content-Type is neither `application/x-ndjson` nor `text/csv` */
+            415: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Import must be application/x-ndjson or text/csv";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to import users";
+                    };
+                };
+            };
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportStatus"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No import has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Import not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to get import";
+                    };
+                };
+            };
+        };
+    };
+    getImportHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No import has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    cancelImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import, stopped */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportStatus"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No import has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Import not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to cancel import";
+                    };
+                };
+            };
+        };
+    };
+    listImportErrors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refused records */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportError"][];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description No import has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Import not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to list import errors";
+                    };
+                };
+            };
+        };
+    };
+    listImportErrorsHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refused records */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No import has the id (also for ids that cannot exist) */
+            404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
                     "X-Request-Id"?: string;
@@ -4514,6 +5235,146 @@ export interface operations {
                         error: "Failed to end sessions";
                     };
                 };
+            };
+        };
+    };
+    exportUsers: {
+        parameters: {
+            query?: {
+                /** @description `passwordHash`: each line carries the user's password hash (recorded as `users.exported` `{passwordHashes: true}`) */
+                include?: "passwordHash";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every user, one a line */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["ExportedUser"];
+                };
+            };
+            /** @description `include` has a bad value */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid query parameter: include";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to export users";
+                    };
+                };
+            };
+        };
+    };
+    exportUsersHead: {
+        parameters: {
+            query?: {
+                /** @description `passwordHash`: each line carries the user's password hash (recorded as `users.exported` `{passwordHashes: true}`) */
+                include?: "passwordHash";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every user, one a line */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `include` has a bad value */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

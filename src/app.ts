@@ -19,6 +19,7 @@ import type { Metrics } from "./metrics.ts";
 import { mountKeys } from "./api-keys/api-keys.index.ts";
 import { mountScim } from "./scim/scim.index.ts";
 import { mountUsers } from "./users/users.index.ts";
+import { exceptImportUploads, mountImports } from "./imports/imports.index.ts";
 import { mountWebhooks } from "./webhooks/webhooks.index.ts";
 
 export interface AppDeps {
@@ -31,6 +32,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** The change feed's reader (server.ts closes it at shutdown); one of the app's own by default. */
   feed?: AuditFeed;
+  /** Tells the import worker (server.ts) a job is queued. */
+  importQueued?: () => void;
 }
 
 export const OPENAPI_PATH = "/openapi.json";
@@ -95,7 +98,9 @@ export function createApp(deps: AppDeps) {
     log,
     sessions,
     trustProxy: config.TRUST_PROXY,
-    deadline: deadline(config.REQUEST_TIMEOUT_MS, statementTimeoutMs(config)),
+    deadline: exceptImportUploads(
+      deadline(config.REQUEST_TIMEOUT_MS, statementTimeoutMs(config)),
+    ),
   }));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "cookieAuth", {
@@ -119,6 +124,8 @@ export function createApp(deps: AppDeps) {
   // What the routes' steps may look up.
   const steps = { store, config };
   mountAuth(app, { store, passwords, sessions, devices, config }, steps);
+  // Before /api/users/{id}, which would take `export` for an id.
+  mountImports(app, { store, config, queued: deps.importQueued }, steps);
   mountUsers(app, { store, passwords, config }, steps);
   mountKeys(app, { store, config }, steps);
   const feed = deps.feed ?? createAuditFeed({

@@ -64,6 +64,10 @@ const ConfigSchema = z.object({
   WEBHOOK_ENDPOINTS_AT_ONCE: int(1, 1000).default(100),
   /** Days delivery attempts are kept for `GET /api/webhooks/{id}/deliveries`. */
   WEBHOOK_ATTEMPT_RETENTION_DAYS: int(1, 36_500).default(30),
+  /** How long an import worker's lease on a job lasts without a batch: a dead worker's job resumes after it. */
+  IMPORT_LEASE_SECONDS: int(1, 3600).default(60),
+  /** How often an idle import worker looks for queued jobs. */
+  IMPORT_POLL_MS: int(10, 60_000).default(1_000),
   ADMIN_USERNAME: optionalText,
   ADMIN_PASSWORD: z.string().min(1).optional(),
   ADMIN_EMAIL: optionalText,

@@ -21,6 +21,7 @@ import { createStore, type Store } from "./db/store.ts";
 import { rekeyUsers, startHousekeeping } from "./housekeeping.ts";
 import type { Logger } from "./log.ts";
 import { startWebhookWorker } from "./webhooks/worker.ts";
+import { startImportWorker } from "./imports/worker.ts";
 
 export interface StartOptions {
   log: Logger;
@@ -132,7 +133,19 @@ export async function startService(
       log,
       gauge: metrics?.auditStreams,
     });
-    const app = createApp({ store, config, log, passwords, metrics, feed });
+    const imports = startImportWorker(background, passwords, log, {
+      pollMs: config.IMPORT_POLL_MS,
+      leaseMs: config.IMPORT_LEASE_SECONDS * 1000,
+    });
+    const app = createApp({
+      store,
+      config,
+      log,
+      passwords,
+      metrics,
+      feed,
+      importQueued: imports.wake,
+    });
     setReady(app.fetch);
     const housekeeping = startHousekeeping(store, config, log);
     const webhooks = startWebhookWorker(background, config, log, {
@@ -174,6 +187,8 @@ export async function startService(
         clearTimeout(timer);
         // Deliveries under way are abandoned and sent again later.
         await webhooks.stop();
+        // The batch under way commits; the rest waits for the next lease.
+        await imports.stop();
         housekeeping.stop();
         await store.stop();
         await openDb.close();

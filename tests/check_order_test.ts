@@ -164,6 +164,33 @@ const CONTRACT: Record<string, Listed[]> = {
     [500, "Failed to create webhook"],
   ],
   "get /api/webhooks": [...ADMIN, [500, "Failed to list webhooks"]],
+  "post /api/imports": [
+    ...ADMIN,
+    [415, "Import must be application/x-ndjson or text/csv"],
+    ...query("dryRun", "onConflict"),
+    [413, "Request body too large"],
+    [500, "Failed to import users"],
+  ],
+  "get /api/imports/{id}": [
+    ...ADMIN,
+    [404, "Import not found"],
+    [500, "Failed to get import"],
+  ],
+  "post /api/imports/{id}/cancel": [
+    ...ADMIN,
+    [404, "Import not found"],
+    [500, "Failed to cancel import"],
+  ],
+  "get /api/imports/{id}/errors": [
+    ...ADMIN,
+    [404, "Import not found"],
+    [500, "Failed to list import errors"],
+  ],
+  "get /api/users/export": [
+    ...ADMIN,
+    ...query("include"),
+    [500, "Failed to export users"],
+  ],
   "get /api/webhooks/{id}": [
     ...ADMIN,
     [404, "Webhook not found"],

@@ -30,6 +30,10 @@ export const AUDIT_ACTIONS = [
   "connection.created",
   "connection.updated",
   "connection.deleted",
+  "password.upgraded",
+  "import.started",
+  "import.finished",
+  "users.exported",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

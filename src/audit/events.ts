@@ -94,6 +94,48 @@ export const auditEvents = {
   loginSucceeded: (user: AuditParty, context: AuditContext) =>
     event("login.succeeded", user, user, {}, context),
 
+  /** An imported hash of another scheme replaced by bcrypt at its first login. */
+  passwordUpgraded: (
+    user: AuditParty,
+    from: string,
+    context: AuditContext,
+  ) => event("password.upgraded", user, user, { from }, context),
+
+  /** An import's `onConflict=update` changed the user: the fields it gave. */
+  userUpdated: (
+    actor: AuditParty,
+    user: AuditParty,
+    fields: string[],
+    context: AuditContext,
+  ) => event("user.updated", actor, user, { fields }, context),
+
+  importStarted: (
+    actor: AuditParty,
+    details: {
+      importId: number;
+      total: number;
+      dryRun: boolean;
+      onConflict: string;
+    },
+    context: AuditContext,
+  ) => event("import.started", actor, null, details, context),
+
+  importFinished: (
+    actor: AuditParty,
+    details: {
+      importId: number;
+      status: string;
+      counts: Record<string, number>;
+    },
+    context: AuditContext,
+  ) => event("import.finished", actor, null, details, context),
+
+  usersExported: (
+    actor: AuditParty,
+    details: { count: number; passwordHashes: boolean },
+    context: AuditContext,
+  ) => event("users.exported", actor, null, details, context),
+
   /** `user` undefined for an unknown username, whose attempted name is not kept. */
   loginFailed: (user: AuditParty | undefined, context: AuditContext) =>
     event(

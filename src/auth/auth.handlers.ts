@@ -9,7 +9,7 @@ import { clientIp } from "../http/origin.ts";
 import { canonicalKey } from "../users/canonical.ts";
 import type * as routes from "./auth.routes.ts";
 import type { Devices } from "./devices.ts";
-import type { PasswordHasher } from "./passwords.ts";
+import { type PasswordHasher, upgradeOf } from "./passwords.ts";
 import type { Sessions } from "./session.ts";
 import { sha256 } from "./tokens.ts";
 
@@ -78,6 +78,8 @@ export function createAuthHandlers(
     }
     const { passwordHash: _, passwordVersion, ...account } = user!;
     const deviceCookie = await devices.issue(known!, device);
+    // An imported hash of another scheme becomes bcrypt in the login's write.
+    const upgrade = await upgradeOf(passwords, password, user!.passwordHash);
     // No session when the password was reset while it was being checked,
     // nor for a disabled user (checked under the user's row lock, so a
     // disable that raced this login ends whatever it made).
@@ -85,6 +87,7 @@ export function createAuthHandlers(
       c,
       { ...account, passwordVersion },
       counter,
+      upgrade,
     );
     if (started === "stale") return "invalid_credentials";
     if (started === "disabled") return "disabled";

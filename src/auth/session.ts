@@ -8,6 +8,7 @@ import type { LoginCounter } from "../db/throttle.ts";
 import type { AppEnv } from "../http/env.ts";
 import { isHttps, requestOrigin } from "../http/origin.ts";
 import type { Caller } from "./caller.ts";
+import type { PasswordUpgrade } from "./passwords.ts";
 import { keyCaller } from "./api-keys.ts";
 import { isSessionToken, newSessionToken, sha256 } from "./tokens.ts";
 
@@ -52,6 +53,8 @@ export interface Sessions {
     c: Context<AppEnv>,
     user: { id: number; username: string; passwordVersion: number },
     counter: LoginCounter,
+    /** An imported hash replaced by bcrypt in the same write. */
+    upgrade?: PasswordUpgrade,
   ): Promise<SessionStart>;
   /**
    * Ends the request's session, if any, and clears the cookie; with an
@@ -114,7 +117,7 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
         !config.ALLOWED_ORIGINS.includes(origin);
     },
 
-    async start(c, user, counter) {
+    async start(c, user, counter, upgrade) {
       const token = newSessionToken();
       const context = auditContext(c, config.TRUST_PROXY);
       const userAgent = c.req.header("user-agent");
@@ -131,6 +134,7 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
         },
         context,
         c.get("writeBy"),
+        upgrade,
       );
       if (outcome !== "started") return outcome;
       setCookie(c, SESSION_COOKIE, token, {

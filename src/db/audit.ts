@@ -119,6 +119,23 @@ export async function recordAudit(
 const insertsSentAhead = new WeakMap<TransactionSql, Promise<unknown>[]>();
 
 /**
+ * Many records in one statement, in their order, inside the caller's
+ * transaction (a bulk write: an import's batch of users); as recordAudit,
+ * they commit or roll back with the change.
+ */
+export async function recordAudits(
+  tx: TransactionSql,
+  events: readonly AuditEvent[],
+): Promise<void> {
+  if (events.length === 0) return;
+  await tx`
+    insert into audit_pending (tail)
+    select t from unnest(${events.map(canonicalTail)}::text[])
+      with ordinality as e(t, n)
+    order by n`;
+}
+
+/**
  * Puts records into the chain (audit_seal, migration 022): `soon` after a
  * write committed some, without waiting; `now` before reading the chain,
  * resolving once every record committed before the call is in it.

@@ -1,6 +1,7 @@
 import type { Sql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
 import { type AuditContext, auditEvents } from "../audit/events.ts";
+import type { PasswordUpgrade } from "../auth/passwords.ts";
 import type { Account, SessionInfo } from "../users/user.ts";
 import {
   disableCleared,
@@ -65,6 +66,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
       origin: SessionOrigin,
       context: AuditContext,
       writeBy: WriteBy,
+      upgrade?: PasswordUpgrade,
     ): Promise<SessionStart> {
       return await transaction(writeBy, async (tx) => {
         const [row] = await tx<{ disabled: boolean; ranOut: boolean }[]>`
@@ -81,11 +83,20 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
           await recordAudit(tx, auditEvents.loginRefused(user, context));
           return "disabled";
         }
-        await tx`
+        // An imported hash becomes bcrypt; the password itself is unchanged,
+        // so its version (and every session bound to it) stays.
+        const [upgraded] = await tx`
           update users set last_login_at = now()${
           row.ranOut ? sql`, ${disableCleared(sql)}` : sql``
+        }${
+          upgrade
+            ? sql`, password_hash = case when password_hash = ${upgrade.replaces}
+              then ${upgrade.passwordHash} else password_hash end`
+            : sql``
         }
-          where id = ${user.id}`;
+          where id = ${user.id}
+          returning password_hash = ${upgrade?.passwordHash ?? null}::text
+            as upgraded`;
         await tx`
           insert into sessions (token_hash, user_id, password_version,
             expires_at, client_address, user_agent)
@@ -97,6 +108,12 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
           await recordAudit(
             tx,
             auditEvents.userEnabled(null, user, true, context),
+          );
+        }
+        if (upgrade && upgraded.upgraded) {
+          await recordAudit(
+            tx,
+            auditEvents.passwordUpgraded(user, upgrade.from, context),
           );
         }
         await recordAudit(tx, auditEvents.loginSucceeded(user, context));

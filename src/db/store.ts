@@ -8,6 +8,7 @@ import {
 } from "./audit.ts";
 import { createIdempotencyStore } from "./idempotency.ts";
 import { createApiKeyStore } from "./api-keys.ts";
+import { createImportStore } from "./imports.ts";
 import { createScimStore } from "./scim.ts";
 import { createSessions } from "./sessions.ts";
 import { createDeviceKey, createLoginThrottle } from "./throttle.ts";
@@ -57,6 +58,7 @@ export function createStore(
     webhooks: createWebhookStore(sql, writer),
     webhookQueue: createWebhookQueue(sql, writer),
     scim: createScimStore(sql, writer),
+    imports: createImportStore(sql, writer),
     audit: {
       ...auditStore,
       /** As the trail's store lists, after sealing: every committed record is shown. */

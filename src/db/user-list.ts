@@ -64,7 +64,12 @@ export const LIST_BATCH = 2000;
  * shows, which PostgreSQL serialises as JSON (row_to_json writes what
  * JSON.stringify would).
  */
-export function createUserList(sql: Sql, user: PendingQuery<Row[]>) {
+export function createUserList(
+  sql: Sql,
+  user: PendingQuery<Row[]>,
+  /** What joins the rows of a batch: `,` for a JSON array, a newline for NDJSON. */
+  separator = ",",
+) {
   const where = (filter: UserFilter, after?: ListPosition) => {
     const conditions = [];
     if (filter.role) conditions.push(sql`users.role = ${filter.role}`);
@@ -133,7 +138,7 @@ export function createUserList(sql: Sql, user: PendingQuery<Row[]>) {
     n: number,
   ) => {
     const [row] = await sql`
-      select string_agg(b.json, ','), count(*)::int,
+      select string_agg(b.json, ${separator}), count(*)::int,
         (extract(epoch from max(b.created_at)) * 1000000)::int8::text
           || '.' || (array_agg(b.id))[count(*)]
       from (

@@ -96,6 +96,14 @@ export const MSG = {
   scimTooLarge: "Request body larger than 4 MiB",
   scimPreconditionFailed: "The resource has changed (If-Match)",
   scimFailed: "Provisioning request failed",
+  importContentType: "Import must be application/x-ndjson or text/csv",
+  unsupportedPasswordHash: "Unsupported password hash",
+  importNotFound: "Import not found",
+  importFailed: "Failed to import users",
+  importGetFailed: "Failed to get import",
+  importCancelFailed: "Failed to cancel import",
+  importErrorsFailed: "Failed to list import errors",
+  exportFailed: "Failed to export users",
 } as const;
 
 /** The 400 of a query parameter with a bad value, which names the parameter. */

@@ -254,12 +254,20 @@ export const NewAccountSchema = z.object({
 
 export type NewAccount = z.infer<typeof NewAccountSchema>;
 
+/**
+ * A new account whose password may be absent, as an import gives it (with
+ * a hash instead, or none at all): a password given meets every rule.
+ */
+export const ImportedAccountSchema = NewAccountSchema.extend({
+  password: NewAccountSchema.shape.password.optional(),
+});
+
 /** The checks of a new account, as POST /api/users makes them (role aside). */
 const CHECK_ORDER: readonly Message[] = [FIELDS_REQUIRED, ...ACCOUNT_CHECKS]
   .map((c) => c.message);
 
-export type AccountCheck =
-  | { ok: true; account: NewAccount }
+export type AccountCheck<A = NewAccount> =
+  | { ok: true; account: A }
   | { ok: false; field: keyof NewAccount; message: Message };
 
 /**
@@ -269,8 +277,16 @@ export type AccountCheck =
  */
 export function checkNewAccount(
   input: Record<keyof NewAccount, unknown>,
-): AccountCheck {
-  const parsed = NewAccountSchema.safeParse(input);
+): AccountCheck;
+export function checkNewAccount<S extends typeof ImportedAccountSchema>(
+  input: Record<keyof NewAccount, unknown>,
+  schema: S,
+): AccountCheck<z.infer<S>>;
+export function checkNewAccount(
+  input: Record<keyof NewAccount, unknown>,
+  schema: z.ZodType<unknown> = NewAccountSchema,
+): AccountCheck<unknown> {
+  const parsed = schema.safeParse(input);
   if (parsed.success) {
     return { ok: true, account: parsed.data };
   }

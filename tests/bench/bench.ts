@@ -121,6 +121,7 @@ const opts = {
   users: option("users", 1000),
   streamUsers: option("stream-users", 100_000),
   millionUsers: option("million-users", 1_000_000),
+  importUsers: option("import-users", 100_000),
   // Many short rounds: the host's speed drifts within seconds, and a ratio
   // is only as good as its two sides' sharing the same drift. The million's
   // rows are single runs, each longer.
@@ -2087,6 +2088,158 @@ async function webhooksBench() {
   }
 }
 
+// ---------------------------------------------------------------- import
+
+/**
+ * `--import`: `--import-users` users (100,000 by default) with bcrypt
+ * hashes given, as one NDJSON body generated as it is sent (never whole in
+ * memory), into a service on a fresh database: the upload, the job, and
+ * the seal of the last `user.created` record (records included), the
+ * service's peak RSS over it all; beside it, POST /api/users one at a
+ * time from 4 clients for a few seconds (bcrypt-bound). Writes its section
+ * of RESULTS.md.
+ */
+async function importBench() {
+  const uptimeAtStart = await uptime();
+  const n = opts.importUsers;
+  await using db = await scratchDatabase("ua_bench_import");
+  const env = { DATABASE_URL: db.url };
+  {
+    await using _first = await startService(env);
+  }
+  await using service = await startService(env);
+  const sid = await login(service.baseUrl);
+  const cookie = `sid=${sid}`;
+  // One hash for all (cost 10, as the service's own): the import never checks it.
+  const hash = "$2b$10$rL60lBa65WZtYM2QmI89X.WlfUKG2zn/R.cpZa33.2kUZ6IEAd3SO";
+  const encoder = new TextEncoder();
+  const PER_CHUNK = 500;
+  let made = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (made >= n) return controller.close();
+      let text = "";
+      for (let i = 0; i < PER_CHUNK && made < n; i++, made++) {
+        text += JSON.stringify({
+          username: `imported${made}`,
+          name: `Imported User ${made}`,
+          email: `imported${made}@example.com`,
+          passwordHash: hash,
+        }) + "\n";
+      }
+      controller.enqueue(encoder.encode(text));
+    },
+  });
+  await resetPeak(service.pid);
+  const idle = await memory(service.pid);
+  const started = performance.now();
+  const res = await fetch(`${service.baseUrl}/api/imports`, {
+    method: "POST",
+    headers: { cookie, "content-type": "application/x-ndjson" },
+    body,
+  });
+  const accepted = await res.json();
+  if (res.status !== 202) {
+    throw new Error(`import refused: ${res.status} ${accepted.error}`);
+  }
+  const uploaded = performance.now();
+  say(`${fmt(n)} records stored in ${fmt((uploaded - started) / 1000, 1)} s`);
+  const rss: number[] = [];
+  let status;
+  for (;;) {
+    const r = await fetch(`${service.baseUrl}/api/imports/${accepted.id}`, {
+      headers: { cookie },
+    });
+    status = await r.json();
+    rss.push((await memory(service.pid)).rss);
+    if (status.status !== "queued" && status.status !== "running") break;
+    await sleep(200);
+  }
+  const processed = performance.now();
+  say(
+    `RSS while the job ran (MiB, every 200 ms): ${
+      rss.filter((_, i) => i % Math.max(1, Math.floor(rss.length / 20)) === 0)
+        .map((k) => fmt(mib(k))).join(" ")
+    }`,
+  );
+  if (status.status !== "finished" || status.created !== n) {
+    throw new Error(`import ended ${JSON.stringify(status)}`);
+  }
+  for (;;) {
+    const [{ pending }] = await db.sql<{ pending: number }[]>`
+      select count(*)::int as pending from audit_pending`;
+    if (pending === 0) break;
+    await sleep(100);
+  }
+  const sealed = performance.now();
+  const [{ records }] = await db.sql<{ records: number }[]>`
+    select count(*)::int as records from audit_events
+    where action = 'user.created'`;
+  const peak = await memory(service.pid);
+  say(
+    `job done at ${fmt((processed - started) / 1000, 1)} s, records sealed at ${
+      fmt((sealed - started) / 1000, 1)
+    } s`,
+  );
+
+  // POST /api/users one at a time, 4 clients: the rate an import replaces.
+  const singleMs = 5_000;
+  let singles = 0;
+  const until = performance.now() + singleMs;
+  const singleStart = performance.now();
+  await Promise.all(Array.from({ length: 4 }, async (_, c) => {
+    for (let i = 0; performance.now() < until; i++) {
+      const r = await fetch(`${service.baseUrl}/api/users`, {
+        method: "POST",
+        headers: { cookie, "content-type": "application/json" },
+        body: JSON.stringify({
+          username: `single${c}x${i}`,
+          name: "Single",
+          email: `single${c}x${i}@example.com`,
+          password: "single-password",
+          role: "viewer",
+        }),
+      });
+      await r.body?.cancel();
+      if (r.status === 201) singles++;
+    }
+  }));
+  const singleRate = singles / ((performance.now() - singleStart) / 1000);
+
+  const total = (sealed - started) / 1000;
+  const rate = n / total;
+  const section = [
+    `## Importing ${fmt(n)} users`,
+    "",
+    `\`deno task bench --import --import-users ${n}\` (PostgreSQL on the same ` +
+    "machine; one NDJSON body of users with bcrypt hashes given, generated as " +
+    "it is sent; the service with its defaults). `uptime` at the start: " +
+    `\`${uptimeAtStart}\`; at the end: \`${await uptime()}\`.`,
+    "",
+    "| measure | figure | target | met |",
+    "|---|---|---|---|",
+    `| body stored (202) | ${fmt((uploaded - started) / 1000, 1)} s | | |`,
+    `| job finished | ${fmt((processed - started) / 1000, 1)} s | | |`,
+    `| every \`user.created\` record sealed (${fmt(records)} records) | ${
+      fmt(total, 1)
+    } s | | |`,
+    `| users a second, records included | ${fmt(rate)} | ≥ 5,000 | ${
+      rate >= 5000 ? "yes" : "**no**"
+    } |`,
+    `| service RSS: before, highest sampled while the job ran, peak (VmHWM) | ${
+      fmt(mib(idle.rss))
+    } MiB, ${fmt(mib(Math.max(...rss)))} MiB, ${
+      fmt(mib(peak.hwm))
+    } MiB | flat | |`,
+    `| POST /api/users one at a time (bcrypt, 4 clients, ${
+      singleMs / 1000
+    } s) | ${fmt(singleRate, 1)} users/s | | |`,
+    "",
+  ].join("\n");
+  await writeSection(section);
+  console.log(`\n${section}\nwrote ${opts.out}`);
+}
+
 function say(what: string) {
   console.log(what);
 }
@@ -2205,6 +2358,7 @@ async function sseFanOut() {
 
 if (Deno.args.includes("--million")) await million();
 else if (Deno.args.includes("--access-log")) await accessLog();
+else if (Deno.args.includes("--import")) await importBench();
 else if (opts.against !== undefined) await against(opts.against);
 else if (Deno.args.includes("--webhooks")) await webhooksBench();
 else if (Deno.args.includes("--sse")) await sseFanOut();

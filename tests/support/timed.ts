@@ -70,6 +70,8 @@ const EMPTY_UNTIL_USED = new Set([
   "disabled_until",
   "last_login_at",
   "modified_at",
+  "external_id",
+  "import_id",
 ]);
 
 /** Every row is whole (a create is there completely or not at all), and every 201 is there. */
