@@ -534,3 +534,256 @@ Deno.test(withTool(
     clean(c);
   },
 ));
+
+/** Creates a user through the API for a test's page to work on. */
+async function someone(svc: TestService, username: string, name: string) {
+  const created = await svc.admin.post("/api/users", {
+    body: {
+      username,
+      name,
+      email: `${username}@example.com`,
+      password: `${username}-password`,
+      role: "viewer",
+    },
+  });
+  assert(created.ok);
+  return created.data;
+}
+
+Deno.test(withTool(
+  "the console shows plainly a stale tag (412, with a reload), a user deleted meanwhile (404), the API unreachable, a 429 with Retry-After and a session that ended",
+  CHROMIUM_TOOL,
+  async () => {
+    await using c = await open({
+      env: { LOGIN_MAX_FAILURES: "2" },
+      // The requests this test cuts off itself.
+      allowFailed: (url) => new URL(url).pathname === "/api/users",
+    });
+    const { svc, page } = c;
+    const dana = await someone(svc, "dana", "Dana 👩‍💻");
+    await signIn(page, svc);
+
+    // 412: another admin changed Dana after the page loaded.
+    await page.goto(`${svc.baseUrl}/admin#/users/${dana.id}`);
+    await heading(page, "Dana 👩‍💻");
+    const meanwhile = await svc.admin.patch("/api/users/{id}", {
+      params: { path: { id: dana.id } },
+      body: { role: "admin" },
+    });
+    assert(meanwhile.ok);
+    await page.getByLabel("New password", { exact: true }).fill(
+      "dana-new-pass",
+    );
+    await page.getByRole("button", { name: "Reset password" }).click();
+    const stale = page.getByRole("alert").filter({
+      hasText: "Precondition failed",
+    });
+    await stale.getByText("Someone changed this user meanwhile").waitFor();
+    await accessible(page, "a user's page with a 412");
+    await shot(page, "412");
+    await stale.getByRole("button", { name: "Reload" }).click();
+    await page.locator("dl.facts dd").getByText("admin", { exact: true })
+      .waitFor();
+    await page.getByLabel("New role", { exact: true }).selectOption("viewer");
+    await page.getByRole("button", { name: "Change role" }).click();
+    await page.getByRole("status").getByText("Role changed to viewer.")
+      .waitFor();
+    const now = await svc.admin.get("/api/users/{id}", {
+      params: { path: { id: dana.id } },
+    });
+    assert(now.ok);
+    assertEquals(now.data.role, "viewer");
+
+    // 404: deleted by another admin while the page is open.
+    const gone = await svc.admin.delete("/api/users/{id}", {
+      params: { path: { id: dana.id } },
+    });
+    assert(gone.ok);
+    await page.getByLabel("Reason", { exact: true }).fill("left");
+    await page.getByRole("button", { name: "Disable user" }).click();
+    await heading(page, "User not found");
+    await page.getByRole("alert").getByText("User not found").waitFor();
+    await accessible(page, "a deleted user's page");
+
+    // The API unreachable, then back.
+    await page.route(
+      "**/api/users?*",
+      (route) => route.abort("connectionrefused"),
+    );
+    await section(page, "Users");
+    const down = page.getByRole("alert").filter({
+      hasText: "The service could not be reached.",
+    });
+    await down.waitFor();
+    await shot(page, "unreachable");
+    await page.unroute("**/api/users?*");
+    await down.getByRole("button", { name: "Try again" }).click();
+    await eventually(async () => (await rows(page)).join() === "admin", "back");
+
+    // The session ends elsewhere (every session of the admin ended by a key).
+    const key = await svc.admin.post("/api/users/{id}/keys", {
+      params: { path: { id: svc.adminAccount.id } },
+      body: { name: "ender" },
+    });
+    assert(key.ok);
+    const ended = await fetch(
+      `${svc.baseUrl}/api/users/${svc.adminAccount.id}/sessions`,
+      {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${key.data.key}` },
+      },
+    );
+    assertEquals(ended.status, 200, await ended.text());
+    await section(page, "Audit trail").catch(() => {});
+    await heading(page, "Sign in");
+    await page.getByRole("alert").getByText("Unauthorised").waitFor();
+    await page.getByText("Your session has ended: sign in again.").waitFor();
+    await shot(page, "session-ended");
+    // Signing in again goes back to where the person was.
+    await page.getByLabel("Username", { exact: true }).fill(ADMIN.username);
+    await page.getByLabel("Password", { exact: true }).fill(ADMIN.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await heading(page, "Audit trail");
+
+    // 429 with Retry-After: the throttle's own answer, as it is.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await heading(page, "Sign in");
+    await page.getByLabel("Username", { exact: true }).fill("nobody");
+    for (let i = 0; i < 2; i++) {
+      await page.getByLabel("Password", { exact: true }).fill(`wrong-${i}`);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("alert").getByText("Invalid username or password")
+        .waitFor();
+      await page.getByRole("button", { name: "Sign in" }).isEnabled();
+    }
+    await page.getByLabel("Password", { exact: true }).fill("wrong-again");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const throttled = page.getByRole("alert").filter({
+      hasText: "Too many login attempts",
+    });
+    await throttled.waitFor();
+    assert(
+      /Try again in \d+ s\./.test(await throttled.textContent() ?? ""),
+      await throttled.textContent() ?? "",
+    );
+    await shot(page, "429");
+    clean(c);
+  },
+));
+
+/** Pixels the page is wider than its window (0: no horizontal scrolling). */
+const overflow = (page: Page) =>
+  page.evaluate(() => {
+    const root = (globalThis as unknown as {
+      document: {
+        documentElement: { scrollWidth: number; clientWidth: number };
+      };
+    }).document.documentElement;
+    return root.scrollWidth - root.clientWidth;
+  });
+
+Deno.test(withTool(
+  "at 390 pixels wide every page of the console reads without horizontal scrolling, long right-to-left and emoji names included",
+  CHROMIUM_TOOL,
+  async () => {
+    await using c = await open({
+      width: 390,
+      env: { WEBHOOK_ALLOW_PRIVATE: "true" },
+    });
+    const { svc, page } = c;
+    const long = await someone(
+      svc,
+      "محمد_عبدالرحمن_الشمري_🚀🚀🚀".slice(0, 30),
+      "محمد عبد الرحمن الشمري الطويل جدا جدا 👨‍👩‍👧‍👦🚀🌍✨",
+    );
+    const hook = await svc.admin.post("/api/webhooks", {
+      body: {
+        url: "http://127.0.0.1:9/a/very/long/path/that/goes/on/and/on/and/on",
+        description: "وصف طويل جدا للخطاف 🪝",
+      },
+    });
+    assert(hook.ok);
+
+    await page.goto(`${svc.baseUrl}/admin`);
+    await heading(page, "Sign in");
+    assertEquals(await overflow(page), 0, "sign-in");
+    await signIn(page, svc);
+    const pages: [string, string | RegExp][] = [
+      ["#/users", "Users"],
+      [`#/users/${long.id}`, long.name],
+      ["#/users/new", "New user"],
+      ["#/audit", "Audit trail"],
+      ["#/webhooks", "Webhooks"],
+      [`#/webhooks/${hook.data.id}`, /a\/very\/long/],
+    ];
+    for (const [hash, title] of pages) {
+      await page.goto(`${svc.baseUrl}/admin${hash}`);
+      await heading(page, title);
+      await page.waitForLoadState("networkidle").catch(() => {});
+      assertEquals(await overflow(page), 0, `no horizontal scroll on ${hash}`);
+      await accessible(page, `${hash} at 390 px`);
+    }
+    await page.goto(`${svc.baseUrl}/admin#/users`);
+    await eventually(async () => (await rows(page)).length === 2, "rows");
+    await shot(page, "users-390");
+    clean(c);
+  },
+));
+
+Deno.test(withTool(
+  "the console is usable with the keyboard alone: sign in, find a user, open them and change their role",
+  CHROMIUM_TOOL,
+  async () => {
+    await using c = await open();
+    const { svc, page } = c;
+    const kim = await someone(svc, "kim", "Kim Lee");
+    await page.goto(`${svc.baseUrl}/admin`);
+    await heading(page, "Sign in");
+    const focused = () =>
+      page.evaluate(() => {
+        const el = (globalThis as unknown as {
+          document: {
+            activeElement: {
+              id: string;
+              tagName: string;
+              textContent: string | null;
+            } | null;
+          };
+        }).document.activeElement;
+        return el ? `${el.tagName}#${el.id} ${el.textContent ?? ""}` : "";
+      });
+    /** Presses Tab until the focused element's description includes `what`. */
+    const tabTo = async (what: string) => {
+      for (let i = 0; i < 40; i++) {
+        await page.keyboard.press("Tab");
+        if ((await focused()).includes(what)) return;
+      }
+      throw new Error(`Tab never reached ${what}`);
+    };
+    await tabTo("INPUT#username");
+    await page.keyboard.type(ADMIN.username);
+    await tabTo("INPUT#password");
+    await page.keyboard.type(ADMIN.password);
+    await page.keyboard.press("Enter");
+    await heading(page, "Users");
+    await tabTo("INPUT#q");
+    await page.keyboard.type("kim");
+    await eventually(async () => (await rows(page)).join() === "kim", "found");
+    await tabTo("A# kim");
+    await page.keyboard.press("Enter");
+    await heading(page, "Kim Lee");
+    await tabTo("SELECT#new-role");
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("Home");
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").getByText("Role changed to admin.")
+      .waitFor();
+    const promoted = await svc.admin.get("/api/users/{id}", {
+      params: { path: { id: kim.id } },
+    });
+    assert(promoted.ok);
+    assertEquals(promoted.data.role, "admin");
+    clean(c);
+  },
+));
