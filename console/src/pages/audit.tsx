@@ -147,8 +147,10 @@ export function AuditTrail({ query }: { query: URLSearchParams }) {
         {feed === "live" && "Live: new records appear at the top."}
         {feed === "paused" && `Paused: ${held} new records wait.`}
         {feed === "stopped" && "The live feed stopped."}
-        {received > 0 &&
-          ` ${received} received since opening; the newest ${SHOWN} are shown.`}
+        {received > 0 && ` ${received} received since opening`}
+        {received > SHOWN
+          ? `; the newest ${SHOWN} are shown.`
+          : received > 0 && "."}
       </p>
       {failure && (
         <Notice
