@@ -50,7 +50,9 @@ export function answerHeaders(
     // Not finalized: no answer was made, and Hono answers the failure.
     if (!c.finalized) return;
     const headers = c.res.headers;
-    if (!page) {
+    // A page's path that answered no page of its own (a 404 under /admin)
+    // is an API answer.
+    if (!page || !headers.has("content-security-policy")) {
       for (const [name, value] of API_HEADERS) headers.set(name, value);
     }
     headers.set("X-Request-Id", requestId);
