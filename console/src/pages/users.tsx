@@ -10,7 +10,7 @@ import { Field, Notice, Text, Time, Title, useLoad } from "../ui.tsx";
 
 export const PAGE_SIZE = 50;
 /** How long typing must pause before the search runs. */
-const SEARCH_DELAY_MS = 250;
+const SEARCH_DELAY_MS = 120;
 
 type Filters = {
   q?: string;
