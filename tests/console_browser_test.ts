@@ -715,6 +715,7 @@ Deno.test(withTool(
       ["#/audit", "Audit trail"],
       ["#/webhooks", "Webhooks"],
       [`#/webhooks/${hook.data.id}`, /a\/very\/long/],
+      ["#/provisioning", "Provisioning"],
     ];
     for (const [hash, title] of pages) {
       await page.goto(`${svc.baseUrl}/admin${hash}`);
@@ -784,6 +785,67 @@ Deno.test(withTool(
     });
     assert(promoted.ok);
     assertEquals(promoted.data.role, "admin");
+    clean(c);
+  },
+));
+
+Deno.test(withTool(
+  "provisioning connections are created with their token shown once, edited and deleted, as the API has them",
+  CHROMIUM_TOOL,
+  async () => {
+    await using c = await open();
+    const { svc, page } = c;
+    await signIn(page, svc);
+    await section(page, "Provisioning");
+    await page.getByText("No connections.").waitFor();
+    await accessible(page, "the provisioning page");
+
+    await page.getByRole("button", { name: "Create connection" }).click();
+    await page.getByRole("alert").getByText("Invalid provisioning connection")
+      .waitFor();
+    await page.getByLabel("Connection name", { exact: true }).fill("Okta");
+    await page.getByLabel("Groups whose members are admins", { exact: true })
+      .fill("User Admins\n\nIT");
+    await page.getByRole("button", { name: "Create connection" }).click();
+    const secret = page.getByRole("textbox", { name: "Token of Okta" });
+    const token = await secret.inputValue();
+    assert(/^usc_[A-Za-z0-9_-]{43}$/.test(token), token);
+    await shot(page, "provisioning");
+    const listed = await svc.admin.get("/api/scim/connections");
+    assert(listed.ok);
+    assertEquals(listed.data.map((x) => [x.name, x.adminGroups]), [
+      ["Okta", ["User Admins", "IT"]],
+    ]);
+    const scim = (t: string) =>
+      fetch(`${svc.baseUrl}/scim/v2/Users?count=1`, {
+        headers: { authorization: `Bearer ${t}` },
+      });
+    const used = await scim(token);
+    await used.body?.cancel();
+    assertEquals(used.status, 200, "the token shown works");
+    await page.getByRole("button", { name: "Done" }).click();
+    assertEquals(await secret.count(), 0, "the token is shown once");
+
+    await page.getByRole("button", { name: "Edit Okta" }).click();
+    await page.getByLabel("Name", { exact: true }).fill("Okta (prod)");
+    await page.getByLabel("Admin groups", { exact: true }).fill("Admins");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("status").getByText("Connection saved.").waitFor();
+    const edited = await svc.admin.get("/api/scim/connections");
+    assert(edited.ok);
+    assertEquals(edited.data.map((x) => [x.name, x.adminGroups]), [
+      ["Okta (prod)", ["Admins"]],
+    ]);
+
+    await page.getByRole("button", { name: "Delete connection" }).click();
+    await page.getByRole("button", { name: "Yes, delete connection" }).click();
+    await page.getByText("No connections.").waitFor();
+    const after = await svc.admin.get("/api/scim/connections");
+    assert(after.ok);
+    assertEquals(after.data, []);
+    const revoked = await scim(token);
+    await revoked.body?.cancel();
+    assertEquals(revoked.status, 401, "the token is revoked");
     clean(c);
   },
 ));

@@ -7,6 +7,7 @@ import type { AuditAction } from "./api.ts";
 
 const LISTED: Record<AuditAction, true> = {
   "user.created": true,
+  "user.updated": true,
   "user.role_changed": true,
   "user.password_reset": true,
   "user.deleted": true,
@@ -26,6 +27,12 @@ const LISTED: Record<AuditAction, true> = {
   "webhook.deleted": true,
   "webhook.disabled": true,
   "webhook.enabled": true,
+  "group.created": true,
+  "group.updated": true,
+  "group.deleted": true,
+  "connection.created": true,
+  "connection.updated": true,
+  "connection.deleted": true,
 };
 
 export const ACTIONS = Object.keys(LISTED) as AuditAction[];

@@ -6,6 +6,7 @@ import type { VNode } from "preact";
 import type { Account } from "../../clients/mod.ts";
 import { AuditTrail } from "./pages/audit.tsx";
 import { CreateUser } from "./pages/create-user.tsx";
+import { ScimConnections } from "./pages/scim.tsx";
 import { UserPage } from "./pages/user.tsx";
 import { Users } from "./pages/users.tsx";
 import { WebhookPage, Webhooks } from "./pages/webhooks.tsx";
@@ -66,5 +67,12 @@ export const PAGES: Page[] = [
     title: "Webhook",
     section: "webhooks",
     render: ({ params }) => <WebhookPage id={params.id} />,
+  },
+  {
+    pattern: "/provisioning",
+    title: "Provisioning",
+    section: "provisioning",
+    nav: "Provisioning",
+    render: () => <ScimConnections />,
   },
 ];
