@@ -9,6 +9,7 @@ import { type Config, statementTimeoutMs } from "./config.ts";
 import type { Store } from "./db/store.ts";
 import { mountHealth } from "./health.ts";
 import { mountHome } from "./home.ts";
+import { mountConsole } from "./http/console.ts";
 import { DOCS_PATH, mountDocs } from "./http/docs.ts";
 import { deadline } from "./http/endpoint.ts";
 import type { AppEnv } from "./http/env.ts";
@@ -145,6 +146,7 @@ export function createApp(deps: AppDeps) {
   mountHome(app, { docs: DOCS_PATH, openapi: OPENAPI_PATH }, steps);
   app.doc31(OPENAPI_PATH, OPENAPI_INFO);
   mountDocs(app, OPENAPI_PATH);
+  mountConsole(app);
 
   app.onError(onError);
   app.notFound(onNotFound(() => app.routes));

@@ -3,39 +3,15 @@
  * playwright-core) opens /docs on a running service, logs in with
  * "Try it out", lists users, creates one and sees the 409 of a duplicate.
  */
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { assert, assertEquals } from "./support/assert.ts";
+import { CHROMIUM_TOOL, launch } from "./support/browser.ts";
 import { withTool } from "./support/conditions.ts";
 import { ADMIN, startService } from "./support/service.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = new URL("./artifacts/", import.meta.url);
 /** The copies README shows; `UPDATE_SCREENSHOTS=1` refreshes them. */
 const SCREENSHOTS = new URL("./screenshots/", import.meta.url);
-
-const CHROMIUM_TOOL = {
-  what: `Chromium at ${CHROMIUM}`,
-  present: await Deno.stat(CHROMIUM).then(() => true, () => false),
-  install: "apt-get install chromium, as .ci/install-extras does",
-};
-
-async function launch(): Promise<Browser & AsyncDisposable> {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
-  return Object.assign(browser, {
-    [Symbol.asyncDispose]: () => browser.close(),
-  });
-}
 
 /** Expands an operation, presses "Try it out", optionally sets the body, and executes. */
 async function tryItOut(page: Page, operation: string, body?: unknown) {

@@ -1,9 +1,10 @@
 import type { Context } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "./env.ts";
+import { isConsolePath } from "./console.ts";
 import { isHttps } from "./origin.ts";
 
-/** The security headers of every answer but the /docs page's. */
+/** The security headers of every answer but the pages' (/docs, /admin). */
 const API_HEADERS = [
   ["X-Content-Type-Options", "nosniff"],
   ["Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'"],
@@ -17,9 +18,10 @@ const HSTS = "max-age=31536000; includeSubDomains";
 /**
  * Serves a request (`next`) and gives its answer the headers every answer
  * carries: its request id and the security headers. JSON answers carry the
- * few an API needs (OWASP REST Security Cheat Sheet); only the browser page
- * at /docs gets hono's full set of document headers (its CSP is its own,
- * src/http/docs.ts, which overwrite: false keeps). HSTS for a year over
+ * few an API needs (OWASP REST Security Cheat Sheet); only the browser pages
+ * at /docs and /admin get hono's full set of document headers (each CSP is
+ * its page's own, src/http/docs.ts and src/http/console.ts, which
+ * overwrite: false keeps). HSTS for a year over
  * HTTPS only: on plain HTTP it is ignored or wrong.
  *
  * They are set on the answer once it is made, never prepared with
@@ -42,12 +44,15 @@ export function answerHeaders(
   return async (c, requestId, next) => {
     const https = isHttps(c, trustProxy);
     const path = c.req.path;
-    const page = path === "/docs" || path.startsWith("/docs/");
+    const page = path === "/docs" || path.startsWith("/docs/") ||
+      isConsolePath(path);
     await (page ? documentHeaders(c, next) : next());
     // Not finalized: no answer was made, and Hono answers the failure.
     if (!c.finalized) return;
     const headers = c.res.headers;
-    if (!page) {
+    // A page's path that answered no page of its own (a 404 under /admin)
+    // is an API answer.
+    if (!page || !headers.has("content-security-policy")) {
       for (const [name, value] of API_HEADERS) headers.set(name, value);
     }
     headers.set("X-Request-Id", requestId);

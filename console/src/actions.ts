@@ -1,0 +1,45 @@
+/**
+ * Every audit action, for the pickers of the audit trail and of webhooks.
+ * A Record over the client's type: an action the API adds fails the type
+ * check here until it is listed.
+ */
+import type { AuditAction } from "./api.ts";
+
+const LISTED: Record<AuditAction, true> = {
+  "user.created": true,
+  "user.updated": true,
+  "user.role_changed": true,
+  "user.password_reset": true,
+  "user.deleted": true,
+  "user.disabled": true,
+  "user.enabled": true,
+  "sessions.ended": true,
+  "login.succeeded": true,
+  "login.failed": true,
+  "login.throttled": true,
+  "login.refused": true,
+  "logout": true,
+  "admin.bootstrapped": true,
+  "admin.recovered": true,
+  "key.created": true,
+  "key.revoked": true,
+  "webhook.created": true,
+  "webhook.deleted": true,
+  "webhook.disabled": true,
+  "webhook.enabled": true,
+  "group.created": true,
+  "group.updated": true,
+  "group.deleted": true,
+  "connection.created": true,
+  "connection.updated": true,
+  "connection.deleted": true,
+  "password.upgraded": true,
+  "import.started": true,
+  "import.finished": true,
+  "users.exported": true,
+};
+
+export const ACTIONS = Object.keys(LISTED) as AuditAction[];
+
+export const isAction = (s: string | null): s is AuditAction =>
+  s !== null && Object.hasOwn(LISTED, s);

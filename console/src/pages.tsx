@@ -1,0 +1,78 @@
+/**
+ * Every page of the console: where it lives (a hash path), its title, and
+ * whether the top navigation names it. A new section is one entry here.
+ */
+import type { VNode } from "preact";
+import type { Account } from "../../clients/mod.ts";
+import { AuditTrail } from "./pages/audit.tsx";
+import { CreateUser } from "./pages/create-user.tsx";
+import { ScimConnections } from "./pages/scim.tsx";
+import { UserPage } from "./pages/user.tsx";
+import { Users } from "./pages/users.tsx";
+import { WebhookPage, Webhooks } from "./pages/webhooks.tsx";
+
+export interface PageProps {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  me: Account;
+}
+
+export interface Page {
+  /** `/users/:id`; the first that matches wins, the first of all is the default. */
+  pattern: string;
+  title: string;
+  /** The navigation entry it highlights. */
+  section: string;
+  /** Its label in the top navigation, for a section's own page. */
+  nav?: string;
+  render(props: PageProps): VNode;
+}
+
+export const PAGES: Page[] = [
+  {
+    pattern: "/users",
+    title: "Users",
+    section: "users",
+    nav: "Users",
+    render: ({ query }) => <Users query={query} />,
+  },
+  {
+    pattern: "/users/new",
+    title: "New user",
+    section: "users",
+    render: () => <CreateUser />,
+  },
+  {
+    pattern: "/users/:id",
+    title: "User",
+    section: "users",
+    render: ({ params, me }) => <UserPage id={params.id} me={me} />,
+  },
+  {
+    pattern: "/audit",
+    title: "Audit trail",
+    section: "audit",
+    nav: "Audit trail",
+    render: ({ query }) => <AuditTrail query={query} />,
+  },
+  {
+    pattern: "/webhooks",
+    title: "Webhooks",
+    section: "webhooks",
+    nav: "Webhooks",
+    render: () => <Webhooks />,
+  },
+  {
+    pattern: "/webhooks/:id",
+    title: "Webhook",
+    section: "webhooks",
+    render: ({ params }) => <WebhookPage id={params.id} />,
+  },
+  {
+    pattern: "/provisioning",
+    title: "Provisioning",
+    section: "provisioning",
+    nav: "Provisioning",
+    render: () => <ScimConnections />,
+  },
+];

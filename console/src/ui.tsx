@@ -1,0 +1,199 @@
+/** Pieces every page uses: notices, fields, times, secrets, confirmations. */
+import type { ComponentChildren } from "preact";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import type { Failure, Reply } from "./api.ts";
+
+/** A failed call in words: the API's message as it is, and what may help. */
+export function Notice(
+  { failure, onRetry, retryLabel = "Try again", children }: {
+    failure: Failure;
+    onRetry?: () => void;
+    retryLabel?: string;
+    children?: ComponentChildren;
+  },
+) {
+  return (
+    <div class="notice error" role="alert">
+      <p>
+        <strong>{failure.error}</strong>
+        {failure.status === 0 && " Check the connection, then try again."}
+        {failure.retryAfter !== undefined &&
+          ` Try again in ${failure.retryAfter} s.`}
+      </p>
+      {children}
+      {onRetry && <button type="button" onClick={onRetry}>{retryLabel}</button>}
+    </div>
+  );
+}
+
+/** A success or piece of news, read out politely. */
+export function Done({ children }: { children: ComponentChildren }) {
+  return <p class="notice ok" role="status">{children}</p>;
+}
+
+/** The page's heading; focused when the page opens, for screen readers and the keyboard. */
+export function Title({ children }: { children: ComponentChildren }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return <h1 tabIndex={-1} ref={ref}>{children}</h1>;
+}
+
+/** A time from the API, in the reader's own zone and language. */
+export function Time({ iso }: { iso: string | null | undefined }) {
+  if (!iso) return <span class="muted">never</span>;
+  const d = new Date(iso);
+  return <time dateTime={iso} title={iso}>{d.toLocaleString()}</time>;
+}
+
+/** Text a person typed (names may be right-to-left or emoji), isolated from its surroundings. */
+export function Text({ children }: { children: string | null | undefined }) {
+  return <bdi>{children ?? ""}</bdi>;
+}
+
+/** A labelled input; its id ties the label to it. */
+export function Field(
+  { label, id, hint, children }: {
+    label: string;
+    id: string;
+    hint?: string;
+    children: ComponentChildren;
+  },
+) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {children}
+      {hint && <small id={`${id}-hint`}>{hint}</small>}
+    </div>
+  );
+}
+
+/** A secret the API shows this once, with a way to copy it. */
+export function Secret(
+  { label, value, onDismiss }: {
+    label: string;
+    value: string;
+    onDismiss: () => void;
+  },
+) {
+  const [copied, setCopied] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.select(), []);
+  const copy = async () => {
+    input.current?.select();
+    try {
+      await navigator.clipboard.writeText(value);
+      setCopied(true);
+    } catch {
+      // No clipboard access: the text stays selected for Ctrl+C.
+    }
+  };
+  return (
+    <div class="notice secret" role="status">
+      <p>
+        <strong>{label}</strong> It is shown this once: copy it now.
+      </p>
+      <input
+        ref={input}
+        readOnly
+        value={value}
+        aria-label={label}
+        class="mono"
+        spellcheck={false}
+      />
+      <div class="actions">
+        <button type="button" onClick={copy}>
+          {copied ? "Copied" : "Copy"}
+        </button>
+        <button type="button" class="secondary" onClick={onDismiss}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** A button that asks once more before doing something that cannot be undone. */
+export function ConfirmButton(
+  { label, question, onConfirm, busy }: {
+    label: string;
+    question: string;
+    onConfirm: () => void;
+    busy?: boolean;
+  },
+) {
+  const [asking, setAsking] = useState(false);
+  const yes = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) yes.current?.focus();
+  }, [asking]);
+  if (!asking) {
+    return (
+      <button
+        type="button"
+        class="danger"
+        disabled={busy}
+        onClick={() => setAsking(true)}
+      >
+        {label}
+      </button>
+    );
+  }
+  return (
+    <span class="confirm" role="group" aria-label={question}>
+      <span>{question}</span>{" "}
+      <button
+        ref={yes}
+        type="button"
+        class="danger"
+        onClick={() => {
+          setAsking(false);
+          onConfirm();
+        }}
+      >
+        Yes, {label.toLowerCase()}
+      </button>{" "}
+      <button type="button" class="secondary" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
+}
+
+/** A call's state while it runs and after. */
+export interface Loaded<T> {
+  reply: Reply<T> | undefined;
+  loading: boolean;
+  reload: () => void;
+}
+
+/**
+ * Runs `load` when `key` changes (and on `reload`), aborting the previous
+ * run: an answer that arrives after a newer request was sent is dropped.
+ */
+export function useLoad<T>(
+  load: (signal: AbortSignal) => Promise<Reply<T>>,
+  key: string,
+): Loaded<T> {
+  const [reply, setReply] = useState<Reply<T>>();
+  const [loading, setLoading] = useState(true);
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    const abort = new AbortController();
+    setLoading(true);
+    load(abort.signal).then((r) => {
+      if (abort.signal.aborted) return;
+      setReply(r);
+      setLoading(false);
+    }, () => {});
+    return () => abort.abort();
+  }, [key, round]);
+  const reload = useCallback(() => setRound((n) => n + 1), []);
+  return { reply, loading, reload };
+}
+
+/** A form's submit without the browser's own navigation. */
+export const onSubmit = (run: () => void) => (e: Event) => {
+  e.preventDefault();
+  run();
+};
