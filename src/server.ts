@@ -163,7 +163,12 @@ export async function startService(
       database: db.describe,
       startupMs: Math.round(performance.now() - started),
     });
-    if (generated) printFirstAdmin(generated, url, options.print);
+    if (generated) {
+      // The block closes the first start: after "listening", whose line
+      // the log writes without blocking (the block goes to stderr).
+      await log.flush();
+      printFirstAdmin(generated, url, options.print);
+    }
     const openDb = db;
     return {
       url,
