@@ -62,6 +62,23 @@ const ConfigSchema = z.object({
   WEBHOOK_POLL_MS: int(10, 60_000).default(500),
   /** Days delivery attempts are kept for `GET /api/webhooks/{id}/deliveries`. */
   WEBHOOK_ATTEMPT_RETENTION_DAYS: int(1, 36_500).default(30),
+  /** Admins without a second factor may only enrol one (and see `me`, log out). */
+  MFA_REQUIRED_FOR_ADMINS: flag.default(false),
+  /** How recent a session's second factor must be for the actions that step up. */
+  MFA_STEP_UP_SECONDS: int(1, 86_400).default(900),
+  /**
+   * Where users reach the service: the WebAuthn relying party (its host
+   * name is the RP id, its origin the one a passkey's assertion must name)
+   * and the TOTP issuer.
+   */
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).default("http://localhost:8000")
+    .transform((url, ctx) => {
+      const parsed = new URL(url);
+      if (parsed.pathname !== "/" || parsed.search || parsed.hash) {
+        ctx.addIssue({ code: "custom", message: "an origin, without a path" });
+      }
+      return parsed.origin;
+    }),
   ADMIN_USERNAME: optionalText,
   ADMIN_PASSWORD: z.string().min(1).optional(),
   ADMIN_EMAIL: optionalText,

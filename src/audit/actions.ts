@@ -23,6 +23,11 @@ export const AUDIT_ACTIONS = [
   "webhook.deleted",
   "webhook.disabled",
   "webhook.enabled",
+  "mfa.enrolled",
+  "mfa.removed",
+  "mfa.reset",
+  "mfa.recovery_codes",
+  "login.second_factor_failed",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

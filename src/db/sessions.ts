@@ -1,4 +1,4 @@
-import type { Sql } from "postgres";
+import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
 import { type AuditContext, auditEvents } from "../audit/events.ts";
 import type { Account, SessionInfo } from "../users/user.ts";
@@ -37,6 +37,26 @@ export interface SessionOrigin {
  */
 export type SessionStart = "started" | "stale" | "disabled";
 
+/**
+ * The second factor a login passed, for its session: the methods its
+ * record names beyond the password, and the factor's own write, made in
+ * the session's transaction (false: the factor no longer holds, as a
+ * pending login used meanwhile, and no session is made).
+ */
+export interface LoginFactor {
+  methods: readonly string[];
+  write(tx: TransactionSql): Promise<boolean>;
+}
+
+/** A live session's user, and the session's second-factor state. */
+export interface ResolvedSession {
+  account: Account;
+  /** Whether the user has a confirmed factor. */
+  mfaEnabled: boolean;
+  /** Seconds since the session last passed a second factor; null: never. */
+  secondFactorAge: number | null;
+}
+
 /** Sessions: logins, their lookup, their end. */
 export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
   /** A session (`s`) whose `last_seen_at` is due: never written, or over a minute ago. */
@@ -65,6 +85,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
       origin: SessionOrigin,
       context: AuditContext,
       writeBy: WriteBy,
+      factor?: LoginFactor,
     ): Promise<SessionStart> {
       return await transaction(writeBy, async (tx) => {
         const [row] = await tx<{ disabled: boolean; ranOut: boolean }[]>`
@@ -81,6 +102,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
           await recordAudit(tx, auditEvents.loginRefused(user, context));
           return "disabled";
         }
+        if (factor && !await factor.write(tx)) return "stale";
         await tx`
           update users set last_login_at = now()${
           row.ranOut ? sql`, ${disableCleared(sql)}` : sql``
@@ -88,10 +110,11 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
           where id = ${user.id}`;
         await tx`
           insert into sessions (token_hash, user_id, password_version,
-            expires_at, client_address, user_agent)
+            expires_at, client_address, user_agent, second_factor_at)
           values (${tokenHash}, ${user.id}, ${user.passwordVersion},
             now() + make_interval(secs => ${ttlSeconds}),
-            ${origin.clientAddress}, ${origin.userAgent})`;
+            ${origin.clientAddress}, ${origin.userAgent},
+            ${factor ? sql`now()` : null})`;
         await clearLoginCounter(tx, counter);
         if (row.ranOut) {
           await recordAudit(
@@ -99,7 +122,14 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
             auditEvents.userEnabled(null, user, true, context),
           );
         }
-        await recordAudit(tx, auditEvents.loginSucceeded(user, context));
+        await recordAudit(
+          tx,
+          auditEvents.loginSucceeded(
+            user,
+            ["password", ...factor?.methods ?? []],
+            context,
+          ),
+        );
         return "started";
       });
     },
@@ -110,21 +140,29 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
      * statement. When the session was last seen over a minute ago (or
      * never), a second statement notes it, under the same condition, so
      * that requests at the same moment write it once: at most one write a
-     * minute per session, none on the other requests.
+     * minute per session, none on the other requests. With it, whether the
+     * user has a second factor and how long ago the session passed one.
      */
-    async resolve(tokenHash: Uint8Array): Promise<Account | undefined> {
-      const [row] = await sql<(Account & { unseen: boolean })[]>`
-        select u.id, u.username, u.name, u.email, u.role, ${unseen} as unseen
+    async resolve(
+      tokenHash: Uint8Array,
+    ): Promise<ResolvedSession | undefined> {
+      const [row] = await sql<
+        (Account & Omit<ResolvedSession, "account"> & { unseen: boolean })[]
+      >`
+        select u.id, u.username, u.name, u.email, u.role, ${unseen} as unseen,
+          u.mfa_enabled as "mfaEnabled",
+          extract(epoch from now() - s.second_factor_at)::float8
+            as "secondFactorAge"
         from sessions s join users u on u.id = s.user_id
         where s.token_hash = ${tokenHash} and ${live}`;
       if (!row) return undefined;
-      const { unseen: due, ...account } = row;
+      const { unseen: due, mfaEnabled, secondFactorAge, ...account } = row;
       if (due) {
         await sql`
           update sessions s set last_seen_at = now()
           where s.token_hash = ${tokenHash} and ${unseen}`;
       }
-      return account;
+      return { account, mfaEnabled, secondFactorAge };
     },
 
     /**

@@ -8,6 +8,7 @@ import {
 } from "./audit.ts";
 import { createIdempotencyStore } from "./idempotency.ts";
 import { createKeyStore } from "./keys.ts";
+import { createMfaStore } from "./mfa.ts";
 import { createSessions } from "./sessions.ts";
 import { createDeviceKey, createLoginThrottle } from "./throttle.ts";
 import { createUsers } from "./users.ts";
@@ -44,6 +45,7 @@ export function createStore(
     loginThrottle: createLoginThrottle(sql, writer),
     deviceKey: createDeviceKey(sql),
     keys: createKeyStore(sql, writer),
+    mfa: createMfaStore(sql, writer),
     idempotency: createIdempotencyStore(sql),
     webhooks: createWebhookStore(sql, writer),
     audit: {

@@ -14,6 +14,7 @@ import {
 } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import { recordMintedRevoked, revokeMinted } from "./keys.ts";
+import { mfaSummaryOf } from "./mfa.ts";
 import { clearLoginFailures } from "./throttle.ts";
 import { createUserList, sameIdentity } from "./user-list.ts";
 import {
@@ -41,6 +42,10 @@ export type LoginUser = Account & {
   passwordHash: string;
   /** Sessions are bound to it; it grows with every password change. */
   passwordVersion: number;
+  /** Whether a login needs a second factor. */
+  mfaEnabled: boolean;
+  /** Disabled now (the login's write decides, under the row's lock). */
+  disabled: boolean;
 };
 
 /** A disable as an admin asks for it. */
@@ -118,7 +123,8 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
       'reason', users.disabled_reason,
       'until', ${iso(sql, "users.disabled_until")},
       'since', ${iso(sql, "users.disabled_at")}) end as disabled,
-    ${iso(sql, "users.last_login_at")} as "lastLoginAt"`;
+    ${iso(sql, "users.last_login_at")} as "lastLoginAt",
+    ${mfaSummaryOf(sql)} as mfa`;
   /** What a detail read returns beside the detail (see FoundUser). */
   const detailMeta = sql`users.version::text as "version__",
     ${disableExpired(sql)} as "expired__"`;
@@ -443,7 +449,8 @@ export function createUsers(sql: Sql, { transaction, asCaller }: Writer) {
     ): Promise<LoginUser | undefined> {
       const [row] = await sql<LoginUser[]>`
         select ${account}, password_hash as "passwordHash",
-          password_version as "passwordVersion"
+          password_version as "passwordVersion",
+          mfa_enabled as "mfaEnabled", ${disabledNow(sql)} as disabled
         from users where ${sameIdentity(sql, "username", username)}
         order by username_fold is null limit 1`;
       return row;
