@@ -275,7 +275,8 @@ Deno.test("codes of the wrong length or alphabet, a replayed code and codes two 
     const res = await client.secondFactor({ code });
     assertEquals([res.status, !res.ok && res.error], [401, "Invalid code"]);
   };
-  await svc.sql`update mfa_totp set last_step = 0 where user_id = ${account.id}`;
+  await svc
+    .sql`update mfa_totp set last_step = 0 where user_id = ${account.id}`;
   for (
     const code of [
       "12345",
@@ -352,7 +353,8 @@ Deno.test("the second step without a pending cookie, or with one expired, outdat
   const expiring = pendingOf(
     (await rawLogin(svc, { username: account.username, password })).cookies,
   );
-  await svc.sql`update mfa_pending set expires_at = now() - interval '1 second'`;
+  await svc
+    .sql`update mfa_pending set expires_at = now() - interval '1 second'`;
   const expired = await rawSecondStep(svc, expiring, { code: await code() });
   assertEquals([expired.status, expired.body], [401, unauthorised]);
   // Outdated: an admin reset the password after the first step.
@@ -562,7 +564,10 @@ Deno.test("removing the TOTP needs a recent second factor; then the password alo
     404,
     "Second factor not found",
   ]);
-  assertEquals((await svc.client().login(account.username, password)).status, 200);
+  assertEquals(
+    (await svc.client().login(account.username, password)).status,
+    200,
+  );
   const listed = await client.get("/api/auth/mfa");
   assert(listed.ok);
   assertEquals(listed.data, { totp: null, passkeys: [], recoveryCodesLeft: 0 });
@@ -598,7 +603,10 @@ Deno.test("new recovery codes need a recent second factor and replace the old on
     fresh.data.recoveryCodes[0],
   );
   assertEquals(renewed.status, 200);
-  assertEquals((await records(svc, "mfa.recovery_codes", account.id)).length, 1);
+  assertEquals(
+    (await records(svc, "mfa.recovery_codes", account.id)).length,
+    1,
+  );
   await ageSecondFactor(svc, account.id);
   const refused = await client.post("/api/auth/mfa/recovery-codes");
   assertEquals([refused.status, !refused.ok && refused.error], [

@@ -109,8 +109,7 @@ export const auditEvents = {
     user: AuditParty,
     purpose: "login" | "step_up",
     context: AuditContext,
-  ) =>
-    event("login.second_factor_failed", null, user, { purpose }, context),
+  ) => event("login.second_factor_failed", null, user, { purpose }, context),
 
   /** The user enrolled a factor for themselves (`totp` or `passkey`). */
   mfaEnrolled: (user: AuditParty, method: string, context: AuditContext) =>

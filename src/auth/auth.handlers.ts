@@ -81,7 +81,10 @@ export function createLoginEnd({ sessions, devices, store, config }: Pick<
       c: Context<AppEnv>,
       user: Account & { passwordVersion: number },
       known: LoginParty,
-      { device, counter }: { device: string | undefined; counter: LoginCounter },
+      { device, counter }: {
+        device: string | undefined;
+        counter: LoginCounter;
+      },
       factor?: LoginFactor,
     ): Promise<Account | "invalid_credentials" | "disabled"> {
       const deviceCookie = await devices.issue(known, device);

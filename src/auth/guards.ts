@@ -79,7 +79,8 @@ export const ownSession = passes<"caller", Caller & { session: Uint8Array }>(
  * `when` limits it to the requests it names (making a user admin).
  */
 export const stepUp = (
-  when = "the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt)",
+  when =
+    "the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt)",
   applies: (got: Record<string, unknown>) => boolean = () => true,
 ) =>
   guards(

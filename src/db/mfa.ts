@@ -3,7 +3,11 @@ import type { AuditParty } from "../audit/chain.ts";
 import { type AuditContext, auditEvents } from "../audit/events.ts";
 import { disabledNow } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
-import { clearLoginCounter, type LoginCounter, takeBackAttempt } from "./throttle.ts";
+import {
+  clearLoginCounter,
+  type LoginCounter,
+  takeBackAttempt,
+} from "./throttle.ts";
 import type { Account } from "../users/user.ts";
 import { iso } from "./users.ts";
 import {

@@ -9,11 +9,7 @@ import type { Passkeys } from "../auth/mfa/passkeys.ts";
 import { CHALLENGE_SECONDS } from "../auth/mfa/passkeys.ts";
 import { clearPendingCookie } from "../auth/mfa/pending.ts";
 import { newRecoveryCodes } from "../auth/mfa/recovery.ts";
-import {
-  newTotpSecret,
-  totpEnrolment,
-  totpStep,
-} from "../auth/mfa/totp.ts";
+import { newTotpSecret, totpEnrolment, totpStep } from "../auth/mfa/totp.ts";
 import { sha256 } from "../auth/tokens.ts";
 import type { Config } from "../config.ts";
 import { callerWrites } from "../http/caller-write.ts";
@@ -21,7 +17,8 @@ import type { Handlers } from "../http/endpoint.ts";
 import { canonicalKey } from "../users/canonical.ts";
 import type * as routes from "./mfa.routes.ts";
 
-export interface MfaDeps extends Pick<AuthDeps, "store" | "sessions" | "devices"> {
+export interface MfaDeps
+  extends Pick<AuthDeps, "store" | "sessions" | "devices"> {
   factors: Factors;
   passkeys: Passkeys;
   config: AuthDeps["config"] & Pick<Config, "PUBLIC_URL">;

@@ -231,7 +231,9 @@ export const beginTotp = route({
     "A new secret and its QR code (SVG) for an authenticator app. Nothing changes until `POST /api/auth/mfa/totp/confirm` with a code from it; asking again replaces an unconfirmed secret. Any role may enrol. " +
     STEP_UP,
   security: sessionOrKey,
-  responses: { 201: json(TotpEnrolmentSchema, "Scan or type it, then confirm") },
+  responses: {
+    201: json(TotpEnrolmentSchema, "Scan or type it, then confirm"),
+  },
   steps: [
     ownSession,
     stepUp(),
@@ -254,7 +256,7 @@ export const confirmTotp = route({
   tags,
   summary: "Enrol a TOTP app: confirm with a code",
   description:
-    "A code from the new secret confirms it: from now on a login needs a second factor, the caller gets ten recovery codes (replacing any), and this session counts as second-factored. Recorded as `mfa.enrolled` `{method: \"totp\"}`.",
+    'A code from the new secret confirms it: from now on a login needs a second factor, the caller gets ten recovery codes (replacing any), and this session counts as second-factored. Recorded as `mfa.enrolled` `{method: "totp"}`.',
   security: sessionOrKey,
   responses: { 200: json(RecoveryCodesSchema, "Enrolled") },
   steps: [
@@ -297,7 +299,7 @@ export const removeTotp = route({
   tags,
   summary: "Remove the caller's TOTP",
   description:
-    "Recorded as `mfa.removed` `{method: \"totp\"}`. With the last factor the recovery codes go too. " +
+    'Recorded as `mfa.removed` `{method: "totp"}`. With the last factor the recovery codes go too. ' +
     STEP_UP,
   security: sessionOrKey,
   responses: { 200: json(OkSchema, "Removed") },
@@ -338,7 +340,7 @@ export const addPasskey = route({
   tags,
   summary: "Enrol a passkey",
   description:
-    "Verifies the new credential against the options' challenge (single use) and `PUBLIC_URL`, keeps its public key, and counts this session as second-factored. Recorded as `mfa.enrolled` `{method: \"passkey\"}`. " +
+    'Verifies the new credential against the options\' challenge (single use) and `PUBLIC_URL`, keeps its public key, and counts this session as second-factored. Recorded as `mfa.enrolled` `{method: "passkey"}`. ' +
     STEP_UP,
   security: sessionOrKey,
   responses: { 201: json(NewPasskeySchema, "Enrolled") },
@@ -386,7 +388,7 @@ export const removePasskey = route({
   tags,
   summary: "Remove one of the caller's passkeys",
   description:
-    "Recorded as `mfa.removed` `{method: \"passkey\"}`. With the last factor the recovery codes go too. " +
+    'Recorded as `mfa.removed` `{method: "passkey"}`. With the last factor the recovery codes go too. ' +
     STEP_UP,
   security: sessionOrKey,
   request: { params: IdParam },

@@ -24,4 +24,3 @@ export const MfaSummarySchema = z.object({
     example: 10,
   }),
 }).openapi("MfaSummary");
-

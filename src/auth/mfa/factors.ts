@@ -56,7 +56,8 @@ export function createFactors(
         input.passkey,
         await store.mfa.passkeys(userId),
         purpose,
-        (p, challenge) => store.mfa.takeChallenge(userId, p, challenge, writeBy),
+        (p, challenge) =>
+          store.mfa.takeChallenge(userId, p, challenge, writeBy),
       );
       if (!found) return undefined;
       await store.mfa.passkeyUsed(found.passkey.id, found.counter, writeBy);

@@ -23,7 +23,9 @@ import type {
 /** How long a challenge waits for its answer. */
 export const CHALLENGE_SECONDS = 300;
 
-type Transports = NonNullable<RegistrationResponseJSON["response"]["transports"]>;
+type Transports = NonNullable<
+  RegistrationResponseJSON["response"]["transports"]
+>;
 
 /** Takes a challenge back from the store: true once, for its user and purpose. */
 export type TakeChallenge = (

@@ -48,6 +48,10 @@ export function totpStep(
 ): number | null {
   const token = normalise(code);
   if (!SIX_DIGITS.test(token)) return null;
-  const delta = totp(secret).validate({ token, timestamp: now, window: WINDOW });
+  const delta = totp(secret).validate({
+    token,
+    timestamp: now,
+    window: WINDOW,
+  });
   return delta === null ? null : Math.floor(now / 1000 / PERIOD) + delta;
 }
