@@ -9,7 +9,7 @@ import type { Account } from "../users/user.ts";
 export type Caller =
   & { account: Account }
   & (
-    | { session: Uint8Array; keyId?: never; secondFactor: SecondFactorState }
+    | { session: Uint8Array; keyId?: never; secondFactor?: SecondFactorState }
     | { keyId: number; session?: never; secondFactor?: never }
   );
 

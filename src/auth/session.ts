@@ -132,13 +132,14 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
     },
 
     enrollmentRequired: (caller) =>
-      config.MFA_REQUIRED_FOR_ADMINS && caller.secondFactor !== undefined &&
-      caller.account.role === "admin" && caller.secondFactor.age === null,
+      config.MFA_REQUIRED_FOR_ADMINS && caller.session !== undefined &&
+      caller.account.role === "admin" &&
+      (caller.secondFactor?.age ?? null) === null,
 
-    stepUpRequired: (caller) =>
-      caller.secondFactor !== undefined && caller.secondFactor.enrolled &&
-      (caller.secondFactor.age === null ||
-        caller.secondFactor.age > config.MFA_STEP_UP_SECONDS),
+    stepUpRequired: ({ secondFactor }) =>
+      secondFactor !== undefined && secondFactor.enrolled &&
+      (secondFactor.age === null ||
+        secondFactor.age > config.MFA_STEP_UP_SECONDS),
 
     isForeign(c) {
       // A page of another origin cannot send Authorization without a CORS
