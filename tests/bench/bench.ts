@@ -1719,6 +1719,31 @@ async function mfaOnly() {
       }),
     (over) => wrk(wrkPath, service, "", { ...loginLoad(plain), ...over }),
   );
+  // A code's own work, without bcrypt beside it: a step-up with a code
+  // (the session's lookup, the code counted, checked, its step written, the
+  // session marked) beside `me` (the session's lookup alone), one
+  // connection each, so the difference of the latencies is the code's.
+  say(
+    "POST /api/auth/step-up with a code beside GET /api/auth/me, one connection, in turns ...",
+  );
+  const stepUp = await paired(
+    (over) =>
+      wrk(wrkPath, service, factored.sid, {
+        path: "/api/auth/step-up",
+        method: "POST",
+        body: JSON.stringify({ code: totpNow(secret) }),
+        connections: 1,
+        ...over,
+      }),
+    (over) =>
+      wrk(wrkPath, service, factored.sid, {
+        path: "/api/auth/me",
+        connections: 1,
+        ...over,
+      }),
+    undefined,
+    FAST,
+  );
   const rows: Row[] = [
     { scenario: "GET /api/auth/me (no factor)", service: me.b },
     { scenario: "GET /api/auth/me (second-factored session)", service: me.a },
