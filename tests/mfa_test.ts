@@ -861,3 +861,20 @@ Deno.test("the list of users keeps its six fields; the detail gains mfa", async 
     ]);
   }
 });
+
+Deno.test("asking for passkey options again and again keeps a handful of challenges, not one per request", async () => {
+  const svc = await service();
+  const { client, account, password } = await userWithTotp(svc, "viewer");
+  for (let i = 0; i < 20; i++) {
+    assertEquals((await client.post("/api/auth/step-up/options")).status, 200);
+  }
+  const pending = svc.client();
+  await pending.login(account.username, password);
+  for (let i = 0; i < 20; i++) {
+    assertEquals((await pending.secondFactorOptions()).status, 200);
+  }
+  const [{ n }] = await svc.sql<{ n: number }[]>`
+    select count(*)::int as n from mfa_challenges
+    where user_id = ${account.id}`;
+  assertEquals(n, 10, "five per purpose");
+});

@@ -52,6 +52,9 @@ export interface NewPasskey {
 /** What a WebAuthn challenge is for: each is taken back only for its own purpose. */
 export type ChallengePurpose = "register" | "login" | "step_up";
 
+/** Live WebAuthn challenges one user keeps per purpose; the oldest goes first. */
+const CHALLENGES_KEPT = 5;
+
 /** A right password waiting for its second factor (the pending-login cookie's row). */
 export type PendingUser = Account & { passwordVersion: number };
 
@@ -402,11 +405,17 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
       writeBy: WriteBy,
     ) {
       beforeWrite(writeBy);
-      // The user's expired challenges go with each new one.
+      // The user's expired challenges go with each new one, and so do all
+      // but the newest few of this purpose: asking for options again and
+      // again keeps a handful of rows, not one per request.
       await sql`
         with gone as (
           delete from mfa_challenges
-          where user_id = ${userId} and expires_at <= now())
+          where user_id = ${userId} and (expires_at <= now()
+            or challenge in (
+              select challenge from mfa_challenges
+              where user_id = ${userId} and purpose = ${purpose}
+              order by expires_at desc offset ${CHALLENGES_KEPT - 1})))
         insert into mfa_challenges (challenge, user_id, purpose, expires_at)
         values (${challenge}, ${userId}, ${purpose},
           now() + make_interval(secs => ${ttlSeconds}))`;
