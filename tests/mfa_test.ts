@@ -878,3 +878,27 @@ Deno.test("asking for passkey options again and again keeps a handful of challen
     where user_id = ${account.id}`;
   assertEquals(n, 10, "five per purpose");
 });
+
+Deno.test("the detail's ETag changes with what its mfa shows: new recovery codes, a code used at a step-up", async () => {
+  const svc = await service();
+  const { client, account } = await userWithTotp(svc, "viewer");
+  const tag = async () => {
+    const res = await svc.adminFetch(`/api/users/${account.id}`);
+    await res.body?.cancel();
+    return res.headers.get("etag");
+  };
+  const before = await tag();
+  assert(before);
+  assertEquals((await client.post("/api/auth/mfa/recovery-codes")).status, 200);
+  const renewed = await tag();
+  assert(renewed !== before, "new codes: a new tag");
+  const fresh = await client.post("/api/auth/mfa/recovery-codes");
+  assert(fresh.ok);
+  const codesTag = await tag();
+  await ageSecondFactor(svc, account.id);
+  assertEquals(
+    (await client.stepUp({ code: fresh.data.recoveryCodes[0] })).status,
+    200,
+  );
+  assert((await tag()) !== codesTag, "a code used: a new tag");
+});

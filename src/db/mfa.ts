@@ -106,6 +106,14 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
       where u.id = ${userId} and r.user_id = u.id and not u.mfa_enabled`;
   };
 
+  /**
+   * A change the user's detail shows (codes left, a passkey's last use)
+   * without a column of the users row: the row's version moves, so its
+   * ETag does.
+   */
+  const touch = (tx: TransactionSql, userId: number) =>
+    tx`update users set mfa_enabled = mfa_enabled where id = ${userId}`;
+
   /** Replaces the user's recovery codes with these hashes. */
   const replaceCodes = async (
     tx: TransactionSql,
@@ -342,16 +350,19 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
           select mfa_enabled as enabled from users where id = ${user.id}`;
         if (!row.enabled) return false;
         await replaceCodes(tx, user.id, codeHashes);
+        await touch(tx, user.id);
         await recordAudit(tx, auditEvents.mfaRecoveryCodes(user, context));
         return true;
       });
     },
 
     /**
-     * Marks the session as second-factored now (a step-up), with the
+     * Marks the session as second-factored now (a step-up) and moves the
+     * user's version (what the step-up used shows in the detail), with the
      * factor's own write (`settle`, see src/auth/mfa/factors.ts).
      */
     async steppedUp(
+      userId: number,
       session: Uint8Array,
       settle: (tx: TransactionSql) => Promise<void>,
       writeBy: WriteBy,
@@ -359,6 +370,8 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
       await transaction(writeBy, async (tx) => {
         await settle(tx);
         await markSession(tx, session);
+        // A recovery code used or a passkey's last use: the detail changed.
+        await touch(tx, userId);
       });
     },
 

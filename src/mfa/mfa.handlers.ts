@@ -92,7 +92,12 @@ export function createMfaHandlers(deps: MfaDeps) {
       c.header("Retry-After", String(verdict.retryAfter));
       return "throttled";
     }
-    await store.mfa.steppedUp(caller.session, verdict.settle, c.get("writeBy"));
+    await store.mfa.steppedUp(
+      caller.account.id,
+      caller.session,
+      verdict.settle,
+      c.get("writeBy"),
+    );
     return c.json({ ok: true as const }, 200);
   };
 
