@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import type { TransactionSql } from "postgres";
 import type { Config } from "../config.ts";
 import type { LoginFactor } from "../db/sessions.ts";
 import type { Store } from "../db/store.ts";
@@ -13,7 +14,7 @@ import { canonicalKey } from "../users/canonical.ts";
 import type * as routes from "./auth.routes.ts";
 import type { Account } from "../users/user.ts";
 import type { Devices } from "./devices.ts";
-import type { Factors } from "./mfa/factors.ts";
+import { type Factors, refusal } from "./mfa/factors.ts";
 import {
   newPendingToken,
   PENDING_SECONDS,
@@ -77,7 +78,7 @@ export function createLoginEnd({ sessions, devices, store, config }: Pick<
       return { device, counter };
     },
 
-    async finish(
+    async finish<O extends string = never>(
       c: Context<AppEnv>,
       user: Account & { passwordVersion: number },
       known: LoginParty,
@@ -85,23 +86,19 @@ export function createLoginEnd({ sessions, devices, store, config }: Pick<
         device: string | undefined;
         counter: LoginCounter;
       },
-      factor?: LoginFactor,
-    ): Promise<Account | "invalid_credentials" | "disabled"> {
+      factor?: LoginFactor<O>,
+    ): Promise<Account | "invalid_credentials" | "disabled" | O> {
       const deviceCookie = await devices.issue(known, device);
       // No session when the password was reset while it was being checked,
       // nor for a disabled user (checked under the user's row lock, so a
       // disable that raced this login ends whatever it made).
       const started = await sessions.start(c, user, counter, factor);
       if (started === "stale") return "invalid_credentials";
-      if (started === "disabled") return "disabled";
+      if (started !== "started") return started;
       devices.set(c, deviceCookie);
       const { passwordVersion: _, ...account } = user;
       return account;
     },
-
-    /** A right password that opened no session (its second factor was wrong or throttled) clears its count, as a success does. */
-    passwordHeld: (c: Context<AppEnv>, counter: LoginCounter) =>
-      store.mfa.passwordHeld(counter, c.get("writeBy")),
   };
 }
 
@@ -180,21 +177,15 @@ export function createAuthHandlers(deps: AuthDeps) {
       setPendingCookie(c, pending.token, config);
       return "second_factor_required";
     }
-    const verdict = await factors.verify(c, account, { code }, "login");
-    if (!verdict.ok) {
-      await end.passwordHeld(c, counter);
-      if (verdict.retryAfter === undefined) return "invalid_code";
-      c.header("Retry-After", String(verdict.retryAfter));
-      return "throttled";
-    }
+    // The code is decided in the session's own transaction: a login with
+    // a code commits no more often than one without.
+    const factor = await factors.prepare(c, account.id, { code }, "login");
     return answer(
       c,
       await end.finish(c, account, known!, counted, {
-        methods: [verdict.method],
-        write: async (tx) => {
-          await verdict.settle(tx);
-          return true;
-        },
+        methods: () => [factor.method],
+        write: async (tx: TransactionSql) =>
+          refusal(c, await factors.decide(tx, c, account, factor, "login")),
       }),
     );
   };

@@ -65,12 +65,12 @@ export interface Sessions {
    * No session and no cookie when the password has changed since (`stale`)
    * or the user is disabled.
    */
-  start(
+  start<O extends string = never>(
     c: Context<AppEnv>,
     user: { id: number; username: string; passwordVersion: number },
     counter: LoginCounter,
-    factor?: LoginFactor,
-  ): Promise<SessionStart>;
+    factor?: LoginFactor<O>,
+  ): Promise<SessionStart | O>;
   /**
    * Ends the request's session, if any, and clears the cookie; with an
    * `Authorization` header, nothing.

@@ -1,6 +1,10 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
-import { type AuditContext, auditEvents } from "../audit/events.ts";
+import {
+  type AuditContext,
+  type AuditEvent,
+  auditEvents,
+} from "../audit/events.ts";
 import { disabledNow } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import {
@@ -223,12 +227,12 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
     },
 
     /**
-     * Takes time step `step` of the user's confirmed TOTP: false when a
-     * code of that step or a later one was accepted already (a replay).
+     * Takes time step `step` of the user's confirmed TOTP (in the
+     * transaction that lets the user in): false when a code of that step or
+     * a later one was accepted already (a replay).
      */
-    async useTotpStep(userId: number, step: number, writeBy: WriteBy) {
-      beforeWrite(writeBy);
-      const rows = await sql`
+    async useTotpStep(tx: TransactionSql, userId: number, step: number) {
+      const rows = await tx`
         update mfa_totp set last_step = ${step}
         where user_id = ${userId} and confirmed_at is not null
           and last_step < ${step}
@@ -236,14 +240,13 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
       return rows.length > 0;
     },
 
-    /** Uses up one of the user's recovery codes: false when none has this hash. */
+    /** Uses up one of the user's recovery codes (in that transaction): false when none has this hash. */
     async useRecoveryCode(
+      tx: TransactionSql,
       userId: number,
       codeHash: Uint8Array,
-      writeBy: WriteBy,
     ) {
-      beforeWrite(writeBy);
-      const rows = await sql`
+      const rows = await tx`
         delete from mfa_recovery_codes
         where user_id = ${userId} and code_hash = ${codeHash}
         returning 1`;
@@ -258,10 +261,9 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
         from mfa_passkeys where user_id = ${userId} order by id`;
     },
 
-    /** Notes a passkey's use: its new signature counter and the time. */
-    async passkeyUsed(id: number, counter: number, writeBy: WriteBy) {
-      beforeWrite(writeBy);
-      await sql`
+    /** Notes a passkey's use (in that transaction): its new signature counter and the time. */
+    async passkeyUsed(tx: TransactionSql, id: number, counter: number) {
+      await tx`
         update mfa_passkeys set counter = ${counter}, last_used_at = now()
         where id = ${id}`;
     },
@@ -357,21 +359,23 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
     },
 
     /**
-     * Marks the session as second-factored now (a step-up) and moves the
-     * user's version (what the step-up used shows in the detail), with the
-     * factor's own write (`settle`, see src/auth/mfa/factors.ts).
+     * A step-up: `check` decides the factor in the transaction; when it
+     * holds, the session counts as second-factored now and the user's
+     * version moves (a recovery code used, a passkey's last use).
      */
-    async steppedUp(
+    async stepUp<V extends { ok: boolean }>(
       userId: number,
       session: Uint8Array,
-      settle: (tx: TransactionSql) => Promise<void>,
+      check: (tx: TransactionSql) => Promise<V>,
       writeBy: WriteBy,
-    ) {
-      await transaction(writeBy, async (tx) => {
-        await settle(tx);
-        await markSession(tx, session);
-        // A recovery code used or a passkey's last use: the detail changed.
-        await touch(tx, userId);
+    ): Promise<V> {
+      return await transaction(writeBy, async (tx) => {
+        const verdict = await check(tx);
+        if (verdict.ok) {
+          await markSession(tx, session);
+          await touch(tx, userId);
+        }
+        return verdict;
       });
     },
 
@@ -491,15 +495,6 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
     },
 
     /**
-     * A right password whose second factor was wrong or throttled: its
-     * login counter is cleared as a success's is (wrong codes count only
-     * toward the second-factor limit).
-     */
-    async passwordHeld(counter: LoginCounter, writeBy: WriteBy) {
-      await transaction(writeBy, (tx) => clearLoginCounter(tx, counter));
-    },
-
-    /**
      * The user of a pending login: unexpired, not used, their password
      * unchanged since, not disabled; undefined otherwise.
      */
@@ -516,20 +511,20 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
 
     /**
      * Counts a second-factor attempt of the user before it is checked (a
-     * right one is taken back: `succeeded`), so parallel guesses cannot
+     * right one is taken back: `succeeded`), in the transaction that
+     * decides it, under the counter row's lock, so parallel guesses cannot
      * pass the limit: `max` per window of `windowSeconds` from the first.
      * A full window blocks every attempt until it ends, and counts none.
      */
     async attempt(
+      tx: TransactionSql,
       userId: number,
       max: number,
       windowSeconds: number,
-      writeBy: WriteBy,
     ): Promise<FactorAttempt> {
-      beforeWrite(writeBy);
-      const window = sql`make_interval(secs => ${windowSeconds})`;
+      const window = tx`make_interval(secs => ${windowSeconds})`;
       // `max + 1` marks a full window: an attempt that finds it counts nothing.
-      const [row] = await sql<{ failures: number; retryAfter: number }[]>`
+      const [row] = await tx<{ failures: number; retryAfter: number }[]>`
         insert into mfa_failures as f (user_id, window_started_at, failures)
         values (${userId}, now(), 1)
         on conflict (user_id) do update set
@@ -547,15 +542,14 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
         : { blocked: false };
     },
 
+    /** A wrong second factor's record, in the transaction that counted it. */
+    failed: (tx: TransactionSql, event: AuditEvent) => recordAudit(tx, event),
+
     /**
      * Takes back a right attempt's count (in the transaction that lets the
      * user in, or on its own). A full window stays full.
      */
-    succeeded: async (
-      tx: TransactionSql | Sql,
-      userId: number,
-      max: number,
-    ) => {
+    succeeded: async (tx: TransactionSql, userId: number, max: number) => {
       await tx`
         update mfa_failures set failures = failures - 1
         where user_id = ${userId} and failures between 1 and ${max}`;

@@ -38,14 +38,15 @@ export interface SessionOrigin {
 export type SessionStart = "started" | "stale" | "disabled";
 
 /**
- * The second factor a login passed, for its session: the methods its
- * record names beyond the password, and the factor's own write, made in
- * the session's transaction (false: the factor no longer holds, as a
- * pending login used meanwhile, and no session is made).
+ * The second factor of a login, decided in the session's transaction
+ * (under the user's row lock): `write` answers nothing when it holds, or
+ * the outcome to answer instead of a session (a wrong or throttled code,
+ * whose count and record still commit; a pending login used meanwhile).
+ * `methods` are what the record names beyond the password.
  */
-export interface LoginFactor {
-  methods: readonly string[];
-  write(tx: TransactionSql): Promise<boolean>;
+export interface LoginFactor<O extends string> {
+  methods(): readonly string[];
+  write(tx: TransactionSql): Promise<O | undefined>;
 }
 
 /** A live session's user, and the session's second-factor state. */
@@ -77,7 +78,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
      * bound to that password version, `last_login_at` written, a disable
      * that ran out recorded and cleared, and the login's counter cleared.
      */
-    async create(
+    async create<O extends string = never>(
       tokenHash: Uint8Array,
       user: AuditParty & { passwordVersion: number },
       ttlSeconds: number,
@@ -85,8 +86,8 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
       origin: SessionOrigin,
       context: AuditContext,
       writeBy: WriteBy,
-      factor?: LoginFactor,
-    ): Promise<SessionStart> {
+      factor?: LoginFactor<O>,
+    ): Promise<SessionStart | O> {
       return await transaction(writeBy, async (tx) => {
         const [row] = await tx<{ disabled: boolean; ranOut: boolean }[]>`
           select ${disabledNow(sql)} as disabled,
@@ -102,7 +103,13 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
           await recordAudit(tx, auditEvents.loginRefused(user, context));
           return "disabled";
         }
-        if (factor && !await factor.write(tx)) return "stale";
+        const refused = factor && await factor.write(tx);
+        if (refused !== undefined) {
+          // The password was right: wrong codes count only toward their
+          // own limit, never toward the password throttle.
+          await clearLoginCounter(tx, counter);
+          return refused;
+        }
         await tx`
           update users set last_login_at = now()${
           row.ranOut ? sql`, ${disableCleared(sql)}` : sql``
@@ -126,7 +133,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
           tx,
           auditEvents.loginSucceeded(
             user,
-            ["password", ...factor?.methods ?? []],
+            ["password", ...factor?.methods() ?? []],
             context,
           ),
         );

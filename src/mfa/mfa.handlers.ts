@@ -1,10 +1,11 @@
+import type { TransactionSql } from "postgres";
 import { auditContext } from "../audit/context.ts";
 import {
   answer,
   type AuthDeps,
   createLoginEnd,
 } from "../auth/auth.handlers.ts";
-import type { Factors } from "../auth/mfa/factors.ts";
+import { type Factors, refusal } from "../auth/mfa/factors.ts";
 import type { Passkeys } from "../auth/mfa/passkeys.ts";
 import { CHALLENGE_SECONDS } from "../auth/mfa/passkeys.ts";
 import { clearPendingCookie } from "../auth/mfa/pending.ts";
@@ -44,23 +45,19 @@ export function createMfaHandlers(deps: MfaDeps) {
     const input = body.code !== undefined
       ? { code: body.code }
       : { passkey: body.passkey };
-    const verdict = await factors.verify(c, user, input, "login");
-    if (!verdict.ok) {
-      if (verdict.retryAfter === undefined) return "invalid_code";
-      c.header("Retry-After", String(verdict.retryAfter));
-      return "throttled";
-    }
+    const factor = await factors.prepare(c, user.id, input, "login");
     const ended = await end.finish(c, user, known, counted, {
-      methods: [verdict.method],
-      // Single use: a pending login used meanwhile makes no second session.
-      write: async (tx) => {
-        await verdict.settle(tx);
-        return await store.mfa.takePending(tx, pending.hash);
-      },
+      methods: () => [factor.method],
+      write: async (tx: TransactionSql) =>
+        refusal(c, await factors.decide(tx, c, user, factor, "login")) ??
+          // Single use: a pending login used meanwhile makes no second session.
+          (await store.mfa.takePending(tx, pending.hash)
+            ? undefined
+            : "caller_gone"),
     });
     // Used or outdated meanwhile: as if it had been so a moment earlier.
     if (ended === "invalid_credentials") return "caller_gone";
-    if (ended !== "disabled") clearPendingCookie(c, config);
+    if (typeof ended !== "string") clearPendingCookie(c, config);
     return answer(c, ended);
   };
 
@@ -86,19 +83,15 @@ export function createMfaHandlers(deps: MfaDeps) {
     const input = body.code !== undefined
       ? { code: body.code }
       : { passkey: body.passkey };
-    const verdict = await factors.verify(c, caller.account, input, "step_up");
-    if (!verdict.ok) {
-      if (verdict.retryAfter === undefined) return "invalid_code";
-      c.header("Retry-After", String(verdict.retryAfter));
-      return "throttled";
-    }
-    await store.mfa.steppedUp(
-      caller.account.id,
+    const { account } = caller;
+    const factor = await factors.prepare(c, account.id, input, "step_up");
+    const verdict = await store.mfa.stepUp(
+      account.id,
       caller.session,
-      verdict.settle,
+      (tx) => factors.decide(tx, c, account, factor, "step_up"),
       c.get("writeBy"),
     );
-    return c.json({ ok: true as const }, 200);
+    return refusal(c, verdict) ?? c.json({ ok: true as const }, 200);
   };
 
   const stepUpOptions: Handler<"stepUpOptions"> = async (c, { caller }) => {

@@ -28,13 +28,29 @@ export type FactorInput = { code: string } | { passkey: unknown };
 export type FactorMethod = "totp" | "recovery_code" | "passkey";
 
 export type FactorVerdict =
-  | {
-    ok: true;
-    method: FactorMethod;
-    /** Takes back the attempt's count, in the transaction that lets the user in. */
-    settle(tx: TransactionSql): Promise<void>;
-  }
+  | { ok: true; method: FactorMethod }
   | { ok: false; retryAfter?: number };
+
+/**
+ * A factor made ready outside the deciding transaction (what reads or must
+ * be computed first: the TOTP's step, a passkey's signature, whose
+ * challenge is taken back then); `consume` uses it up inside.
+ */
+export interface PreparedFactor {
+  method: FactorMethod;
+  consume(tx: TransactionSql): Promise<boolean>;
+}
+
+/** A refused factor as a route's outcome (Retry-After set for a full window). */
+export function refusal(
+  c: Context<AppEnv>,
+  verdict: FactorVerdict,
+): "invalid_code" | "throttled" | undefined {
+  if (verdict.ok) return undefined;
+  if (verdict.retryAfter === undefined) return "invalid_code";
+  c.header("Retry-After", String(verdict.retryAfter));
+  return "throttled";
+}
 
 export function createFactors(
   store: Store,
@@ -43,76 +59,81 @@ export function createFactors(
 ) {
   const max = SECOND_FACTOR_MAX_FAILURES;
 
-  /** Which factor the input is, if it is one of the user's (a used code or step is none). */
-  async function check(
-    c: Context<AppEnv>,
-    userId: number,
-    input: FactorInput,
-    purpose: Exclude<ChallengePurpose, "register">,
-  ): Promise<FactorMethod | undefined> {
-    const writeBy = c.get("writeBy");
-    if ("passkey" in input) {
-      const found = await passkeys.verifyAuthentication(
-        input.passkey,
-        await store.mfa.passkeys(userId),
-        purpose,
-        (p, challenge) =>
-          store.mfa.takeChallenge(userId, p, challenge, writeBy),
-      );
-      if (!found) return undefined;
-      await store.mfa.passkeyUsed(found.passkey.id, found.counter, writeBy);
-      return "passkey";
-    }
-    if (isTotpCode(input.code)) {
-      const secret = await store.mfa.totpSecret(userId, true);
-      const step = secret === undefined ? null : totpStep(secret, input.code);
-      return step !== null &&
-          await store.mfa.useTotpStep(userId, step, writeBy)
-        ? "totp"
-        : undefined;
-    }
-    const hash = recoveryCodeHash(input.code);
-    return hash && await store.mfa.useRecoveryCode(userId, hash, writeBy)
-      ? "recovery_code"
-      : undefined;
-  }
-
   return {
+    /** Reads and computes what checking `input` needs, before the transaction that decides it. */
+    async prepare(
+      c: Context<AppEnv>,
+      userId: number,
+      input: FactorInput,
+      purpose: Exclude<ChallengePurpose, "register">,
+    ): Promise<PreparedFactor> {
+      if ("passkey" in input) {
+        const writeBy = c.get("writeBy");
+        const found = await passkeys.verifyAuthentication(
+          input.passkey,
+          await store.mfa.passkeys(userId),
+          purpose,
+          (p, challenge) =>
+            store.mfa.takeChallenge(userId, p, challenge, writeBy),
+        );
+        return {
+          method: "passkey",
+          consume: async (tx) => {
+            if (!found) return false;
+            await store.mfa.passkeyUsed(tx, found.passkey.id, found.counter);
+            return true;
+          },
+        };
+      }
+      if (isTotpCode(input.code)) {
+        const secret = await store.mfa.totpSecret(userId, true);
+        const step = secret === undefined ? null : totpStep(secret, input.code);
+        return {
+          method: "totp",
+          consume: async (tx) =>
+            step !== null && await store.mfa.useTotpStep(tx, userId, step),
+        };
+      }
+      const hash = recoveryCodeHash(input.code);
+      return {
+        method: "recovery_code",
+        consume: async (tx) =>
+          hash !== null && await store.mfa.useRecoveryCode(tx, userId, hash),
+      };
+    },
+
     /**
-     * The user's second factor, checked once: `ok` with its method, or not
-     * (with `retryAfter` when the user's window is full: no check was made).
+     * The user's second factor, decided once in `tx`: counted first (a
+     * full window answers `retryAfter` and checks nothing), then used up;
+     * a wrong one recorded, a right one's count taken back.
      */
-    async verify(
+    async decide(
+      tx: TransactionSql,
       c: Context<AppEnv>,
       user: AuditParty,
-      input: FactorInput,
+      factor: PreparedFactor,
       purpose: "login" | "step_up",
     ): Promise<FactorVerdict> {
-      const writeBy = c.get("writeBy");
       const attempt = await store.mfa.attempt(
+        tx,
         user.id,
         max,
         config.LOGIN_WINDOW_SECONDS,
-        writeBy,
       );
       if (attempt.blocked) return { ok: false, retryAfter: attempt.retryAfter };
-      const method = await check(c, user.id, input, purpose);
-      if (!method) {
-        await store.audit.record(
+      if (!await factor.consume(tx)) {
+        await store.mfa.failed(
+          tx,
           auditEvents.secondFactorFailed(
             user,
             purpose,
             auditContext(c, config.TRUST_PROXY),
           ),
-          writeBy,
         );
         return { ok: false };
       }
-      return {
-        ok: true,
-        method,
-        settle: (tx) => store.mfa.succeeded(tx, user.id, max),
-      };
+      await store.mfa.succeeded(tx, user.id, max);
+      return { ok: true, method: factor.method };
     },
   };
 }
