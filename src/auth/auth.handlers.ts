@@ -53,9 +53,9 @@ type LoginParty = { id: number; canonicalName: string };
  * user's row says no (sessions.start). Shared by the login and its second
  * step (src/mfa/mfa.handlers.ts).
  */
-export function createLoginEnd({ sessions, devices, store, config }: Pick<
+export function createLoginEnd({ sessions, devices, config }: Pick<
   AuthDeps,
-  "sessions" | "devices" | "store" | "config"
+  "sessions" | "devices" | "config"
 >) {
   return {
     /**
