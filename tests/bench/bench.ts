@@ -1683,6 +1683,22 @@ async function mfaOnly() {
   await db.sql`
     create trigger bench_step_unused before update of last_step on mfa_totp
     for each row execute function bench_step_unused()`;
+  await db.sql`update mfa_totp set last_step = 0`;
+  // Every login with a code must be a right one: checked before, and
+  // after through the counter of wrong ones (a refused code costs less).
+  const probe = await fetch(`${service.baseUrl}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      username: factored.username,
+      password: factored.password,
+      code: totpNow(secret),
+    }),
+  });
+  await probe.body?.cancel();
+  if (probe.status !== 200) {
+    throw new Error(`login with a code: ${probe.status}`);
+  }
   // The enrolling session counts as second-factored.
   say(
     "GET /api/auth/me, a second-factored session and one without a factor, in turns ...",
@@ -1744,6 +1760,9 @@ async function mfaOnly() {
     undefined,
     FAST,
   );
+  const [{ wrong }] = await db.sql<{ wrong: number }[]>`
+    select coalesce(sum(failures), 0)::int as wrong from mfa_failures`;
+  if (wrong > 0) throw new Error(`${wrong} codes were refused: no figure`);
   const rows: Row[] = [
     { scenario: "GET /api/auth/me (no factor)", service: me.b },
     { scenario: "GET /api/auth/me (second-factored session)", service: me.a },
