@@ -16,7 +16,10 @@ Deno.test("create-admin --reset-mfa removes the user's factors and ends their se
     // Stopped before the task runs: the embedded database has one owner.
     await using svc = await startService(db.env, { bcryptCost: 4 });
     user = await userWithTotp(svc, "admin");
-    const first = await svc.client().login(user.account.username, user.password);
+    const first = await svc.client().login(
+      user.account.username,
+      user.password,
+    );
     assertEquals(first.status, 401);
   }
   const reset = await runTask(createAdmin, [
