@@ -14,6 +14,14 @@
  * In a browser, the browser's own cookie handling applies. A service passes
  * `apiKey` instead and never logs in.
  *
+ * A user with a second factor logs in in one call, `login(username,
+ * password, code)` (a TOTP or recovery code), or in two: `login(username,
+ * password)` answers 401 `Second factor required` and the client keeps the
+ * pending-login cookie, then `secondFactor({ code })` (or `{ passkey }`,
+ * the assertion for `secondFactorOptions()`) finishes it. `stepUp({ code })`
+ * renews the session's second factor before the actions that need a
+ * recent one.
+ *
  * Creating a user safely under retries: `createUserWithRetry` (one
  * Idempotency-Key for every attempt), or `post("/api/users", { body,
  * params: { header: { "idempotency-key": key } } })` by hand.
@@ -58,6 +66,10 @@ export type UserDetail = components["schemas"]["UserDetail"];
 export type DisableUser = components["schemas"]["DisableUser"];
 /** One of a user's live sessions (`GET /api/users/{id}/sessions`). */
 export type Session = components["schemas"]["Session"];
+/** A second factor as the login's second step and step-up take it: `{code}` or `{passkey}`. */
+export type SecondFactor = components["schemas"]["SecondFactor"];
+/** A user's second factors as listed (never a secret). */
+export type MfaSummary = components["schemas"]["MfaSummary"];
 /** `"admin"` or `"viewer"`. */
 export type Role = User["role"];
 /** The list's query parameters (`limit`, `after`, `role`, `q`, `username`, `email`). */
@@ -210,11 +222,34 @@ export type UserAdminClient = Client<paths> & {
   post: OutcomeMethod<"post">;
   patch: OutcomeMethod<"patch">;
   delete: OutcomeMethod<"delete">;
-  /** Logs in; on success the client keeps the session cookie. */
+  /**
+   * Logs in; on success the client keeps the session cookie. For a user
+   * with a second factor: with `code` (a TOTP or recovery code) in this
+   * one call; without it the answer is 401 `Second factor required` and
+   * the client keeps the pending-login cookie for {@link secondFactor}.
+   */
   login(
     username: string,
     password: string,
+    code?: string,
   ): Promise<Outcome<Operation<"/api/auth/login", "post">>>;
+  /**
+   * The login's second step, after `login` answered 401 `Second factor
+   * required`: a TOTP or recovery code, or a passkey's assertion (for the
+   * options of {@link secondFactorOptions}). On success the client keeps
+   * the session cookie, as `login` does.
+   */
+  secondFactor(
+    factor: SecondFactor,
+  ): Promise<Outcome<Operation<"/api/auth/login/second-factor", "post">>>;
+  /** WebAuthn request options for the pending login's passkeys. */
+  secondFactorOptions(): Promise<
+    Outcome<Operation<"/api/auth/login/second-factor/options", "post">>
+  >;
+  /** Renews the session's second factor (before minting a key, deleting a user...). */
+  stepUp(
+    factor: SecondFactor,
+  ): Promise<Outcome<Operation<"/api/auth/step-up", "post">>>;
   /** Ends the session on the server and forgets the cookie. */
   logout(): Promise<Outcome<Operation<"/api/auth/logout", "post">>>;
   /** The account the session belongs to. */
@@ -262,12 +297,15 @@ export type UserAdminClient = Client<paths> & {
 };
 
 const SESSION_COOKIE = "sid";
+/** The pending-login cookie, sent under /api/auth only, as the service sets it. */
+const PENDING_COOKIE = "mfa";
 
 /** A client of the service at `options.baseUrl`, with a cookie jar of its own. */
 export function createUserAdminClient(
   options: UserAdminClientOptions,
 ): UserAdminClient {
   let session: string | undefined;
+  let pending: string | undefined;
   const api = createClient<paths>({
     baseUrl: options.baseUrl,
     fetch: options.fetch,
@@ -278,19 +316,29 @@ export function createUserAdminClient(
 
   const cookieJar: Middleware = {
     onRequest({ request }) {
-      if (session !== undefined && !request.headers.has("cookie")) {
-        request.headers.set("cookie", `${SESSION_COOKIE}=${session}`);
+      if (request.headers.has("cookie")) return request;
+      const pairs = [];
+      if (session !== undefined) pairs.push(`${SESSION_COOKIE}=${session}`);
+      if (
+        pending !== undefined &&
+        new URL(request.url).pathname.startsWith("/api/auth/")
+      ) {
+        pairs.push(`${PENDING_COOKIE}=${pending}`);
       }
+      if (pairs.length) request.headers.set("cookie", pairs.join("; "));
       return request;
     },
     onResponse({ response }) {
       for (const line of response.headers.getSetCookie()) {
         const [pair, ...attributes] = line.split(";");
         const eq = pair.indexOf("=");
-        if (pair.slice(0, eq).trim() !== SESSION_COOKIE) continue;
+        const name = pair.slice(0, eq).trim();
+        if (name !== SESSION_COOKIE && name !== PENDING_COOKIE) continue;
         const value = pair.slice(eq + 1).trim();
         const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a));
-        session = expired || value === "" ? undefined : value;
+        const kept = expired || value === "" ? undefined : value;
+        if (name === SESSION_COOKIE) session = kept;
+        else pending = kept;
       }
       return response;
     },
@@ -311,8 +359,18 @@ export function createUserAdminClient(
   };
 
   const client = Object.assign(api, typed, {
-    login: (username: string, password: string) =>
-      typed.post("/api/auth/login", { body: { username, password } }),
+    login: (username: string, password: string, code?: string) =>
+      typed.post("/api/auth/login", {
+        body: code === undefined
+          ? { username, password }
+          : { username, password, code },
+      }),
+    secondFactor: (factor: SecondFactor) =>
+      typed.post("/api/auth/login/second-factor", { body: factor }),
+    secondFactorOptions: () =>
+      typed.post("/api/auth/login/second-factor/options"),
+    stepUp: (factor: SecondFactor) =>
+      typed.post("/api/auth/step-up", { body: factor }),
     async logout() {
       const answer = await typed.post("/api/auth/logout");
       session = undefined;

@@ -39,14 +39,15 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 400 `Invalid query parameter: limit`: `limit` has a bad value.
-         *     4. 400 `Invalid query parameter: before`: `before` has a bad value.
-         *     5. 400 `Invalid query parameter: action`: `action` has a bad value.
-         *     6. 400 `Invalid query parameter: actorId`: `actorId` has a bad value.
-         *     7. 400 `Invalid query parameter: targetId`: `targetId` has a bad value.
-         *     8. 400 `Invalid query parameter: since`: `since` has a bad value.
-         *     9. 400 `Invalid query parameter: until`: `until` has a bad value.
-         *     10. 500 `Failed to list audit events`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 400 `Invalid query parameter: limit`: `limit` has a bad value.
+         *     5. 400 `Invalid query parameter: before`: `before` has a bad value.
+         *     6. 400 `Invalid query parameter: action`: `action` has a bad value.
+         *     7. 400 `Invalid query parameter: actorId`: `actorId` has a bad value.
+         *     8. 400 `Invalid query parameter: targetId`: `targetId` has a bad value.
+         *     9. 400 `Invalid query parameter: since`: `since` has a bad value.
+         *     10. 400 `Invalid query parameter: until`: `until` has a bad value.
+         *     11. 500 `Failed to list audit events`: any other failure.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -76,12 +77,13 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 400 `Invalid query parameter: after`: `after` has a bad value.
-         *     4. 400 `Invalid query parameter: action`: `action` has a bad value.
-         *     5. 400 `Invalid Last-Event-ID`: `Last-Event-ID` is not a record id (0 or more, written plainly).
-         *     6. 410 `Event history no longer available`: records after `after` (or `Last-Event-ID`) were removed by the retention sweep.
-         *     7. 429 `Too many streams`: the caller's user has 100 streams open on this instance (one must end first).
-         *     8. 500 `Failed to stream audit events`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 400 `Invalid query parameter: after`: `after` has a bad value.
+         *     5. 400 `Invalid query parameter: action`: `action` has a bad value.
+         *     6. 400 `Invalid Last-Event-ID`: `Last-Event-ID` is not a record id (0 or more, written plainly).
+         *     7. 410 `Event history no longer available`: records after `after` (or `Last-Event-ID`) were removed by the retention sweep.
+         *     8. 429 `Too many streams`: the caller's user has 100 streams open on this instance (one must end first).
+         *     9. 500 `Failed to stream audit events`: any other failure.
          */
         get: operations["streamAuditEvents"];
         put?: never;
@@ -107,19 +109,79 @@ export interface paths {
         put?: never;
         /**
          * Log in: sets the session cookie `sid`
-         * @description Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (under its canonical key, known or not) from one client address inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it from that address answers 429 with Retry-After until the window ends; past 10 x `LOGIN_MAX_FAILURES` from all addresses together, from every address. Only failed password checks count: an attempt answered 429 counts nowhere. The client address is the socket's peer, or the first `X-Forwarded-For` hop with `TRUST_PROXY=true`. A success clears its address's count; an admin's password reset of the user and the recovery task clear all of the username's counts. A success also sets the known-device cookie `did` (signed, 180 days, sent to this path only). A login that presents a valid `did` for the username it tries is counted per device instead: not per address, not toward the ceiling, and `LOGIN_MAX_FAILURES` failures lock only that device; a success from it clears that device's count. A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). A disabled user with the right password gets 403 `Account disabled`: no cookie, and the attempt neither counts as a failure nor clears any; a disable that races a login leaves no session. In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.
+         * @description Any role may log in. Each login makes a new session; a cookie the client sends is never adopted. After `LOGIN_MAX_FAILURES` (default 10) failed attempts for one username (under its canonical key, known or not) from one client address inside a fixed window of `LOGIN_WINDOW_SECONDS` (default 900) from the first failure, every attempt for it from that address answers 429 with Retry-After until the window ends; past 10 x `LOGIN_MAX_FAILURES` from all addresses together, from every address. Only failed password checks count: an attempt answered 429 counts nowhere. The client address is the socket's peer, or the first `X-Forwarded-For` hop with `TRUST_PROXY=true`. A success clears its address's count; an admin's password reset of the user and the recovery task clear all of the username's counts. A success also sets the known-device cookie `did` (signed, 180 days, sent to this path only). A login that presents a valid `did` for the username it tries is counted per device instead: not per address, not toward the ceiling, and `LOGIN_MAX_FAILURES` failures lock only that device; a success from it clears that device's count. A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). A disabled user with the right password gets 403 `Account disabled`: no cookie, and the attempt neither counts as a failure nor clears any; a disable that races a login leaves no session. A user with a second factor and the right password gets 401 `Second factor required` and the pending-login cookie `mfa` (HttpOnly, SameSite=Strict, Path=/api/auth, 5 minutes, single use, bound to this password): finish with `POST /api/auth/login/second-factor`, or send `code` in this body to log in in one request. A wrong password answers as for anyone else, so nothing is revealed without it. Wrong codes count toward the user's second-factor limit (5 per window), not toward the password throttle. In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 403 `Forbidden`: the request came from a foreign Origin.
          *     2. 413 `Request body too large`: the body is larger than 64 KiB.
          *     3. 400 `Username and password are required`: the username or password is missing, empty or not a string (a body that is not JSON included).
-         *     4. 429 `Too many login attempts`: too many failed attempts (from this address, from all addresses, or from this device).
-         *     5. 401 `Invalid username or password`: unknown user or wrong password (indistinguishable), or a password reset raced the check.
-         *     6. 403 `Account disabled`: the password is right but the account is disabled (no cookie is set, and the attempt counts as no failure).
-         *     7. 500 `Login failed`: any other failure.
+         *     4. 400 `Invalid request body`: `code` is given and is not a string of at most 64 characters.
+         *     5. 429 `Too many login attempts`: too many failed attempts (from this address, from all addresses, or from this device); or, with `code` and the right password, 5 wrong second factors of the user in the login window.
+         *     6. 401 `Invalid username or password`: unknown user or wrong password (indistinguishable), or a password reset raced the check.
+         *     7. 401 `Second factor required`: the password is right, the user has a second factor and `code` is absent: the answer sets the pending-login cookie `mfa` for `POST /api/auth/login/second-factor`.
+         *     8. 401 `Invalid code`: the password is right and `code` is not a current TOTP code nor an unused recovery code of the user.
+         *     9. 403 `Account disabled`: the password is right but the account is disabled (no cookie is set, and the attempt counts as no failure).
+         *     10. 500 `Login failed`: any other failure.
          */
         post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/login/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log in, second step: the second factor
+         * @description After `POST /api/auth/login` answered 401 `Second factor required` and set the pending-login cookie `mfa` (5 minutes, single use, bound to the password it checked). Answers as a login does: 200 with the account, the session cookie `sid` (a session that counts as second-factored) and the known-device cookie. A wrong code leaves the pending cookie usable; after 5 wrong second factors of the user in the login window every attempt answers 429 until it ends (wrong codes do not count toward the password throttle). In Swagger UI: after the login's 401, run this with Try it out: the browser sends the `mfa` cookie by itself.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 403 `Forbidden`: the request came from a foreign Origin.
+         *     2. 401 `Unauthorised`: no pending-login cookie `mfa`, or one used already, expired (5 minutes), or outdated by a password change.
+         *     3. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     4. 400 `Invalid request body`: the body is not a JSON object holding exactly one of `code` (a string of at most 64 characters) and `passkey` (an object).
+         *     5. 429 `Too many login attempts`: the user has had 5 wrong second factors in the login window (`LOGIN_WINDOW_SECONDS` from the first): every attempt answers this until it ends, right ones included.
+         *     6. 401 `Invalid code`: the code is not a current TOTP code nor an unused recovery code of the user (a code of the wrong form, a step used already, the previous-but-one or next-but-one step), or the passkey assertion does not verify (another user's passkey, another or a used challenge).
+         *     7. 403 `Account disabled`: the account was disabled meanwhile (no cookie is set).
+         *     8. 500 `Login failed`: any other failure.
+         */
+        post: operations["loginSecondFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/login/second-factor/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log in, second step: options for a passkey
+         * @description The WebAuthn request options for the pending login's user (their passkeys allowed): sign them with `navigator.credentials.get` and send the result as `passkey` to `POST /api/auth/login/second-factor`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 403 `Forbidden`: the request came from a foreign Origin.
+         *     2. 401 `Unauthorised`: no pending-login cookie `mfa`, or one used already, expired (5 minutes), or outdated by a password change.
+         *     3. 500 `Login failed`: any other failure.
+         */
+        post: operations["loginSecondFactorOptions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -180,6 +242,276 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's second factors
+         * @description Any role, with a session. Never a secret: the TOTP's enrolment time, the passkeys, how many recovery codes are left.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin.
+         *     3. 500 `Second factor request failed`: any other failure.
+         */
+        get: operations["listSecondFactors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The caller's second factors: headers only (HEAD)
+         * @description As `GET /api/auth/mfa` with the same checks, status and headers, without a body.
+         */
+        head: operations["listSecondFactorsHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/mfa/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enrol a passkey
+         * @description Verifies the new credential against the options' challenge (single use) and `PUBLIC_URL`, keeps its public key, and counts this session as second-factored. Recorded as `mfa.enrolled` `{method: "passkey"}`. Needs a recent second factor (see `POST /api/auth/step-up`) from a caller who has one.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin.
+         *     3. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid request body`: the body is not a JSON object with `response` an object and `name`, if given, 1..100 characters.
+         *     6. 400 `Invalid passkey`: the credential does not verify: another or a used challenge, another origin or relying party, a credential registered already.
+         *     7. 500 `Second factor request failed`: any other failure.
+         */
+        post: operations["addPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/mfa/passkeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove one of the caller's passkeys
+         * @description Recorded as `mfa.removed` `{method: "passkey"}`. With the last factor the recovery codes go too. Needs a recent second factor (see `POST /api/auth/step-up`) from a caller who has one.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin.
+         *     3. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     4. 404 `Second factor not found`: the caller has no such factor.
+         *     5. 500 `Second factor request failed`: any other failure.
+         */
+        delete: operations["removePasskey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/mfa/passkeys/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enrol a passkey: options
+         * @description WebAuthn creation options (relying party: `PUBLIC_URL`) for `navigator.credentials.create`; send its result to `POST /api/auth/mfa/passkeys`. Needs a recent second factor (see `POST /api/auth/step-up`) from a caller who has one.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin.
+         *     3. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     4. 500 `Second factor request failed`: any other failure.
+         */
+        post: operations["passkeyRegistrationOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/mfa/recovery-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * New recovery codes
+         * @description Ten new codes, shown this once; the old ones stop working. Recorded as `mfa.recovery_codes`. Needs a recent second factor (see `POST /api/auth/step-up`) from a caller who has one.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin.
+         *     3. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     4. 400 `No second factor enrolled`: the caller has no second factor.
+         *     5. 500 `Second factor request failed`: any other failure.
+         */
+        post: operations["regenerateRecoveryCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/mfa/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enrol a TOTP app: a new secret
+         * @description A new secret and its QR code (SVG) for an authenticator app. Nothing changes until `POST /api/auth/mfa/totp/confirm` with a code from it; asking again replaces an unconfirmed secret. Any role may enrol. Needs a recent second factor (see `POST /api/auth/step-up`) from a caller who has one.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin.
+         *     3. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     4. 409 `Second factor already enrolled`: the caller has a confirmed TOTP already (remove it first).
+         *     5. 500 `Second factor request failed`: any other failure.
+         */
+        post: operations["beginTotp"];
+        /**
+         * Remove the caller's TOTP
+         * @description Recorded as `mfa.removed` `{method: "totp"}`. With the last factor the recovery codes go too. Needs a recent second factor (see `POST /api/auth/step-up`) from a caller who has one.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin.
+         *     3. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     4. 404 `Second factor not found`: the caller has no such factor.
+         *     5. 500 `Second factor request failed`: any other failure.
+         */
+        delete: operations["removeTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/mfa/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enrol a TOTP app: confirm with a code
+         * @description A code from the new secret confirms it: from now on a login needs a second factor, the caller gets ten recovery codes (replacing any), and this session counts as second-factored. Recorded as `mfa.enrolled` `{method: "totp"}`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin.
+         *     3. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     4. 400 `Invalid request body`: the body is not a JSON object with `code` a string of at most 64 characters.
+         *     5. 400 `Invalid code`: no enrolment waits for confirmation, or the code is not one of its secret now (one step either side).
+         *     6. 500 `Second factor request failed`: any other failure.
+         */
+        post: operations["confirmTotp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/step-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renew the session's second factor
+         * @description The actions that need a recent second factor (minting an API key, deleting a user, making a user admin, resetting another user's factors; removing a factor and new recovery codes) answer 403 `Recent second factor required` to a session whose last second factor is older than `MFA_STEP_UP_SECONDS` (default 900). This renews it. Wrong codes count toward the same 5 per login window as a login's. Requests with an API key never need it.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin.
+         *     3. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     4. 400 `Invalid request body`: the body is not a JSON object holding exactly one of `code` (a string of at most 64 characters) and `passkey` (an object).
+         *     5. 400 `No second factor enrolled`: the caller has no second factor.
+         *     6. 429 `Too many login attempts`: the user has had 5 wrong second factors in the login window (`LOGIN_WINDOW_SECONDS` from the first): every attempt answers this until it ends, right ones included.
+         *     7. 401 `Invalid code`: the code is not a current TOTP code nor an unused recovery code of the user (a code of the wrong form, a step used already, the previous-but-one or next-but-one step), or the passkey assertion does not verify (another user's passkey, another or a used challenge).
+         *     8. 500 `Second factor request failed`: any other failure.
+         */
+        post: operations["stepUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/auth/step-up/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Options for a passkey, to step up
+         * @description WebAuthn request options for the caller's passkeys, for `passkey` in `POST /api/auth/step-up`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin.
+         *     3. 400 `No second factor enrolled`: the caller has no second factor.
+         *     4. 500 `Second factor request failed`: any other failure.
+         */
+        post: operations["stepUpOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/imports": {
         parameters: {
             query?: never;
@@ -197,11 +529,12 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 415 `Import must be application/x-ndjson or text/csv`: the Content-Type is neither `application/x-ndjson` nor `text/csv`.
-         *     4. 400 `Invalid query parameter: dryRun`: `dryRun` has a bad value.
-         *     5. 400 `Invalid query parameter: onConflict`: `onConflict` has a bad value.
-         *     6. 413 `Request body too large`: the body is over 1 GiB (declared or read) or holds more than 1,000,000 records: nothing is imported.
-         *     7. 500 `Failed to import users`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 415 `Import must be application/x-ndjson or text/csv`: the Content-Type is neither `application/x-ndjson` nor `text/csv`.
+         *     5. 400 `Invalid query parameter: dryRun`: `dryRun` has a bad value.
+         *     6. 400 `Invalid query parameter: onConflict`: `onConflict` has a bad value.
+         *     7. 413 `Request body too large`: the body is over 1 GiB (declared or read) or holds more than 1,000,000 records: nothing is imported.
+         *     8. 500 `Failed to import users`: any other failure.
          */
         post: operations["createImport"];
         delete?: never;
@@ -225,8 +558,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `Import not found`: no import has the id (also for ids that cannot exist).
-         *     4. 500 `Failed to get import`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Import not found`: no import has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to get import`: any other failure.
          */
         get: operations["getImport"];
         put?: never;
@@ -258,8 +592,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `Import not found`: no import has the id (also for ids that cannot exist).
-         *     4. 500 `Failed to cancel import`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Import not found`: no import has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to cancel import`: any other failure.
          */
         post: operations["cancelImport"];
         delete?: never;
@@ -283,8 +618,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `Import not found`: no import has the id (also for ids that cannot exist).
-         *     4. 500 `Failed to list import errors`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Import not found`: no import has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to list import errors`: any other failure.
          */
         get: operations["listImportErrors"];
         put?: never;
@@ -314,7 +650,8 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 500 `Failed to list provisioning connections`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 500 `Failed to list provisioning connections`: any other failure.
          */
         get: operations["listScimConnections"];
         put?: never;
@@ -326,9 +663,11 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 413 `Request body too large`: the body is larger than 64 KiB.
-         *     4. 400 `Invalid provisioning connection`: the body breaks a rule (`name` 1..100 characters without control characters, `adminGroups` at most 100 names of 1..256 characters), a body that is not JSON included.
-         *     5. 500 `Failed to create provisioning connection`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid provisioning connection`: the body breaks a rule (`name` 1..100 characters without control characters, `adminGroups` at most 100 names of 1..256 characters), a body that is not JSON included.
+         *     6. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     7. 500 `Failed to create provisioning connection`: any other failure.
          */
         post: operations["createScimConnection"];
         delete?: never;
@@ -356,8 +695,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
-         *     4. 500 `Failed to get provisioning connection`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
+         *     5. 500 `Failed to get provisioning connection`: any other failure.
          */
         get: operations["getScimConnection"];
         put?: never;
@@ -370,8 +710,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
-         *     4. 500 `Failed to delete provisioning connection`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
+         *     5. 500 `Failed to delete provisioning connection`: any other failure.
          */
         delete: operations["deleteScimConnection"];
         options?: never;
@@ -388,10 +729,11 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
-         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
-         *     5. 400 `Invalid provisioning connection`: the body breaks a rule (`name` 1..100 characters without control characters, `adminGroups` at most 100 names of 1..256 characters), a body that is not JSON included.
-         *     6. 500 `Failed to update provisioning connection`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
+         *     5. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     6. 400 `Invalid provisioning connection`: the body breaks a rule (`name` 1..100 characters without control characters, `adminGroups` at most 100 names of 1..256 characters), a body that is not JSON included.
+         *     7. 500 `Failed to update provisioning connection`: any other failure.
          */
         patch: operations["updateScimConnection"];
         trace?: never;
@@ -411,14 +753,15 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 400 `Invalid query parameter: limit`: `limit` has a bad value.
-         *     4. 400 `Invalid query parameter: after`: `after` has a bad value.
-         *     5. 400 `Invalid query parameter: role`: `role` has a bad value.
-         *     6. 400 `Invalid query parameter: status`: `status` has a bad value.
-         *     7. 400 `Invalid query parameter: q`: `q` has a bad value.
-         *     8. 400 `Invalid query parameter: username`: `username` has a bad value.
-         *     9. 400 `Invalid query parameter: email`: `email` has a bad value.
-         *     10. 500 `Failed to list users`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 400 `Invalid query parameter: limit`: `limit` has a bad value.
+         *     5. 400 `Invalid query parameter: after`: `after` has a bad value.
+         *     6. 400 `Invalid query parameter: role`: `role` has a bad value.
+         *     7. 400 `Invalid query parameter: status`: `status` has a bad value.
+         *     8. 400 `Invalid query parameter: q`: `q` has a bad value.
+         *     9. 400 `Invalid query parameter: username`: `username` has a bad value.
+         *     10. 400 `Invalid query parameter: email`: `email` has a bad value.
+         *     11. 500 `Failed to list users`: any other failure.
          */
         get: operations["listUsers"];
         put?: never;
@@ -430,22 +773,24 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 400 `Invalid Idempotency-Key`: the `Idempotency-Key` header is not 1..255 printable ASCII characters.
-         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
-         *     5. 400 `All fields are required`: a field is missing, `null` or empty (the username, name and e-mail once trimmed: whitespace alone is empty), or the username, name, e-mail or password is not a string.
-         *     6. 400 `Role must be admin or viewer`: `role` is not `admin` or `viewer`.
-         *     7. 400 `Password must be at least 8 characters`: the password is shorter than 8 characters (Unicode code points).
-         *     8. 400 `Username must be at most 64 characters without control characters`: the username is longer than 64 characters or holds a control character.
-         *     9. 400 `Username contains characters that are not allowed`: the username holds an invisible or formatting character, or mixes confusable scripts (UTS #39 highly restrictive).
-         *     10. 400 `Name must be at most 200 characters`: the name is longer than 200 characters.
-         *     11. 400 `Name contains characters that are not allowed`: the name holds a control character or a line or paragraph separator.
-         *     12. 400 `Email must be a valid address`: the e-mail is longer than 254 characters, is not one `@` with text on both sides, or holds whitespace, a control or an invisible character.
-         *     13. 400 `Password must be at most 72 bytes`: the password is longer than 72 bytes as UTF-8.
-         *     14. 400 `Password must not contain NUL characters`: the password holds NUL (U+0000).
-         *     15. 422 `Idempotency-Key reused with a different request`: the `Idempotency-Key` was used with a different body.
-         *     16. 409 `Request with this Idempotency-Key is in progress`: the `Idempotency-Key`'s first request is still running (on any instance).
-         *     17. 409 `Username or email already exists`: the username or e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton).
-         *     18. 500 `Failed to create user`: any other failure, a body that is not JSON included.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 400 `Invalid Idempotency-Key`: the `Idempotency-Key` header is not 1..255 printable ASCII characters.
+         *     5. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     6. 400 `All fields are required`: a field is missing, `null` or empty (the username, name and e-mail once trimmed: whitespace alone is empty), or the username, name, e-mail or password is not a string.
+         *     7. 400 `Role must be admin or viewer`: `role` is not `admin` or `viewer`.
+         *     8. 400 `Password must be at least 8 characters`: the password is shorter than 8 characters (Unicode code points).
+         *     9. 400 `Username must be at most 64 characters without control characters`: the username is longer than 64 characters or holds a control character.
+         *     10. 400 `Username contains characters that are not allowed`: the username holds an invisible or formatting character, or mixes confusable scripts (UTS #39 highly restrictive).
+         *     11. 400 `Name must be at most 200 characters`: the name is longer than 200 characters.
+         *     12. 400 `Name contains characters that are not allowed`: the name holds a control character or a line or paragraph separator.
+         *     13. 400 `Email must be a valid address`: the e-mail is longer than 254 characters, is not one `@` with text on both sides, or holds whitespace, a control or an invisible character.
+         *     14. 400 `Password must be at most 72 bytes`: the password is longer than 72 bytes as UTF-8.
+         *     15. 400 `Password must not contain NUL characters`: the password holds NUL (U+0000).
+         *     16. 403 `Recent second factor required`: `role` is `admin`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     17. 422 `Idempotency-Key reused with a different request`: the `Idempotency-Key` was used with a different body.
+         *     18. 409 `Request with this Idempotency-Key is in progress`: the `Idempotency-Key`'s first request is still running (on any instance).
+         *     19. 409 `Username or email already exists`: the username or e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton).
+         *     20. 500 `Failed to create user`: any other failure, a body that is not JSON included.
          */
         post: operations["createUser"];
         delete?: never;
@@ -473,8 +818,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     4. 500 `Failed to get user`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to get user`: any other failure.
          */
         get: operations["getUser"];
         put?: never;
@@ -487,10 +833,12 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 400 `You cannot delete your own account`: the id is the caller's own (decided before any lookup).
-         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     5. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
-         *     6. 500 `Delete failed`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     5. 400 `You cannot delete your own account`: the id is the caller's own (decided before any lookup).
+         *     6. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     7. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
+         *     8. 500 `Delete failed`: any other failure.
          */
         delete: operations["deleteUser"];
         options?: never;
@@ -507,15 +855,17 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 413 `Request body too large`: the body is larger than 64 KiB.
-         *     4. 400 `Invalid role`: `role` is given (not absent, `null` or empty) and is not `admin` or `viewer`.
-         *     5. 400 `Password must be at least 8 characters`: the password is shorter than 8 characters (Unicode code points).
-         *     6. 400 `Password must be at most 72 bytes`: the password is longer than 72 bytes as UTF-8.
-         *     7. 400 `Password must not contain NUL characters`: the password holds NUL (U+0000).
-         *     8. 400 `Invalid request body`: the body is not a JSON object, or `password` is not a string.
-         *     9. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     10. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
-         *     11. 500 `Update failed`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid role`: `role` is given (not absent, `null` or empty) and is not `admin` or `viewer`.
+         *     6. 400 `Password must be at least 8 characters`: the password is shorter than 8 characters (Unicode code points).
+         *     7. 400 `Password must be at most 72 bytes`: the password is longer than 72 bytes as UTF-8.
+         *     8. 400 `Password must not contain NUL characters`: the password holds NUL (U+0000).
+         *     9. 400 `Invalid request body`: the body is not a JSON object, or `password` is not a string.
+         *     10. 403 `Recent second factor required`: `role` is `admin`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     11. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     12. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
+         *     13. 500 `Update failed`: any other failure.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -537,11 +887,12 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 400 `You cannot disable your own account`: the id is the caller's own (decided before any lookup).
-         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     5. 413 `Request body too large`: the body is larger than 64 KiB.
-         *     6. 400 `Invalid request body`: the body is not JSON, `reason` is not a string of at most 200 characters, or `until` is not an ISO 8601 date and time in the future.
-         *     7. 500 `Failed to disable user`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 400 `You cannot disable your own account`: the id is the caller's own (decided before any lookup).
+         *     5. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     6. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     7. 400 `Invalid request body`: the body is not JSON, `reason` is not a string of at most 200 characters, or `until` is not an ISO 8601 date and time in the future.
+         *     8. 500 `Failed to disable user`: any other failure.
          */
         post: operations["disableUser"];
         delete?: never;
@@ -567,8 +918,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     4. 500 `Failed to enable user`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to enable user`: any other failure.
          */
         post: operations["enableUser"];
         delete?: never;
@@ -592,8 +944,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     4. 500 `Failed to list API keys`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to list API keys`: any other failure.
          */
         get: operations["listApiKeys"];
         put?: never;
@@ -605,11 +958,13 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
-         *     5. 400 `Invalid API key request`: the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead), a body that is not JSON included.
-         *     6. 400 `Too many API keys`: the user has 100 live keys.
-         *     7. 500 `Failed to create API key`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     5. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     6. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     7. 400 `Invalid API key request`: the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead), a body that is not JSON included.
+         *     8. 400 `Too many API keys`: the user has 100 live keys.
+         *     9. 500 `Failed to create API key`: any other failure.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -640,10 +995,40 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `API key not found`: the user has no such live key (also for another user's key, a key revoked already, and ids that cannot exist).
-         *     4. 500 `Failed to revoke API key`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `API key not found`: the user has no such live key (also for another user's key, a key revoked already, and ids that cannot exist).
+         *     5. 500 `Failed to revoke API key`: any other failure.
          */
         delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Reset a user's second factors
+         * @description For a user who lost their factors: removes their TOTP, passkeys and recovery codes, and ends all their sessions (the caller's own too, when the id is theirs). They log in with the password alone and may enrol again. Recorded as `mfa.reset`. Needs a recent second factor (see `POST /api/auth/step-up`) from a caller who has one.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     5. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     6. 500 `Failed to reset second factors`: any other failure.
+         */
+        delete: operations["resetSecondFactors"];
         options?: never;
         head?: never;
         patch?: never;
@@ -664,8 +1049,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     4. 500 `Failed to list sessions`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to list sessions`: any other failure.
          */
         get: operations["listSessions"];
         put?: never;
@@ -678,8 +1064,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     4. 500 `Failed to end sessions`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to end sessions`: any other failure.
          */
         delete: operations["endSessions"];
         options?: never;
@@ -709,9 +1096,10 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     4. 404 `Session not found`: the user has no live session of this public id (also for another user's session, and an id that is no UUID).
-         *     5. 500 `Failed to end sessions`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     5. 404 `Session not found`: the user has no live session of this public id (also for another user's session, and an id that is no UUID).
+         *     6. 500 `Failed to end sessions`: any other failure.
          */
         delete: operations["endSession"];
         options?: never;
@@ -734,8 +1122,10 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 400 `Invalid query parameter: include`: `include` has a bad value.
-         *     4. 500 `Failed to export users`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 400 `Invalid query parameter: include`: `include` has a bad value.
+         *     5. 403 `Recent second factor required`: `include=passwordHash`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     6. 500 `Failed to export users`: any other failure.
          */
         get: operations["exportUsers"];
         put?: never;
@@ -765,7 +1155,8 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 500 `Failed to list webhooks`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 500 `Failed to list webhooks`: any other failure.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -777,11 +1168,12 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 413 `Request body too large`: the body is larger than 64 KiB.
-         *     4. 400 `Invalid webhook`: the body breaks a rule, a body that is not JSON included.
-         *     5. 400 `Invalid webhook`: the URL's target is refused (`url` says which are allowed).
-         *     6. 400 `Too many webhooks`: 100 webhook endpoints exist (in all, whoever made them).
-         *     7. 500 `Failed to create webhook`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid webhook`: the body breaks a rule, a body that is not JSON included.
+         *     6. 400 `Invalid webhook`: the URL's target is refused (`url` says which are allowed).
+         *     7. 400 `Too many webhooks`: 100 webhook endpoints exist (in all, whoever made them).
+         *     8. 500 `Failed to create webhook`: any other failure.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -809,8 +1201,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
-         *     4. 500 `Failed to get webhook`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to get webhook`: any other failure.
          */
         get: operations["getWebhook"];
         put?: never;
@@ -823,8 +1216,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
-         *     4. 500 `Failed to delete webhook`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to delete webhook`: any other failure.
          */
         delete: operations["deleteWebhook"];
         options?: never;
@@ -851,9 +1245,10 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 400 `Invalid query parameter: limit`: `limit` has a bad value.
-         *     4. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
-         *     5. 500 `Failed to list webhook deliveries`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 400 `Invalid query parameter: limit`: `limit` has a bad value.
+         *     5. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
+         *     6. 500 `Failed to list webhook deliveries`: any other failure.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -885,8 +1280,9 @@ export interface paths {
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
-         *     3. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
-         *     4. 500 `Failed to enable webhook`: any other failure.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to enable webhook`: any other failure.
          */
         post: operations["enableWebhook"];
         delete?: never;
@@ -1413,7 +1809,7 @@ export interface components {
         };
         AuditRecord: {
             /** @enum {string} */
-            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported";
+            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
             /** @description Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task and failed, throttled or refused logins */
             actor: components["schemas"]["AuditParty"] | null;
             /**
@@ -1463,7 +1859,7 @@ export interface components {
         };
         CreatedWebhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -1550,7 +1946,7 @@ export interface components {
              *       "user.deleted"
              *     ]
              */
-            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported")[] | null;
+            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[] | null;
             /**
              * @description A note for people, at most 500 characters.
              * @example Directory sync
@@ -1633,6 +2029,7 @@ export interface components {
              * @example 2026-11-26T08:30:00.000Z
              */
             lastLoginAt: string | null;
+            mfa: components["schemas"]["MfaSummary"];
             /** @example Alice Example */
             name: string;
             /** @description Only with `include=passwordHash`: the hash as stored (`!` for a user without a password) */
@@ -1724,6 +2121,11 @@ export interface components {
             updated: number;
         };
         Login: {
+            /**
+             * @description For a user with a second factor, to log in in one request: a 6-digit TOTP code or a recovery code. Without it such a user gets 401 `Second factor required` and the pending-login cookie for `POST /api/auth/login/second-factor`. Ignored for a user without a factor.
+             * @example 123456
+             */
+            code?: string;
             /** @example correct horse */
             password: string;
             /**
@@ -1731,6 +2133,24 @@ export interface components {
              * @example admin
              */
             username: string;
+        };
+        MfaSummary: {
+            /** @description Oldest first */
+            passkeys: components["schemas"]["Passkey"][];
+            /**
+             * @description Unused recovery codes (0..10)
+             * @example 10
+             */
+            recoveryCodesLeft: number;
+            /** @description Null without a confirmed TOTP */
+            totp: {
+                /**
+                 * Format: date-time
+                 * @description When the enrolment was confirmed (ISO 8601 in UTC with milliseconds)
+                 * @example 2026-11-25T21:07:00.123Z
+                 */
+                enrolledAt: string;
+            } | null;
         };
         NewApiKey: {
             /**
@@ -1773,6 +2193,32 @@ export interface components {
              */
             prefix: string;
         };
+        NewPasskey: {
+            /**
+             * Format: date-time
+             * @description When it was registered (ISO 8601 in UTC with milliseconds)
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            createdAt: string;
+            /** @example 1 */
+            id: number;
+            /**
+             * Format: date-time
+             * @description When it last signed in or stepped up (ISO 8601 in UTC with milliseconds)
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            lastUsedAt: string | null;
+            /** @example Laptop */
+            name: string;
+            /**
+             * @description Ten recovery codes, shown this once, when this passkey is the caller's first factor; null otherwise (the codes the caller has stay)
+             * @example [
+             *       "7k2mq-x9d4p",
+             *       "..."
+             *     ]
+             */
+            recoveryCodes: string[] | null;
+        };
         NewScimConnection: {
             /**
              * @example [
@@ -1799,6 +2245,43 @@ export interface components {
             /** @enum {boolean} */
             ok: true;
         };
+        Passkey: {
+            /**
+             * Format: date-time
+             * @description When it was registered (ISO 8601 in UTC with milliseconds)
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            createdAt: string;
+            /** @example 1 */
+            id: number;
+            /**
+             * Format: date-time
+             * @description When it last signed in or stepped up (ISO 8601 in UTC with milliseconds)
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            lastUsedAt: string | null;
+            /** @example Laptop */
+            name: string;
+        };
+        PasskeyRegistration: {
+            /**
+             * @description 1..100 characters to tell passkeys apart
+             * @example Laptop
+             */
+            name?: string;
+            /** @description `PublicKeyCredential.toJSON()` of `navigator.credentials.create` */
+            response: Record<string, never>;
+        };
+        RecoveryCodes: {
+            /**
+             * @description Ten single-use codes, shown this once (the service keeps their hashes): each stands in for a TOTP code or a passkey once. Dashes, spaces and case do not matter when one is entered.
+             * @example [
+             *       "7k2mq-x9d4p",
+             *       "..."
+             *     ]
+             */
+            recoveryCodes: string[];
+        };
         ScimConnection: {
             /**
              * @example [
@@ -1822,6 +2305,12 @@ export interface components {
             scimType?: string;
             /** @example 400 */
             status: string;
+        };
+        SecondFactor: {
+            /** @description A 6-digit TOTP code (of the current 30-second step or one either side, each step accepted once), or one of the recovery codes */
+            code?: string;
+            /** @description A passkey's assertion (`PublicKeyCredential.toJSON()` of `navigator.credentials.get` with the options this operation's `/options` answered) */
+            passkey?: Record<string, never>;
         };
         Session: {
             /**
@@ -1872,6 +2361,21 @@ export interface components {
             ended: number;
             /** @enum {boolean} */
             ok: true;
+        };
+        TotpConfirm: {
+            /** @example 123456 */
+            code: string;
+        };
+        TotpEnrolment: {
+            /** @description `otpauth://totp/...` (SHA-1, 6 digits, 30 seconds), what the QR code holds */
+            otpauthUrl: string;
+            /** @description The QR code of `otpauthUrl` as an SVG document */
+            qrCodeSvg: string;
+            /**
+             * @description The shared secret as base32, for typing into an app
+             * @example JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP
+             */
+            secret: string;
         };
         UpdateScimConnection: {
             /**
@@ -1936,6 +2440,7 @@ export interface components {
              * @example 2026-11-26T08:30:00.000Z
              */
             lastLoginAt: string | null;
+            mfa: components["schemas"]["MfaSummary"];
             /** @example Alice Example */
             name: string;
             /** @enum {string} */
@@ -1943,9 +2448,11 @@ export interface components {
             /** @example alice */
             username: string;
         };
+        /** @description WebAuthn options as JSON (`PublicKeyCredentialCreationOptionsJSON` or `...RequestOptionsJSON`): give them to `PublicKeyCredential.parseCreationOptionsFromJSON` / `parseRequestOptionsFromJSON`. Their challenge is single use, bound to the user, and expires in 5 minutes. */
+        WebAuthnOptions: Record<string, never>;
         Webhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -1987,7 +2494,7 @@ export interface components {
              * @description The record's action
              * @enum {string}
              */
-            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported";
+            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
         };
     };
     responses: never;
@@ -2044,7 +2551,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -2077,7 +2584,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditRecord"][];
                 };
             };
-            /** @description One of checks 3-9 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-10 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2105,7 +2612,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2115,7 +2622,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -2139,7 +2646,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -2170,7 +2677,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description One of checks 3-9 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-10 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2188,7 +2695,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2212,7 +2719,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -2236,7 +2743,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description One of checks 3-5 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2264,7 +2771,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2274,7 +2781,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -2326,7 +2833,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -2348,7 +2855,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description One of checks 3-5 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2366,7 +2873,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2430,7 +2937,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description The username or password is missing, empty or not a string (a body that is not JSON included) */
+            /** @description One of checks 3, 4 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2440,13 +2947,15 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Username and password are required";
+                        error: "Username and password are required" | "Invalid request body";
                     };
                 };
             };
-            /** @description Unknown user or wrong password (indistinguishable), or a password reset raced the check */
+            /** @description One of checks 6-8 in the operation's description fails (each example says when) */
             401: {
                 headers: {
+                    /** @description `mfa=<token>; Max-Age=300; Path=/api/auth; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS) */
+                    "Set-Cookie"?: string;
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -2454,11 +2963,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid username or password";
+                        error: "Invalid username or password" | "Second factor required" | "Invalid code";
                     };
                 };
             };
-            /** @description One of checks 1, 6 in the operation's description fails (each example says when) */
+            /** @description One of checks 1, 9 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2486,7 +2995,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Too many failed attempts (from this address, from all addresses, or from this device) */
+            /** @description Too many failed attempts (from this address, from all addresses, or from this device); or, with `code` and the right password, 5 wrong second factors of the user in the login window */
             429: {
                 headers: {
                     /** @description Seconds until the window ends */
@@ -2499,6 +3008,184 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         error: "Too many login attempts";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Login failed";
+                    };
+                };
+            };
+        };
+    };
+    loginSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecondFactor"];
+            };
+        };
+        responses: {
+            /** @description Logged in */
+            200: {
+                headers: {
+                    /** @description `sid=<token>; ...` and `did=...` as a login sets them, and `mfa=; Max-Age=0; Path=/api/auth` (the pending login is used) */
+                    "Set-Cookie"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description The body is not a JSON object holding exactly one of `code` (a string of at most 64 characters) and `passkey` (an object) */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid request body";
+                    };
+                };
+            };
+            /** @description One of checks 2, 6 in the operation's description fails (each example says when) */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised" | "Invalid code";
+                    };
+                };
+            };
+            /** @description One of checks 1, 7 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Account disabled";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description The user has had 5 wrong second factors in the login window (`LOGIN_WINDOW_SECONDS` from the first): every attempt answers this until it ends, right ones included */
+            429: {
+                headers: {
+                    /** @description Seconds until the window ends */
+                    "Retry-After"?: number;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Too many login attempts";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Login failed";
+                    };
+                };
+            };
+        };
+    };
+    loginSecondFactorOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The options */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebAuthnOptions"];
+                };
+            };
+            /** @description No pending-login cookie `mfa`, or one used already, expired (5 minutes), or outdated by a password change */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The request came from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
                     };
                 };
             };
@@ -2658,6 +3345,877 @@ export interface operations {
             };
         };
     };
+    listSecondFactors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's factors */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MfaSummary"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor request failed";
+                    };
+                };
+            };
+        };
+    };
+    listSecondFactorsHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's factors */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    addPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasskeyRegistration"];
+            };
+        };
+        responses: {
+            /** @description Enrolled */
+            201: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewPasskey"];
+                };
+            };
+            /** @description One of checks 5, 6 in the operation's description fails (each example says when) */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid request body" | "Invalid passkey";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Recent second factor required";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor request failed";
+                    };
+                };
+            };
+        };
+    };
+    removePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Recent second factor required";
+                    };
+                };
+            };
+            /** @description The caller has no such factor */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor request failed";
+                    };
+                };
+            };
+        };
+    };
+    passkeyRegistrationOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The options */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebAuthnOptions"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Recent second factor required";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor request failed";
+                    };
+                };
+            };
+        };
+    };
+    regenerateRecoveryCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new codes */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodes"];
+                };
+            };
+            /** @description The caller has no second factor */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "No second factor enrolled";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Recent second factor required";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor request failed";
+                    };
+                };
+            };
+        };
+    };
+    beginTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Scan or type it, then confirm */
+            201: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrolment"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Recent second factor required";
+                    };
+                };
+            };
+            /** @description The caller has a confirmed TOTP already (remove it first) */
+            409: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor already enrolled";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor request failed";
+                    };
+                };
+            };
+        };
+    };
+    removeTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Recent second factor required";
+                    };
+                };
+            };
+            /** @description The caller has no such factor */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor request failed";
+                    };
+                };
+            };
+        };
+    };
+    confirmTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TotpConfirm"];
+            };
+        };
+        responses: {
+            /** @description Enrolled */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryCodes"];
+                };
+            };
+            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid request body" | "Invalid code";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor request failed";
+                    };
+                };
+            };
+        };
+    };
+    stepUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SecondFactor"];
+            };
+        };
+        responses: {
+            /** @description The session's second factor is now */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid request body" | "No second factor enrolled";
+                    };
+                };
+            };
+            /** @description One of checks 1, 7 in the operation's description fails (each example says when) */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised" | "Invalid code";
+                    };
+                };
+            };
+            /** @description The request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description The user has had 5 wrong second factors in the login window (`LOGIN_WINDOW_SECONDS` from the first): every attempt answers this until it ends, right ones included */
+            429: {
+                headers: {
+                    /** @description Seconds until the window ends */
+                    "Retry-After"?: number;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Too many login attempts";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor request failed";
+                    };
+                };
+            };
+        };
+    };
+    stepUpOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The options */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebAuthnOptions"];
+                };
+            };
+            /** @description The caller has no second factor */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "No second factor enrolled";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description The request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Second factor request failed";
+                    };
+                };
+            };
+        };
+    };
     createImport: {
         parameters: {
             query?: {
@@ -2690,7 +4248,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImportAccepted"];
                 };
             };
-            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
+            /** @description One of checks 5, 6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2718,7 +4276,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2728,7 +4286,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -2812,7 +4370,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2822,7 +4380,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -2885,7 +4443,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2950,7 +4508,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -2960,7 +4518,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -3030,7 +4588,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3040,7 +4598,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -3103,7 +4661,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3166,7 +4724,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3176,7 +4734,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -3248,7 +4806,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3, 6 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3258,7 +4816,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
                     };
                 };
             };
@@ -3319,7 +4877,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3375,7 +4933,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3385,7 +4943,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -3455,7 +5013,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3465,7 +5023,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -3528,7 +5086,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3611,7 +5169,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3621,7 +5179,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -3722,7 +5280,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description One of checks 3-9 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-10 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3750,7 +5308,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3760,7 +5318,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -3811,7 +5369,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description One of checks 3, 5-14 in the operation's description fails (each example says when) */
+            /** @description One of checks 4, 6-15 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3839,7 +5397,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3, 16 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3849,11 +5407,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
                     };
                 };
             };
-            /** @description One of checks 16, 17 in the operation's description fails (each example says when) */
+            /** @description One of checks 18, 19 in the operation's description fails (each example says when) */
             409: {
                 headers: {
                     /** @description `true` on an answer kept for the request's `Idempotency-Key`, sent again */
@@ -3964,7 +5522,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description One of checks 3-9 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-10 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -3982,7 +5540,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4054,7 +5612,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4064,7 +5622,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -4151,7 +5709,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2-4 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4161,7 +5719,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
                     };
                 };
             };
@@ -4254,7 +5812,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4312,7 +5870,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description One of checks 4-8 in the operation's description fails (each example says when) */
+            /** @description One of checks 5-9 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4340,7 +5898,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3, 10 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4350,7 +5908,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
                     };
                 };
             };
@@ -4440,7 +5998,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserDetail"];
                 };
             };
-            /** @description One of checks 3, 6 in the operation's description fails (each example says when) */
+            /** @description One of checks 4, 7 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4468,7 +6026,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4478,7 +6036,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -4564,7 +6122,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4574,7 +6132,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -4644,7 +6202,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4654,7 +6212,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -4714,7 +6272,7 @@ export interface operations {
                     "application/json": components["schemas"]["NewApiKey"];
                 };
             };
-            /** @description One of checks 5, 6 in the operation's description fails (each example says when) */
+            /** @description One of checks 7, 8 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4742,7 +6300,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2-4 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4752,7 +6310,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
                     };
                 };
             };
@@ -4829,7 +6387,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4895,7 +6453,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4905,7 +6463,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -4934,6 +6492,86 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         error: "Failed to revoke API key";
+                    };
+                };
+            };
+        };
+    };
+    resetSecondFactors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Reset */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2-4 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
+                    };
+                };
+            };
+            /** @description No user has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "User not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to reset second factors";
                     };
                 };
             };
@@ -4975,7 +6613,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4985,7 +6623,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -5055,7 +6693,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5065,7 +6703,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -5128,7 +6766,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5194,7 +6832,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5204,11 +6842,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
-            /** @description One of checks 3, 4 in the operation's description fails (each example says when) */
+            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
             404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5289,7 +6927,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5299,7 +6937,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
                     };
                 };
             };
@@ -5358,7 +6996,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5412,7 +7050,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5422,7 +7060,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -5468,7 +7106,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
-            /** @description One of checks 4-6 in the operation's description fails (each example says when) */
+            /** @description One of checks 5-7 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5496,7 +7134,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5506,7 +7144,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -5567,7 +7205,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5623,7 +7261,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5633,7 +7271,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -5703,7 +7341,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5713,7 +7351,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -5776,7 +7414,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5858,7 +7496,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5868,7 +7506,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };
@@ -5943,7 +7581,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6008,7 +7646,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The caller is not an admin, or the request came from a foreign Origin */
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6018,7 +7656,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden";
+                        error: "Forbidden" | "Second factor enrollment required";
                     };
                 };
             };

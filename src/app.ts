@@ -4,6 +4,8 @@ import { type AuditFeed, createAuditFeed } from "./audit/feed.ts";
 import { mountAuth } from "./auth/auth.index.ts";
 import { createPasswordHasher, type PasswordHasher } from "./auth/passwords.ts";
 import { createDevices } from "./auth/devices.ts";
+import { createFactors } from "./auth/mfa/factors.ts";
+import { createPasskeys } from "./auth/mfa/passkeys.ts";
 import { createSessions } from "./auth/session.ts";
 import { type Config, statementTimeoutMs } from "./config.ts";
 import type { Store } from "./db/store.ts";
@@ -19,6 +21,7 @@ import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import { mountKeys } from "./api-keys/api-keys.index.ts";
 import { mountScim } from "./scim/scim.index.ts";
+import { mountMfa } from "./mfa/mfa.index.ts";
 import { mountUsers } from "./users/users.index.ts";
 import { exceptImportUploads, mountImports } from "./imports/imports.index.ts";
 import { mountWebhooks } from "./webhooks/webhooks.index.ts";
@@ -65,6 +68,11 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
   }],
   tags: [
     { name: "auth", description: "Log in and out; who am I" },
+    {
+      name: "mfa",
+      description:
+        "Second factors: TOTP, passkeys, recovery codes; the login's second step and step-up",
+    },
     { name: "users", description: "User accounts (admins only)" },
     {
       name: "keys",
@@ -124,9 +132,20 @@ export function createApp(deps: AppDeps) {
   const devices = createDevices(store, config);
   // What the routes' steps may look up.
   const steps = { store, config };
-  mountAuth(app, { store, passwords, sessions, devices, config }, steps);
+  const passkeys = createPasskeys(config);
+  const factors = createFactors(store, passkeys, config);
+  mountAuth(
+    app,
+    { store, passwords, sessions, devices, factors, config },
+    steps,
+  );
   // Before /api/users/{id}, which would take `export` for an id.
   mountImports(app, { store, config, queued: deps.importQueued }, steps);
+  mountMfa(
+    app,
+    { store, sessions, devices, factors, passkeys, config },
+    steps,
+  );
   mountUsers(app, { store, passwords, config }, steps);
   mountKeys(app, { store, config }, steps);
   const feed = deps.feed ?? createAuditFeed({

@@ -68,6 +68,23 @@ const ConfigSchema = z.object({
   IMPORT_LEASE_SECONDS: int(1, 3600).default(60),
   /** How often an idle import worker looks for queued jobs. */
   IMPORT_POLL_MS: int(10, 60_000).default(1_000),
+  /** Admins without a second factor may only enrol one (and see `me`, log out). */
+  MFA_REQUIRED_FOR_ADMINS: flag.default(false),
+  /** How recent a session's second factor must be for the actions that step up. */
+  MFA_STEP_UP_SECONDS: int(1, 86_400).default(900),
+  /**
+   * Where users reach the service: the WebAuthn relying party (its host
+   * name is the RP id, its origin the one a passkey's assertion must name)
+   * and the TOTP issuer.
+   */
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).default("http://localhost:8000")
+    .transform((url, ctx) => {
+      const parsed = new URL(url);
+      if (parsed.pathname !== "/" || parsed.search || parsed.hash) {
+        ctx.addIssue({ code: "custom", message: "an origin, without a path" });
+      }
+      return parsed.origin;
+    }),
   ADMIN_USERNAME: optionalText,
   ADMIN_PASSWORD: z.string().min(1).optional(),
   ADMIN_EMAIL: optionalText,

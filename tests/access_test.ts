@@ -60,6 +60,7 @@ const CALLS: [method: string, path: string, body?: string][] = [
   ["GET", "/api/users/abc/sessions"],
   ["DELETE", "/api/users/1/sessions"],
   ["DELETE", "/api/users/1/sessions/abc"],
+  ["DELETE", "/api/users/1/mfa"],
   ["GET", "/api/users/1/keys"],
   ["POST", "/api/users/1/keys", JSON.stringify({ name: "ci" })],
   ["POST", "/api/users/1/keys", "not json"],

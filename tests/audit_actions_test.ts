@@ -121,7 +121,7 @@ Deno.test("each change of an account and each sign-in is recorded with its actor
       action: "login.succeeded",
       actor: alice,
       target: alice,
-      details: {},
+      details: { methods: ["password"] },
     },
     { action: "logout", actor: alice, target: alice, details: {} },
     {

@@ -79,7 +79,7 @@ export async function writeRecords(store: Store, n: number, from = 0) {
       auditEvents.roleChanged(actor, target, "viewer", "admin", context(i)),
       auditEvents.passwordReset(actor, target, context(i)),
       auditEvents.userDeleted(actor, target, context(i)),
-      auditEvents.loginSucceeded(target, context(i)),
+      auditEvents.loginSucceeded(target, ["password"], context(i)),
       auditEvents.loginFailed(i % 2 ? target : undefined, context(i)),
       auditEvents.loginThrottled(undefined, 60, context(i)),
       auditEvents.logout(target, context(i)),

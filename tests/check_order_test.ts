@@ -16,7 +16,15 @@ const service = sharedService();
 
 type Listed = [status: number, message: string];
 
-const ADMIN: Listed[] = [[401, "Unauthorised"], [403, "Forbidden"]];
+const ADMIN: Listed[] = [
+  [401, "Unauthorised"],
+  [403, "Forbidden"],
+  [403, "Second factor enrollment required"],
+];
+/** A signed-in person acting on their own second factors, with a session. */
+const OWN: Listed[] = [[401, "Unauthorised"], [403, "Forbidden"]];
+const STEP_UP: Listed = [403, "Recent second factor required"];
+const MFA_FAILED: Listed = [500, "Second factor request failed"];
 const query = (...names: string[]): Listed[] =>
   names.map((name) => [400, `Invalid query parameter: ${name}`]);
 
@@ -37,10 +45,89 @@ const CONTRACT: Record<string, Listed[]> = {
     [403, "Forbidden"],
     [413, "Request body too large"],
     [400, "Username and password are required"],
+    [400, "Invalid request body"],
     [429, "Too many login attempts"],
     [401, "Invalid username or password"],
+    [401, "Second factor required"],
+    [401, "Invalid code"],
     [403, "Account disabled"],
     [500, "Login failed"],
+  ],
+  "post /api/auth/login/second-factor": [
+    [403, "Forbidden"],
+    [401, "Unauthorised"],
+    [413, "Request body too large"],
+    [400, "Invalid request body"],
+    [429, "Too many login attempts"],
+    [401, "Invalid code"],
+    [403, "Account disabled"],
+    [500, "Login failed"],
+  ],
+  "post /api/auth/login/second-factor/options": [
+    [403, "Forbidden"],
+    [401, "Unauthorised"],
+    [500, "Login failed"],
+  ],
+  "post /api/auth/step-up": [
+    ...OWN,
+    [413, "Request body too large"],
+    [400, "Invalid request body"],
+    [400, "No second factor enrolled"],
+    [429, "Too many login attempts"],
+    [401, "Invalid code"],
+    MFA_FAILED,
+  ],
+  "post /api/auth/step-up/options": [
+    ...OWN,
+    [400, "No second factor enrolled"],
+    MFA_FAILED,
+  ],
+  "get /api/auth/mfa": [...OWN, MFA_FAILED],
+  "post /api/auth/mfa/totp": [
+    ...OWN,
+    STEP_UP,
+    [409, "Second factor already enrolled"],
+    MFA_FAILED,
+  ],
+  "post /api/auth/mfa/totp/confirm": [
+    ...OWN,
+    [413, "Request body too large"],
+    [400, "Invalid request body"],
+    [400, "Invalid code"],
+    MFA_FAILED,
+  ],
+  "delete /api/auth/mfa/totp": [
+    ...OWN,
+    STEP_UP,
+    [404, "Second factor not found"],
+    MFA_FAILED,
+  ],
+  "post /api/auth/mfa/passkeys/options": [...OWN, STEP_UP, MFA_FAILED],
+  "post /api/auth/mfa/passkeys": [
+    ...OWN,
+    STEP_UP,
+    [413, "Request body too large"],
+    [400, "Invalid request body"],
+    [400, "Invalid passkey"],
+    MFA_FAILED,
+  ],
+  "delete /api/auth/mfa/passkeys/{id}": [
+    ...OWN,
+    STEP_UP,
+    [404, "Second factor not found"],
+    MFA_FAILED,
+  ],
+  "post /api/auth/mfa/recovery-codes": [
+    ...OWN,
+    STEP_UP,
+    [400, "No second factor enrolled"],
+    MFA_FAILED,
+  ],
+  "delete /api/users/{id}/mfa": [
+    ...ADMIN,
+    STEP_UP,
+    [404, "User not found"],
+    [500, "Failed to reset second factors"],
   ],
   "post /api/auth/logout": [[403, "Forbidden"], [500, "Internal server error"]],
   "get /api/auth/me": [[401, "Unauthorised"], [500, "Internal server error"]],
@@ -66,6 +153,7 @@ const CONTRACT: Record<string, Listed[]> = {
     [400, "Email must be a valid address"],
     [400, "Password must be at most 72 bytes"],
     [400, "Password must not contain NUL characters"],
+    STEP_UP, // with `role` admin
     [422, "Idempotency-Key reused with a different request"],
     [409, "Request with this Idempotency-Key is in progress"],
     [409, "Username or email already exists"],
@@ -84,12 +172,14 @@ const CONTRACT: Record<string, Listed[]> = {
     [400, "Password must be at most 72 bytes"],
     [400, "Password must not contain NUL characters"],
     [400, "Invalid request body"],
+    STEP_UP, // with `role` admin
     [404, "User not found"],
     [412, "Precondition failed"],
     [500, "Update failed"],
   ],
   "delete /api/users/{id}": [
     ...ADMIN,
+    STEP_UP,
     [400, "You cannot delete your own account"],
     [404, "User not found"],
     [412, "Precondition failed"],
@@ -126,6 +216,7 @@ const CONTRACT: Record<string, Listed[]> = {
   ],
   "post /api/users/{id}/keys": [
     ...ADMIN,
+    STEP_UP,
     [404, "User not found"],
     [413, "Request body too large"],
     [400, "Invalid API key request"],
@@ -189,6 +280,7 @@ const CONTRACT: Record<string, Listed[]> = {
   "get /api/users/export": [
     ...ADMIN,
     ...query("include"),
+    STEP_UP,
     [500, "Failed to export users"],
   ],
   "get /api/webhooks/{id}": [
@@ -213,34 +305,30 @@ const CONTRACT: Record<string, Listed[]> = {
     [500, "Failed to enable webhook"],
   ],
   "get /api/scim/connections": [
-    [401, "Unauthorised"],
-    [403, "Forbidden"],
+    ...ADMIN,
     [500, "Failed to list provisioning connections"],
   ],
   "post /api/scim/connections": [
-    [401, "Unauthorised"],
-    [403, "Forbidden"],
+    ...ADMIN,
     [413, "Request body too large"],
     [400, "Invalid provisioning connection"],
+    STEP_UP,
     [500, "Failed to create provisioning connection"],
   ],
   "get /api/scim/connections/{id}": [
-    [401, "Unauthorised"],
-    [403, "Forbidden"],
+    ...ADMIN,
     [404, "Provisioning connection not found"],
     [500, "Failed to get provisioning connection"],
   ],
   "patch /api/scim/connections/{id}": [
-    [401, "Unauthorised"],
-    [403, "Forbidden"],
+    ...ADMIN,
     [404, "Provisioning connection not found"],
     [413, "Request body too large"],
     [400, "Invalid provisioning connection"],
     [500, "Failed to update provisioning connection"],
   ],
   "delete /api/scim/connections/{id}": [
-    [401, "Unauthorised"],
-    [403, "Forbidden"],
+    ...ADMIN,
     [404, "Provisioning connection not found"],
     [500, "Failed to delete provisioning connection"],
   ],

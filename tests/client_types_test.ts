@@ -47,6 +47,8 @@ Deno.test("each operation's error messages are the contract's, status by status"
       | "Request body too large"
       | "Idempotency-Key reused with a different request"
       | "Failed to create user"
+      | "Second factor enrollment required"
+      | "Recent second factor required"
     >
   >();
   typeIs<
@@ -58,6 +60,8 @@ Deno.test("each operation's error messages are the contract's, status by status"
       | "User not found"
       | "Precondition failed"
       | "Delete failed"
+      | "Second factor enrollment required"
+      | "Recent second factor required"
     >
   >();
   typeIs<
@@ -70,6 +74,9 @@ Deno.test("each operation's error messages are the contract's, status by status"
       | "Request body too large"
       | "Too many login attempts"
       | "Login failed"
+      | "Invalid request body"
+      | "Second factor required"
+      | "Invalid code"
     >
   >();
   // @ts-expect-error: a message of another operation is not this one's

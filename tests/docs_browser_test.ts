@@ -3,45 +3,14 @@
  * playwright-core) opens /docs on a running service, logs in with
  * "Try it out", lists users, creates one and sees the 409 of a duplicate.
  */
-import type { Page } from "playwright-core";
 import { assert, assertEquals } from "./support/assert.ts";
-import { CHROMIUM_TOOL, launch } from "./support/browser.ts";
+import { CHROMIUM_TOOL, launch, tryItOut } from "./support/browser.ts";
 import { withTool } from "./support/conditions.ts";
 import { ADMIN, startService } from "./support/service.ts";
 
 const ARTIFACTS = new URL("./artifacts/", import.meta.url);
 /** The copies README shows; `UPDATE_SCREENSHOTS=1` refreshes them. */
 const SCREENSHOTS = new URL("./screenshots/", import.meta.url);
-
-/** Expands an operation, presses "Try it out", optionally sets the body, and executes. */
-async function tryItOut(page: Page, operation: string, body?: unknown) {
-  const op = page.locator(`#operations-${operation}`);
-  if (!(await op.locator(".opblock-body").isVisible())) {
-    await op.locator(".opblock-summary").first().click();
-  }
-  const tryOut = op.locator("button.try-out__btn");
-  if ((await tryOut.textContent())?.trim() === "Try it out") {
-    await tryOut.click();
-  }
-  if (body !== undefined) {
-    await op.locator("textarea.body-param__text").fill(
-      JSON.stringify(body, null, 2),
-    );
-  }
-  // Execute again after an earlier run: clear the old answer first so the
-  // next one read is this execution's.
-  const clear = op.locator("button.btn-clear");
-  if (await clear.isVisible()) await clear.click();
-  await op.locator("button.execute").click();
-  const live = op.locator(".live-responses-table .response");
-  await live.waitFor();
-  return {
-    op,
-    status: (await live.locator(".response-col_status").textContent())?.trim(),
-    body: await live.locator(".response-col_description pre").first()
-      .textContent(),
-  };
-}
 
 Deno.test(withTool(
   "a person logs in through Swagger UI at /docs and lists, creates and duplicates users, with nothing loaded from outside",

@@ -88,8 +88,19 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/audit",
     "/api/audit/stream",
     "/api/auth/login",
+    "/api/auth/login/second-factor",
+    "/api/auth/login/second-factor/options",
     "/api/auth/logout",
     "/api/auth/me",
+    "/api/auth/mfa",
+    "/api/auth/mfa/passkeys",
+    "/api/auth/mfa/passkeys/options",
+    "/api/auth/mfa/passkeys/{id}",
+    "/api/auth/mfa/recovery-codes",
+    "/api/auth/mfa/totp",
+    "/api/auth/mfa/totp/confirm",
+    "/api/auth/step-up",
+    "/api/auth/step-up/options",
     "/api/imports",
     "/api/imports/{id}",
     "/api/imports/{id}/cancel",
@@ -103,6 +114,7 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/users/{id}/enable",
     "/api/users/{id}/keys",
     "/api/users/{id}/keys/{keyId}",
+    "/api/users/{id}/mfa",
     "/api/users/{id}/sessions",
     "/api/users/{id}/sessions/{sessionId}",
     "/api/webhooks",
@@ -189,7 +201,10 @@ Deno.test("the document lists every status each operation answers, with the exac
   ]);
   assertEquals(messages("/api/users/{id}", "delete", 404), ["User not found"]);
   assertEquals(messages("/api/users", "get", 401), ["Unauthorised"]);
-  assertEquals(messages("/api/users", "get", 403), ["Forbidden"]);
+  assertEquals(messages("/api/users", "get", 403), [
+    "Forbidden",
+    "Second factor enrollment required",
+  ]);
   for (
     const [path, item] of Object.entries<
       Record<string, { security?: unknown }>

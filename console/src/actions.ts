@@ -37,6 +37,11 @@ const LISTED: Record<AuditAction, true> = {
   "import.started": true,
   "import.finished": true,
   "users.exported": true,
+  "mfa.enrolled": true,
+  "mfa.removed": true,
+  "mfa.reset": true,
+  "mfa.recovery_codes": true,
+  "login.second_factor_failed": true,
 };
 
 export const ACTIONS = Object.keys(LISTED) as AuditAction[];

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { adminRoute } from "../auth/guards.ts";
+import { adminRoute, stepUp } from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
 import { isoDateTime } from "../http/time.ts";
 import { MSG } from "../http/messages.ts";
@@ -121,6 +121,7 @@ export const create = adminRoute({
     201: json(NewApiKeySchema, "Created; `key` is shown this once"),
   },
   steps: [
+    stepUp(),
     userId,
     // The owner is looked up before the body is read.
     load(

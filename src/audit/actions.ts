@@ -34,6 +34,11 @@ export const AUDIT_ACTIONS = [
   "import.started",
   "import.finished",
   "users.exported",
+  "mfa.enrolled",
+  "mfa.removed",
+  "mfa.reset",
+  "mfa.recovery_codes",
+  "login.second_factor_failed",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

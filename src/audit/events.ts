@@ -90,9 +90,45 @@ export const auditEvents = {
     context: AuditContext,
   ) => event("user.deleted", actor, target, {}, context),
 
-  /** The user is both actor and target: they signed themselves in. */
-  loginSucceeded: (user: AuditParty, context: AuditContext) =>
-    event("login.succeeded", user, user, {}, context),
+  /**
+   * The user is both actor and target: they signed themselves in, with
+   * these methods (`password`, then `totp`, `passkey` or `recovery_code`).
+   */
+  loginSucceeded: (
+    user: AuditParty,
+    methods: readonly string[],
+    context: AuditContext,
+  ) => event("login.succeeded", user, user, { methods }, context),
+
+  /**
+   * A wrong second factor after a right password (`purpose` `login`), or
+   * at a step-up: one per counted attempt, so at most the throttle's limit
+   * per user and window.
+   */
+  secondFactorFailed: (
+    user: AuditParty,
+    purpose: "login" | "step_up",
+    context: AuditContext,
+  ) => event("login.second_factor_failed", null, user, { purpose }, context),
+
+  /** The user enrolled a factor for themselves (`totp` or `passkey`). */
+  mfaEnrolled: (user: AuditParty, method: string, context: AuditContext) =>
+    event("mfa.enrolled", user, user, { method }, context),
+
+  /** The user removed one of their factors. */
+  mfaRemoved: (user: AuditParty, method: string, context: AuditContext) =>
+    event("mfa.removed", user, user, { method }, context),
+
+  /** An admin (or the recovery task: no actor) removed every factor of the user. */
+  mfaReset: (
+    actor: AuditParty | null,
+    target: AuditParty,
+    context: AuditContext,
+  ) => event("mfa.reset", actor, target, {}, context),
+
+  /** The user has a new set of recovery codes (the old ones no longer work). */
+  mfaRecoveryCodes: (user: AuditParty, context: AuditContext) =>
+    event("mfa.recovery_codes", user, user, {}, context),
 
   /** An imported hash of another scheme replaced by bcrypt at its first login. */
   passwordUpgraded: (

@@ -1,15 +1,30 @@
+import type { Context } from "hono";
+import type { TransactionSql } from "postgres";
 import type { Config } from "../config.ts";
+import type { LoginFactor } from "../db/sessions.ts";
 import type { Store } from "../db/store.ts";
 import type { LoginCounter } from "../db/throttle.ts";
 import { auditContext } from "../audit/context.ts";
 import { auditEvents } from "../audit/events.ts";
 import type { Handlers } from "../http/endpoint.ts";
+import type { AppEnv } from "../http/env.ts";
 import { countedBlock } from "../http/ip.ts";
 import { clientIp } from "../http/origin.ts";
 import { canonicalKey } from "../users/canonical.ts";
 import type * as routes from "./auth.routes.ts";
+import type { Account } from "../users/user.ts";
 import type { Devices } from "./devices.ts";
-import { type PasswordHasher, upgradeOf } from "./passwords.ts";
+import { type Factors, refusal } from "./mfa/factors.ts";
+import {
+  newPendingToken,
+  PENDING_SECONDS,
+  setPendingCookie,
+} from "./mfa/pending.ts";
+import {
+  type PasswordHasher,
+  type PasswordUpgrade,
+  upgradeOf,
+} from "./passwords.ts";
 import type { Sessions } from "./session.ts";
 import { sha256 } from "./tokens.ts";
 
@@ -18,9 +33,13 @@ export interface AuthDeps {
   passwords: PasswordHasher;
   sessions: Sessions;
   devices: Devices;
+  factors: Factors;
   config: Pick<
     Config,
-    "LOGIN_MAX_FAILURES" | "LOGIN_WINDOW_SECONDS" | "TRUST_PROXY"
+    | "LOGIN_MAX_FAILURES"
+    | "LOGIN_WINDOW_SECONDS"
+    | "TRUST_PROXY"
+    | "COOKIE_SECURE"
   >;
 }
 
@@ -29,11 +48,77 @@ export const LOGIN_CEILING_FACTOR = 10;
 
 type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
 
-export function createAuthHandlers(
-  { store, passwords, sessions, devices, config }: AuthDeps,
-) {
+/** Who a login is: the account it found, under the canonical name it was found by. */
+type LoginParty = { id: number; canonicalName: string };
+
+/**
+ * What ends a login whose password (and second factor, if any) held: the
+ * known-device cookie and the session, or `stale`/`disabled` when the
+ * user's row says no (sessions.start). Shared by the login and its second
+ * step (src/mfa/mfa.handlers.ts).
+ */
+export function createLoginEnd({ sessions, devices, config }: Pick<
+  AuthDeps,
+  "sessions" | "devices" | "config"
+>) {
+  return {
+    /**
+     * How a login of this user from this request is counted: by its known
+     * device, or by its client address (an IPv4 address or an IPv6 /64,
+     * countedBlock: at most 24 characters).
+     */
+    async counter(
+      c: Context<AppEnv>,
+      usernameHash: Uint8Array,
+      known: LoginParty | undefined,
+    ) {
+      const device = await devices.recognise(c, known);
+      const counter: LoginCounter = device !== undefined
+        ? { usernameHash, device }
+        : {
+          usernameHash,
+          address: countedBlock(clientIp(c, config.TRUST_PROXY) ?? "unknown"),
+        };
+      return { device, counter };
+    },
+
+    async finish<O extends string = never>(
+      c: Context<AppEnv>,
+      user: Account & { passwordVersion: number },
+      known: LoginParty,
+      { device, counter }: {
+        device: string | undefined;
+        counter: LoginCounter;
+      },
+      factor?: LoginFactor<O>,
+      upgrade?: PasswordUpgrade,
+    ): Promise<Account | "invalid_credentials" | "disabled" | O> {
+      const deviceCookie = await devices.issue(known, device);
+      // No session when the password was reset while it was being checked,
+      // nor for a disabled user (checked under the user's row lock, so a
+      // disable that raced this login ends whatever it made).
+      const started = await sessions.start(c, user, counter, factor, upgrade);
+      if (started === "stale") return "invalid_credentials";
+      if (started !== "started") return started;
+      devices.set(c, deviceCookie);
+      const { passwordVersion: _, ...account } = user;
+      return account;
+    },
+  };
+}
+
+/** A finished login's answer: the account, or why there is no session. */
+export const answer = <O extends string>(
+  c: Context<AppEnv>,
+  ended: Account | O,
+) => typeof ended === "string" ? ended : c.json(ended, 200);
+
+export function createAuthHandlers(deps: AuthDeps) {
+  const { store, passwords, sessions, factors, config } = deps;
+  const end = createLoginEnd(deps);
+
   const login: Handler<"login"> = async (c, { body }) => {
-    const { username, password } = body;
+    const { username, password, code } = body;
     // Counted per username under the canonical key that finds the user (so
     // `admİn`, `ＡＤＭＩＮ` and `admin` are one), known or not, so 429 tells
     // nothing; per client address (an IPv6 one by its /64), and over all
@@ -47,14 +132,8 @@ export function createAuthHandlers(
       ? undefined
       : await store.users.findForLogin(username);
     const known = user && { id: user.id, canonicalName };
-    const device = await devices.recognise(c, known);
-    const counter: LoginCounter = device !== undefined
-      ? { usernameHash, device }
-      // An IPv4 address or an IPv6 /64 (countedBlock): at most 24 characters.
-      : {
-        usernameHash,
-        address: countedBlock(clientIp(c, config.TRUST_PROXY) ?? "unknown"),
-      };
+    const counted = await end.counter(c, usernameHash, known);
+    const { counter } = counted;
     const context = auditContext(c, config.TRUST_PROXY);
     const attempt = await store.loginThrottle.attempt(
       counter,
@@ -76,23 +155,51 @@ export function createAuthHandlers(
       await store.audit.record(auditEvents.loginFailed(user, context), writeBy);
       return "invalid_credentials";
     }
-    const { passwordHash: _, passwordVersion, ...account } = user!;
-    const deviceCookie = await devices.issue(known!, device);
-    // An imported hash of another scheme becomes bcrypt in the login's write.
+    const {
+      passwordHash: _,
+      mfaEnabled,
+      disabled,
+      ...account
+    } = user!;
+    // An imported hash of another scheme becomes bcrypt in the write that
+    // lets the user in (a two-step login's second step has no password: it
+    // is upgraded at a login with the code given at once, or without one).
     const upgrade = await upgradeOf(passwords, password, user!.passwordHash);
-    // No session when the password was reset while it was being checked,
-    // nor for a disabled user (checked under the user's row lock, so a
-    // disable that raced this login ends whatever it made).
-    const started = await sessions.start(
+    // A disabled user is answered as such, second factor or not (by the
+    // session's write, which also takes the attempt back).
+    if (!mfaEnabled || disabled) {
+      return answer(
+        c,
+        await end.finish(c, account, known!, counted, undefined, upgrade),
+      );
+    }
+    if (code === undefined) {
+      // The right password of a user with a factor: a pending login.
+      const pending = newPendingToken();
+      const started = await store.mfa.startPending(
+        pending.hash,
+        account,
+        PENDING_SECONDS,
+        counter,
+        context,
+        writeBy,
+      );
+      if (started === "stale") return "invalid_credentials";
+      if (started === "disabled") return "disabled";
+      setPendingCookie(c, pending.token, config);
+      return "second_factor_required";
+    }
+    // The code is decided in the session's own transaction: a login with
+    // a code commits no more often than one without.
+    const factor = await factors.prepare(c, account.id, { code }, "login");
+    return answer(
       c,
-      { ...account, passwordVersion },
-      counter,
-      upgrade,
+      await end.finish(c, account, known!, counted, {
+        methods: () => [factor.method],
+        write: async (tx: TransactionSql) =>
+          refusal(c, await factors.decide(tx, c, account, factor, "login")),
+      }, upgrade),
     );
-    if (started === "stale") return "invalid_credentials";
-    if (started === "disabled") return "disabled";
-    devices.set(c, deviceCookie);
-    return c.json(account, 200);
   };
 
   const logout: Handler<"logout"> = async (c) => {

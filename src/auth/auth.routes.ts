@@ -23,6 +23,12 @@ export const LoginSchema = z.object({
     example: "admin",
   }),
   password: credential.openapi({ example: "correct horse" }),
+  code: z.string({ error: MSG.invalidBody }).max(64, MSG.invalidBody)
+    .optional().openapi({
+      description:
+        "For a user with a second factor, to log in in one request: a 6-digit TOTP code or a recovery code. Without it such a user gets 401 `Second factor required` and the pending-login cookie for `POST /api/auth/login/second-factor`. Ignored for a user without a factor.",
+      example: "123456",
+    }),
 }, { error: MSG.credentialsRequired }).openapi("Login");
 
 const tags = ["auth"];
@@ -41,6 +47,7 @@ export const login = route({
     "A password longer than 72 bytes or holding NUL never matches (bcrypt could not tell it from a shorter one). A login whose check raced a password reset gets 401: sessions are bound to the password they were opened with. " +
     "The session lasts `SESSION_TTL_SECONDS` (default 43200, 12 hours). " +
     "A disabled user with the right password gets 403 `Account disabled`: no cookie, and the attempt neither counts as a failure nor clears any; a disable that races a login leaves no session. " +
+    "A user with a second factor and the right password gets 401 `Second factor required` and the pending-login cookie `mfa` (HttpOnly, SameSite=Strict, Path=/api/auth, 5 minutes, single use, bound to this password): finish with `POST /api/auth/login/second-factor`, or send `code` in this body to log in in one request. A wrong password answers as for anyone else, so nothing is revealed without it. Wrong codes count toward the user's second-factor limit (5 per window), not toward the password throttle. " +
     "In Swagger UI: run this with Try it out; the browser keeps the HttpOnly cookie and sends it with every call on this page.",
   security: [],
   responses: {
@@ -59,6 +66,11 @@ export const login = route({
         MSG.credentialsRequired,
         "the username or password is missing, empty or not a string (a body that is not JSON included)",
       ),
+      check(
+        400,
+        MSG.invalidBody,
+        "`code` is given and is not a string of at most 64 characters",
+      ),
     ], { compareOnly: true }),
     // The handler sets Retry-After before it returns this outcome.
     outcome(
@@ -66,7 +78,7 @@ export const login = route({
       check(
         429,
         MSG.tooManyLoginAttempts,
-        "too many failed attempts (from this address, from all addresses, or from this device)",
+        "too many failed attempts (from this address, from all addresses, or from this device); or, with `code` and the right password, 5 wrong second factors of the user in the login window",
         {
           "Retry-After": {
             description: "Seconds until the window ends",
@@ -81,6 +93,29 @@ export const login = route({
         401,
         MSG.invalidCredentials,
         "unknown user or wrong password (indistinguishable), or a password reset raced the check",
+      ),
+    ),
+    outcome(
+      "second_factor_required",
+      check(
+        401,
+        MSG.secondFactorRequired,
+        "the password is right, the user has a second factor and `code` is absent: the answer sets the pending-login cookie `mfa` for `POST /api/auth/login/second-factor`",
+        {
+          "Set-Cookie": {
+            description:
+              "`mfa=<token>; Max-Age=300; Path=/api/auth; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS)",
+            schema: { type: "string" },
+          },
+        },
+      ),
+    ),
+    outcome(
+      "invalid_code",
+      check(
+        401,
+        MSG.invalidCode,
+        "the password is right and `code` is not a current TOTP code nor an unused recovery code of the user",
       ),
     ),
     outcome(

@@ -9,6 +9,13 @@ import type { Account } from "../users/user.ts";
 export type Caller =
   & { account: Account }
   & (
-    | { session: Uint8Array; keyId?: never }
-    | { keyId: number; session?: never }
+    | { session: Uint8Array; keyId?: never; secondFactor?: SecondFactorState }
+    | { keyId: number; session?: never; secondFactor?: never }
   );
+
+/** A session's second factor: whether its user has one, and how long ago the session passed one. */
+export interface SecondFactorState {
+  enrolled: boolean;
+  /** Seconds; null: this session never passed one. */
+  age: number | null;
+}

@@ -1,14 +1,14 @@
+import type { PasswordUpgrade } from "./passwords.ts";
 import type { Context } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
 import { auditContext } from "../audit/context.ts";
 import type { Config } from "../config.ts";
-import type { SessionStart } from "../db/sessions.ts";
+import type { LoginFactor, SessionStart } from "../db/sessions.ts";
 import type { Store } from "../db/store.ts";
 import type { LoginCounter } from "../db/throttle.ts";
 import type { AppEnv } from "../http/env.ts";
 import { isHttps, requestOrigin } from "../http/origin.ts";
 import type { Caller } from "./caller.ts";
-import type { PasswordUpgrade } from "./passwords.ts";
 import { keyCaller } from "./api-keys.ts";
 import { isSessionToken, newSessionToken, sha256 } from "./tokens.ts";
 
@@ -16,7 +16,12 @@ export const SESSION_COOKIE = "sid";
 
 type SessionConfig = Pick<
   Config,
-  "SESSION_TTL_SECONDS" | "COOKIE_SECURE" | "TRUST_PROXY" | "ALLOWED_ORIGINS"
+  | "SESSION_TTL_SECONDS"
+  | "COOKIE_SECURE"
+  | "TRUST_PROXY"
+  | "ALLOWED_ORIGINS"
+  | "MFA_REQUIRED_FOR_ADMINS"
+  | "MFA_STEP_UP_SECONDS"
 >;
 
 const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -43,19 +48,32 @@ export interface Sessions {
    */
   isForeign(c: Context<AppEnv>): boolean;
   /**
+   * Whether MFA_REQUIRED_FOR_ADMINS holds this caller to enrolment: an
+   * admin's session that has not passed a second factor (a key is a
+   * service's, never held).
+   */
+  enrollmentRequired(caller: Caller): boolean;
+  /**
+   * Whether the caller must pass a second factor before a dangerous action:
+   * a session of a user with a factor, whose session has not passed one
+   * within MFA_STEP_UP_SECONDS. A key is its own possession factor.
+   */
+  stepUpRequired(caller: Caller): boolean;
+  /**
    * A new session for the user, bound to the password version the login
    * checked: a fresh token every time, never one the client sent, and the
    * login's failure counter cleared in the same write (store.sessions.create).
    * No session and no cookie when the password has changed since (`stale`)
    * or the user is disabled.
    */
-  start(
+  start<O extends string = never>(
     c: Context<AppEnv>,
     user: { id: number; username: string; passwordVersion: number },
     counter: LoginCounter,
+    factor?: LoginFactor<O>,
     /** An imported hash replaced by bcrypt in the same write. */
     upgrade?: PasswordUpgrade,
-  ): Promise<SessionStart>;
+  ): Promise<SessionStart | O>;
   /**
    * Ends the request's session, if any, and clears the cookie; with an
    * `Authorization` header, nothing.
@@ -103,9 +121,28 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
         return await keyCaller(store, authorization);
       }
       const session = presentedHash(c);
-      const account = session && await store.sessions.resolve(session);
-      return session && account ? { account, session } : undefined;
+      const found = session && await store.sessions.resolve(session);
+      return session && found
+        ? {
+          account: found.account,
+          session,
+          secondFactor: {
+            enrolled: found.mfaEnabled,
+            age: found.secondFactorAge,
+          },
+        }
+        : undefined;
     },
+
+    enrollmentRequired: (caller) =>
+      config.MFA_REQUIRED_FOR_ADMINS && caller.session !== undefined &&
+      caller.account.role === "admin" &&
+      (caller.secondFactor?.age ?? null) === null,
+
+    stepUpRequired: ({ secondFactor }) =>
+      secondFactor !== undefined && secondFactor.enrolled &&
+      (secondFactor.age === null ||
+        secondFactor.age > config.MFA_STEP_UP_SECONDS),
 
     isForeign(c) {
       // A page of another origin cannot send Authorization without a CORS
@@ -117,7 +154,7 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
         !config.ALLOWED_ORIGINS.includes(origin);
     },
 
-    async start(c, user, counter, upgrade) {
+    async start(c, user, counter, factor, upgrade) {
       const token = newSessionToken();
       const context = auditContext(c, config.TRUST_PROXY);
       const userAgent = c.req.header("user-agent");
@@ -134,6 +171,7 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
         },
         context,
         c.get("writeBy"),
+        factor,
         upgrade,
       );
       if (outcome !== "started") return outcome;

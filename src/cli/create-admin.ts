@@ -6,6 +6,12 @@
  * (`admin.recovered`) in the same transaction.
  *
  *   deno task create-admin --username NAME [--password PW] [--email E] [--name N]
+ *   deno task create-admin --username NAME --reset-mfa
+ *
+ * With --reset-mfa it changes nothing but the user's second factors: their
+ * TOTP, passkeys and recovery codes are removed and their sessions end
+ * (`mfa.reset`, no actor), for someone who lost them; their password and
+ * role stay.
  *
  * Without --password, a random one is generated and printed. Uses the same
  * DATABASE_URL / DATA_DIR as the service (stop the service first when it runs
@@ -14,6 +20,7 @@
 import { parseArgs } from "node:util";
 import { createPasswordHasher } from "../auth/passwords.ts";
 import { randomPassword } from "../bootstrap.ts";
+import { NO_REQUEST } from "../audit/events.ts";
 import { createStore } from "../db/store.ts";
 import { NO_DEADLINE } from "../db/write.ts";
 import { checkNewAccount } from "../users/account-rules.ts";
@@ -25,7 +32,8 @@ import {
 } from "./task.ts";
 
 const USAGE =
-  "usage: deno task create-admin --username NAME [--password PW] [--email E] [--name N]";
+  "usage: deno task create-admin --username NAME [--password PW] [--email E] [--name N]\n" +
+  "       deno task create-admin --username NAME --reset-mfa";
 
 export const createAdmin: TaskMain = async (args, env, out) => {
   const { values } = parseArgs({
@@ -35,6 +43,7 @@ export const createAdmin: TaskMain = async (args, env, out) => {
       password: { type: "string" },
       email: { type: "string" },
       name: { type: "string" },
+      "reset-mfa": { type: "boolean" },
     },
   });
   if (!values.username) {
@@ -44,6 +53,7 @@ export const createAdmin: TaskMain = async (args, env, out) => {
 
   const config = taskConfig(env, out);
   if (!config) return 1;
+  if (values["reset-mfa"]) return await resetMfa(values.username, config, out);
 
   const password = values.password ?? randomPassword();
   // The same rules as the API's, so the CLI cannot make an account the API would refuse.
@@ -95,5 +105,35 @@ export const createAdmin: TaskMain = async (args, env, out) => {
     await db.close();
   }
 };
+
+/** `--reset-mfa`: the named user's second factors go, and their sessions end. */
+async function resetMfa(
+  username: string,
+  config: NonNullable<ReturnType<typeof taskConfig>>,
+  out: Parameters<TaskMain>[2],
+) {
+  const db = await openTaskDatabase(config, out);
+  if (!db) return 1;
+  const store = createStore(db.sql);
+  try {
+    const user = await store.users.findForLogin(username);
+    const reset = user && await store.mfa.resetByTask(user.id, NO_REQUEST);
+    await store.stop();
+    if (!reset) {
+      out.error(`Failed: no user "${username}".`);
+      return 1;
+    }
+    out.log(
+      `User "${user.username}" has no second factor now; their sessions ended.`,
+    );
+    return 0;
+  } catch (e) {
+    await store.stop().catch(() => {});
+    out.error(`Failed: ${(e as Error).message}`);
+    return 1;
+  } finally {
+    await db.close();
+  }
+}
 
 if (import.meta.main) await runAsProcess(createAdmin);

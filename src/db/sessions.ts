@@ -1,7 +1,7 @@
-import type { Sql } from "postgres";
+import type { PasswordUpgrade } from "../auth/passwords.ts";
+import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
 import { type AuditContext, auditEvents } from "../audit/events.ts";
-import type { PasswordUpgrade } from "../auth/passwords.ts";
 import type { Account, SessionInfo } from "../users/user.ts";
 import {
   disableCleared,
@@ -38,6 +38,27 @@ export interface SessionOrigin {
  */
 export type SessionStart = "started" | "stale" | "disabled";
 
+/**
+ * The second factor of a login, decided in the session's transaction
+ * (under the user's row lock): `write` answers nothing when it holds, or
+ * the outcome to answer instead of a session (a wrong or throttled code,
+ * whose count and record still commit; a pending login used meanwhile).
+ * `methods` are what the record names beyond the password.
+ */
+export interface LoginFactor<O extends string> {
+  methods(): readonly string[];
+  write(tx: TransactionSql): Promise<O | undefined>;
+}
+
+/** A live session's user, and the session's second-factor state. */
+export interface ResolvedSession {
+  account: Account;
+  /** Whether the user has a confirmed factor. */
+  mfaEnabled: boolean;
+  /** Seconds since the session last passed a second factor; null: never. */
+  secondFactorAge: number | null;
+}
+
 /** Sessions: logins, their lookup, their end. */
 export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
   /** A session (`s`) whose `last_seen_at` is due: never written, or over a minute ago. */
@@ -58,7 +79,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
      * bound to that password version, `last_login_at` written, a disable
      * that ran out recorded and cleared, and the login's counter cleared.
      */
-    async create(
+    async create<O extends string = never>(
       tokenHash: Uint8Array,
       user: AuditParty & { passwordVersion: number },
       ttlSeconds: number,
@@ -66,8 +87,9 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
       origin: SessionOrigin,
       context: AuditContext,
       writeBy: WriteBy,
+      factor?: LoginFactor<O>,
       upgrade?: PasswordUpgrade,
-    ): Promise<SessionStart> {
+    ): Promise<SessionStart | O> {
       return await transaction(writeBy, async (tx) => {
         const [row] = await tx<{ disabled: boolean; ranOut: boolean }[]>`
           select ${disabledNow(sql)} as disabled,
@@ -82,6 +104,13 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
           await takeBackAttempt(tx, counter);
           await recordAudit(tx, auditEvents.loginRefused(user, context));
           return "disabled";
+        }
+        const refused = factor && await factor.write(tx);
+        if (refused !== undefined) {
+          // The password was right: wrong codes count only toward their
+          // own limit, never toward the password throttle.
+          await clearLoginCounter(tx, counter);
+          return refused;
         }
         // An imported hash becomes bcrypt; the password itself is unchanged,
         // so its version (and every session bound to it) stays.
@@ -99,10 +128,11 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
             as upgraded`;
         await tx`
           insert into sessions (token_hash, user_id, password_version,
-            expires_at, client_address, user_agent)
+            expires_at, client_address, user_agent, second_factor_at)
           values (${tokenHash}, ${user.id}, ${user.passwordVersion},
             now() + make_interval(secs => ${ttlSeconds}),
-            ${origin.clientAddress}, ${origin.userAgent})`;
+            ${origin.clientAddress}, ${origin.userAgent},
+            ${factor ? sql`now()` : null})`;
         await clearLoginCounter(tx, counter);
         if (row.ranOut) {
           await recordAudit(
@@ -116,7 +146,14 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
             auditEvents.passwordUpgraded(user, upgrade.from, context),
           );
         }
-        await recordAudit(tx, auditEvents.loginSucceeded(user, context));
+        await recordAudit(
+          tx,
+          auditEvents.loginSucceeded(
+            user,
+            ["password", ...factor?.methods() ?? []],
+            context,
+          ),
+        );
         return "started";
       });
     },
@@ -127,21 +164,29 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
      * statement. When the session was last seen over a minute ago (or
      * never), a second statement notes it, under the same condition, so
      * that requests at the same moment write it once: at most one write a
-     * minute per session, none on the other requests.
+     * minute per session, none on the other requests. With it, whether the
+     * user has a second factor and how long ago the session passed one.
      */
-    async resolve(tokenHash: Uint8Array): Promise<Account | undefined> {
-      const [row] = await sql<(Account & { unseen: boolean })[]>`
-        select u.id, u.username, u.name, u.email, u.role, ${unseen} as unseen
+    async resolve(
+      tokenHash: Uint8Array,
+    ): Promise<ResolvedSession | undefined> {
+      const [row] = await sql<
+        (Account & Omit<ResolvedSession, "account"> & { unseen: boolean })[]
+      >`
+        select u.id, u.username, u.name, u.email, u.role, ${unseen} as unseen,
+          u.mfa_enabled as "mfaEnabled",
+          extract(epoch from now() - s.second_factor_at)::float8
+            as "secondFactorAge"
         from sessions s join users u on u.id = s.user_id
         where s.token_hash = ${tokenHash} and ${live}`;
       if (!row) return undefined;
-      const { unseen: due, ...account } = row;
+      const { unseen: due, mfaEnabled, secondFactorAge, ...account } = row;
       if (due) {
         await sql`
           update sessions s set last_seen_at = now()
           where s.token_hash = ${tokenHash} and ${unseen}`;
       }
-      return account;
+      return { account, mfaEnabled, secondFactorAge };
     },
 
     /**

@@ -10,6 +10,7 @@ import { createIdempotencyStore } from "./idempotency.ts";
 import { createApiKeyStore } from "./api-keys.ts";
 import { createImportStore } from "./imports.ts";
 import { createScimStore } from "./scim.ts";
+import { createMfaStore } from "./mfa.ts";
 import { createSessions } from "./sessions.ts";
 import { createDeviceKey, createLoginThrottle } from "./throttle.ts";
 import { createUserLifecycle } from "./user-lifecycle.ts";
@@ -54,6 +55,7 @@ export function createStore(
     loginThrottle: createLoginThrottle(sql, writer),
     deviceKey: createDeviceKey(sql),
     apiKeys: createApiKeyStore(sql, writer),
+    mfa: createMfaStore(sql, writer),
     idempotency: createIdempotencyStore(sql),
     webhooks: createWebhookStore(sql, writer),
     webhookQueue: createWebhookQueue(sql, writer),

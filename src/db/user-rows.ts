@@ -8,6 +8,7 @@ import {
 import type { Account, Role, User, UserDetail } from "../users/user.ts";
 import { disabledNow, disableExpired } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
+import { mfaSummaryOf } from "./mfa.ts";
 import { iso } from "./time.ts";
 
 export interface NewUser {
@@ -27,6 +28,10 @@ export type LoginUser = Account & {
   passwordHash: string;
   /** Sessions are bound to it; it grows with every password change. */
   passwordVersion: number;
+  /** Whether a login needs a second factor. */
+  mfaEnabled: boolean;
+  /** Disabled now (the login's write decides, under the row's lock). */
+  disabled: boolean;
 };
 
 /** A disable as an admin asks for it. */
@@ -105,7 +110,8 @@ export function userRows(sql: Sql) {
       'reason', users.disabled_reason,
       'until', ${iso(sql, "users.disabled_until")},
       'since', ${iso(sql, "users.disabled_at")}) end as disabled,
-    ${iso(sql, "users.last_login_at")} as "lastLoginAt"`;
+    ${iso(sql, "users.last_login_at")} as "lastLoginAt",
+    ${mfaSummaryOf(sql)} as mfa`;
   /** What a detail read returns beside the detail (see FoundUser). */
   const detailMeta = sql`users.version::text as "version__",
     ${disableExpired(sql)} as "expired__"`;

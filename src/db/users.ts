@@ -2,6 +2,7 @@ import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
 import { auditEvents } from "../audit/events.ts";
 import type { Account, Role, User } from "../users/user.ts";
+import { disabledNow } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import { recordMintedRevoked, revokeMinted } from "./api-keys.ts";
 import { clearLoginFailures } from "./throttle.ts";
@@ -186,7 +187,8 @@ export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
     ): Promise<LoginUser | undefined> {
       const [row] = await sql<LoginUser[]>`
         select ${account}, password_hash as "passwordHash",
-          password_version as "passwordVersion"
+          password_version as "passwordVersion",
+          mfa_enabled as "mfaEnabled", ${disabledNow(sql)} as disabled
         from users where ${sameIdentity(sql, "username", username)}
         order by username_fold is null limit 1`;
       return row;

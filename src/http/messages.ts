@@ -47,6 +47,17 @@ export const MSG = {
   accountDisabled: "Account disabled",
   loginFailed: "Login failed",
 
+  secondFactorRequired: "Second factor required",
+  invalidCode: "Invalid code",
+  enrollmentRequired: "Second factor enrollment required",
+  recentSecondFactorRequired: "Recent second factor required",
+  alreadyEnrolled: "Second factor already enrolled",
+  invalidPasskey: "Invalid passkey",
+  factorNotFound: "Second factor not found",
+  noSecondFactor: "No second factor enrolled",
+  mfaFailed: "Second factor request failed",
+  mfaResetFailed: "Failed to reset second factors",
+
   auditListFailed: "Failed to list audit events",
   invalidLastEventId: "Invalid Last-Event-ID",
   eventHistoryGone: "Event history no longer available",

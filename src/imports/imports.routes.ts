@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { adminRoute } from "../auth/guards.ts";
+import { adminRoute, stepUp } from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
 import { MSG } from "../http/messages.ts";
 import { check, failure, json, textHeader } from "../http/openapi.ts";
@@ -253,5 +253,12 @@ export const exportUsers = adminRoute({
       content: { "application/x-ndjson": { schema: ExportedUserSchema } },
     },
   },
-  steps: [query(ExportQuerySchema), failure(MSG.exportFailed)],
+  steps: [
+    query(ExportQuerySchema),
+    stepUp(
+      "`include=passwordHash`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt)",
+      (got) => (got.query as { include?: string }).include === "passwordHash",
+    ),
+    failure(MSG.exportFailed),
+  ],
 });

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { adminRoute } from "../auth/guards.ts";
+import { adminRoute, stepUp } from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
 import { MSG } from "../http/messages.ts";
 import { bodyTooLarge, check, failure, json } from "../http/openapi.ts";
@@ -88,6 +88,7 @@ export const create = adminRoute({
   },
   steps: [
     body(CreateConnectionSchema, [bodyTooLarge, badBody]),
+    stepUp(),
     failure(MSG.connectionCreateFailed),
   ],
 });

@@ -1,3 +1,4 @@
+import type { MfaSummary } from "../db/mfa.ts";
 /** The account as the service shows it: never the password nor its hash. */
 export const ROLES = ["admin", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
@@ -30,6 +31,8 @@ export interface UserDetail extends User {
   disabled: Disable | null;
   /** ISO 8601 in UTC with milliseconds, or null before the first login. */
   lastLoginAt: string | null;
+  /** The user's second factors (never a secret). */
+  mfa: MfaSummary;
 }
 
 /** One of a user's live sessions, as an admin sees it: never its token. */

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { adminRoute } from "../auth/guards.ts";
+import { adminRoute, stepUp } from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
 import { isoDateTime } from "../http/time.ts";
 import { MSG } from "../http/messages.ts";
@@ -26,6 +26,7 @@ import {
   pathParam,
   query,
 } from "../http/steps.ts";
+import { MfaSummarySchema } from "../mfa/mfa.schemas.ts";
 import { decodeCursor } from "./listing.ts";
 import {
   ACCOUNT_CHECKS,
@@ -87,6 +88,7 @@ export const UserDetailSchema = z.object({
     "The last successful login (ISO 8601 in UTC with milliseconds); null before the first",
     "2026-11-26T08:30:00.000Z",
   ).nullable(),
+  mfa: MfaSummarySchema,
 }).openapi("UserDetail");
 
 /** The body of a disable: every issue is the contract's one message. */
@@ -383,6 +385,12 @@ export const userExists = load(
   (store, got) => store.users.get(got.id as number),
 );
 
+/** Making someone an admin (creating one, or a role change to admin) steps up; known only once the body is read. */
+const makingAdmin = stepUp(
+  "`role` is `admin`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt)",
+  (got) => (got.body as { role?: string | null }).role === "admin",
+);
+
 const RECHECK =
   "The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.";
 
@@ -458,6 +466,7 @@ export const create = adminRoute({
       ),
       ...ACCOUNT_CHECKS,
     ], { malformed: "failure" }),
+    makingAdmin,
     // The password stays out of the fingerprint: the database never holds
     // a fast hash of it.
     idempotentRun((got) => {
@@ -508,6 +517,7 @@ export const update = adminRoute({
         "the body is not a JSON object, or `password` is not a string",
       ),
     ]),
+    makingAdmin,
     userId,
     ifMatch,
     outcome("not_found", userNotFound),
@@ -528,6 +538,7 @@ export const remove = adminRoute({
     200: json(OkSchema, "Deleted"),
   },
   steps: [
+    stepUp(),
     notSelf(MSG.cannotDeleteSelf),
     userId,
     ifMatch,

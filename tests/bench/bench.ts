@@ -29,6 +29,14 @@
  * with the cookie, and POST /api/users with an Idempotency-Key beside
  * without (each target 0.9), and prints them; RESULTS.md is not written.
  *
+ *   deno task bench --mfa [--duration 3] [--rounds 9] [--warmup 10]
+ *
+ * `--mfa` measures POST /api/auth/login with a TOTP code (a user with a
+ * factor, in one request) beside the same without one (a user without),
+ * and GET /api/auth/me with a second-factored session beside a session of
+ * a user without a factor, in turns; prints them (RESULTS.md untouched).
+ * Targets: a code costs at most 1 ms more a login, and `me` is the same.
+ *
  *   deno task bench --webhooks [--duration 3] [--rounds 9] [--warmup 10]
  *
  * `--webhooks` measures PATCH (role flips: an audit record each) with 11
@@ -81,6 +89,7 @@
  */
 import type { Sql } from "postgres";
 import { hash } from "@node-rs/bcrypt";
+import { Secret, TOTP } from "otpauth";
 import {
   type Instance,
   spawnServer,
@@ -1851,6 +1860,210 @@ async function accessLog() {
   console.log(`load average at end: ${await load()}`);
 }
 
+// ---------------------------------------------------------------- second factor
+
+/** A TOTP code of the secret for now's 30-second step (RFC 6238, SHA-1, 6 digits). */
+const totpNow = (secret: string) =>
+  new TOTP({
+    secret: Secret.fromBase32(secret),
+    algorithm: "SHA1",
+    digits: 6,
+    period: 30,
+  }).generate();
+
+/**
+ * `--mfa`: a login with a TOTP code beside one without (bcrypt dominates
+ * both; target: at most 1 ms more), and `me` with a second-factored
+ * session beside a session without a factor (target: the same), in turns.
+ * A code is accepted once per step; the bench's trigger keeps the step
+ * unused after each write, so every login checks and writes as a first use
+ * of a step does.
+ */
+async function mfaOnly() {
+  const wrkPath = await findWrk();
+  console.log(`load average at start: ${await uptime()}`);
+  await using db = await scratchDatabase("ua_bench");
+  await using service = await startService({ DATABASE_URL: db.url });
+  const sid = await login(service.baseUrl);
+  const api = (path: string, body?: unknown, cookie = `sid=${sid}`) =>
+    fetch(`${service.baseUrl}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { cookie, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  const made = async (username: string) => {
+    const password = `${username}-password`;
+    const created = await api("/api/users", {
+      username,
+      name: username,
+      email: `${username}@example.com`,
+      password,
+      role: "admin",
+    });
+    if (created.status !== 201) throw new Error(`create: ${created.status}`);
+    return {
+      username,
+      password,
+      sid: await sessionToken(service.baseUrl, { username, password }),
+    };
+  };
+  const plain = await made("bench-plain");
+  const factored = await made("bench-factored");
+  const begun = await api("/api/auth/mfa/totp", {}, `sid=${factored.sid}`);
+  const secret = begun.body.secret as string;
+  const confirmed = await api(
+    "/api/auth/mfa/totp/confirm",
+    { code: totpNow(secret) },
+    `sid=${factored.sid}`,
+  );
+  if (confirmed.status !== 200) throw new Error(`confirm: ${confirmed.status}`);
+  await db.sql`
+    create function bench_step_unused() returns trigger
+    language plpgsql as $$ begin new.last_step := 0; return new; end $$`;
+  await db.sql`
+    create trigger bench_step_unused before update of last_step on mfa_totp
+    for each row execute function bench_step_unused()`;
+  await db.sql`update mfa_totp set last_step = 0`;
+  // Every login with a code must be a right one: checked before, and
+  // after through the counter of wrong ones (a refused code costs less).
+  const probe = await fetch(`${service.baseUrl}/api/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      username: factored.username,
+      password: factored.password,
+      code: totpNow(secret),
+    }),
+  });
+  await probe.body?.cancel();
+  if (probe.status !== 200) {
+    throw new Error(`login with a code: ${probe.status}`);
+  }
+  // The enrolling session counts as second-factored.
+  say(
+    "GET /api/auth/me, a second-factored session and one without a factor, in turns ...",
+  );
+  const me = await paired(
+    (over) =>
+      wrk(wrkPath, service, factored.sid, { path: "/api/auth/me", ...over }),
+    (over) =>
+      wrk(wrkPath, service, plain.sid, { path: "/api/auth/me", ...over }),
+    undefined,
+    FAST,
+  );
+  // The code is computed as each round starts: it stays valid for a step
+  // either side, longer than a round.
+  const loginLoad = (
+    user: { username: string; password: string },
+    code?: string,
+  ): Load => ({
+    path: "/api/auth/login",
+    method: "POST",
+    body: JSON.stringify({
+      username: user.username,
+      password: user.password,
+      ...code ? { code } : {},
+    }),
+    connections: 4,
+  });
+  say("POST /api/auth/login with a TOTP code and without, in turns ...");
+  const logins = await paired(
+    (over) =>
+      wrk(wrkPath, service, "", {
+        ...loginLoad(factored, totpNow(secret)),
+        ...over,
+      }),
+    (over) => wrk(wrkPath, service, "", { ...loginLoad(plain), ...over }),
+  );
+  // A code checked without bcrypt beside it: a step-up with a code (the
+  // session's lookup, the code counted, checked, its step written, the
+  // session marked, in a transaction of its own whose commit a login
+  // shares with its session) beside `me` (the session's lookup alone),
+  // one connection each.
+  say(
+    "POST /api/auth/step-up with a code beside GET /api/auth/me, one connection, in turns ...",
+  );
+  const stepUp = await paired(
+    (over) =>
+      wrk(wrkPath, service, factored.sid, {
+        path: "/api/auth/step-up",
+        method: "POST",
+        body: JSON.stringify({ code: totpNow(secret) }),
+        connections: 1,
+        ...over,
+      }),
+    (over) =>
+      wrk(wrkPath, service, factored.sid, {
+        path: "/api/auth/me",
+        connections: 1,
+        ...over,
+      }),
+    undefined,
+    FAST,
+  );
+  const [{ wrong }] = await db.sql<{ wrong: number }[]>`
+    select coalesce(sum(failures), 0)::int as wrong from mfa_failures`;
+  if (wrong > 0) throw new Error(`${wrong} codes were refused: no figure`);
+  const rows: Row[] = [
+    { scenario: "GET /api/auth/me (no factor)", service: me.b },
+    { scenario: "GET /api/auth/me (second-factored session)", service: me.a },
+    {
+      scenario: "POST /api/auth/login (bcrypt) without a code",
+      service: logins.b,
+    },
+    {
+      scenario: "POST /api/auth/login (bcrypt) with a TOTP code",
+      service: logins.a,
+    },
+  ];
+  console.log(table(rows));
+  // Latency per login at 4 connections: the difference of the medians of
+  // the rounds' mean latency (connections / req/s), in ms.
+  const meanMs = (runs: Measured[]) => median(runs.map((m) => 4_000 / m.rps));
+  const extraMs = meanMs(logins.as) - meanMs(logins.bs);
+  console.log(
+    `- me, second-factored beside without: ${me.ratio.median.toFixed(2)} (${
+      roundList(me.ratio)
+    }); ${cpuNote(me.as, me.bs, "factored", "plain")}`,
+  );
+  console.log(
+    `- login with a code beside without: ${logins.ratio.median.toFixed(3)} (${
+      roundList(logins.ratio)
+    }); mean time per login ${fmt(meanMs(logins.bs), 2)} ms without, ${
+      fmt(meanMs(logins.as), 2)
+    } ms with: ${extraMs.toFixed(2)} ms more; ${
+      cpuNote(logins.as, logins.bs, "with", "without")
+    }`,
+  );
+  const perRequest = (runs: Measured[]) =>
+    median(runs.map((m) => 1_000 / m.rps));
+  const codeMs = perRequest(stepUp.as) - perRequest(stepUp.bs);
+  console.log(
+    `- a step-up with a code beside me (one connection; the step-up's commit included, which a login's session shares): ${
+      fmt(perRequest(stepUp.as), 2)
+    } ms beside ${fmt(perRequest(stepUp.bs), 2)} ms a request: ${
+      codeMs.toFixed(2)
+    } ms; ${cpuNote(stepUp.as, stepUp.bs, "step-up", "me")}`,
+  );
+  console.log(
+    `${
+      extraMs <= 1 ? "met" : "MISSED"
+    }: a login with a code costs at most 1 ms more: ${
+      extraMs.toFixed(2)
+    } ms (a step-up with a code, its commit included: ${
+      codeMs.toFixed(2)
+    } ms more than me)`,
+  );
+  console.log(
+    `${
+      me.ratio.median >= 0.95 ? "met" : "MISSED"
+    }: me with a second-factored session as without (≥ 0.95): ${
+      me.ratio.median.toFixed(2)
+    }`,
+  );
+  console.log(`load average at end: ${await uptime()}`);
+}
+
 // ---------------------------------------------------------------- webhooks
 
 const WEBHOOKS_HEADING = "## Webhooks beside hanging receivers";
@@ -2363,4 +2576,5 @@ else if (opts.against !== undefined) await against(opts.against);
 else if (Deno.args.includes("--webhooks")) await webhooksBench();
 else if (Deno.args.includes("--sse")) await sseFanOut();
 else if (Deno.args.includes("--keys")) await keysOnly();
+else if (Deno.args.includes("--mfa")) await mfaOnly();
 else await main();

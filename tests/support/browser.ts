@@ -127,3 +127,33 @@ export async function axeFindings(page: Page): Promise<string[]> {
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .map((v) => `${v.id} (${v.impact}): ${v.targets.join(" ")}`);
 }
+
+/** Expands an operation, presses "Try it out", optionally sets the body, and executes. */
+export async function tryItOut(page: Page, operation: string, body?: unknown) {
+  const op = page.locator(`#operations-${operation}`);
+  if (!(await op.locator(".opblock-body").isVisible())) {
+    await op.locator(".opblock-summary").first().click();
+  }
+  const tryOut = op.locator("button.try-out__btn");
+  if ((await tryOut.textContent())?.trim() === "Try it out") {
+    await tryOut.click();
+  }
+  if (body !== undefined) {
+    await op.locator("textarea.body-param__text").fill(
+      JSON.stringify(body, null, 2),
+    );
+  }
+  // Execute again after an earlier run: clear the old answer first so the
+  // next one read is this execution's.
+  const clear = op.locator("button.btn-clear");
+  if (await clear.isVisible()) await clear.click();
+  await op.locator("button.execute").click();
+  const live = op.locator(".live-responses-table .response");
+  await live.waitFor();
+  return {
+    op,
+    status: (await live.locator(".response-col_status").textContent())?.trim(),
+    body: await live.locator(".response-col_description pre").first()
+      .textContent(),
+  };
+}

@@ -1,0 +1,141 @@
+/**
+ * Checking a second factor for a user whose password (or session) is
+ * known: a TOTP code, a recovery code or a passkey assertion. Every check
+ * is counted per user before it runs (5 per login window, wrong or not; a
+ * right one is taken back), so neither parallel guesses nor many addresses
+ * pass the limit; each wrong one counted is recorded, so the trail holds at
+ * most 5 per user and window.
+ */
+import type { Context } from "hono";
+import type { TransactionSql } from "postgres";
+import type { AuditParty } from "../../audit/chain.ts";
+import { auditContext } from "../../audit/context.ts";
+import { auditEvents } from "../../audit/events.ts";
+import type { Config } from "../../config.ts";
+import type { ChallengePurpose } from "../../db/mfa.ts";
+import type { Store } from "../../db/store.ts";
+import type { AppEnv } from "../../http/env.ts";
+import type { Passkeys } from "./passkeys.ts";
+import { recoveryCodeHash } from "./recovery.ts";
+import { isTotpCode, totpStep } from "./totp.ts";
+
+/** Wrong second factors of one user per login window before every attempt answers 429. */
+export const SECOND_FACTOR_MAX_FAILURES = 5;
+
+/** What a request offers as its second factor. */
+export type FactorInput = { code: string } | { passkey: unknown };
+
+export type FactorMethod = "totp" | "recovery_code" | "passkey";
+
+export type FactorVerdict =
+  | { ok: true; method: FactorMethod }
+  | { ok: false; retryAfter?: number };
+
+/**
+ * A factor made ready outside the deciding transaction (what reads or must
+ * be computed first: the TOTP's step, a passkey's signature, whose
+ * challenge is taken back then); `consume` uses it up inside.
+ */
+export interface PreparedFactor {
+  method: FactorMethod;
+  consume(tx: TransactionSql): Promise<boolean>;
+}
+
+/** A refused factor as a route's outcome (Retry-After set for a full window). */
+export function refusal(
+  c: Context<AppEnv>,
+  verdict: FactorVerdict,
+): "invalid_code" | "throttled" | undefined {
+  if (verdict.ok) return undefined;
+  if (verdict.retryAfter === undefined) return "invalid_code";
+  c.header("Retry-After", String(verdict.retryAfter));
+  return "throttled";
+}
+
+export function createFactors(
+  store: Store,
+  passkeys: Passkeys,
+  config: Pick<Config, "LOGIN_WINDOW_SECONDS" | "TRUST_PROXY">,
+) {
+  const max = SECOND_FACTOR_MAX_FAILURES;
+
+  return {
+    /** Reads and computes what checking `input` needs, before the transaction that decides it. */
+    async prepare(
+      c: Context<AppEnv>,
+      userId: number,
+      input: FactorInput,
+      purpose: Exclude<ChallengePurpose, "register">,
+    ): Promise<PreparedFactor> {
+      if ("passkey" in input) {
+        const writeBy = c.get("writeBy");
+        const found = await passkeys.verifyAuthentication(
+          input.passkey,
+          await store.mfa.passkeys(userId),
+          purpose,
+          (p, challenge) =>
+            store.mfa.takeChallenge(userId, p, challenge, writeBy),
+        );
+        return {
+          method: "passkey",
+          consume: async (tx) => {
+            if (!found) return false;
+            await store.mfa.passkeyUsed(tx, found.passkey.id, found.counter);
+            return true;
+          },
+        };
+      }
+      if (isTotpCode(input.code)) {
+        const secret = await store.mfa.totpSecret(userId, true);
+        const step = secret === undefined ? null : totpStep(secret, input.code);
+        return {
+          method: "totp",
+          consume: async (tx) =>
+            step !== null && await store.mfa.useTotpStep(tx, userId, step),
+        };
+      }
+      const hash = recoveryCodeHash(input.code);
+      return {
+        method: "recovery_code",
+        consume: async (tx) =>
+          hash !== null && await store.mfa.useRecoveryCode(tx, userId, hash),
+      };
+    },
+
+    /**
+     * The user's second factor, decided once in `tx`: counted first (a
+     * full window answers `retryAfter` and checks nothing), then used up;
+     * a wrong one recorded, a right one's count taken back.
+     */
+    async decide(
+      tx: TransactionSql,
+      c: Context<AppEnv>,
+      user: AuditParty,
+      factor: PreparedFactor,
+      purpose: "login" | "step_up",
+    ): Promise<FactorVerdict> {
+      const attempt = await store.mfa.attempt(
+        tx,
+        user.id,
+        max,
+        config.LOGIN_WINDOW_SECONDS,
+      );
+      if (attempt.blocked) return { ok: false, retryAfter: attempt.retryAfter };
+      if (!await factor.consume(tx)) {
+        await store.mfa.failed(
+          tx,
+          auditEvents.secondFactorFailed(
+            user,
+            purpose,
+            auditContext(c, config.TRUST_PROXY),
+          ),
+        );
+        return { ok: false };
+      }
+      await store.mfa.succeeded(tx, user.id, max);
+      return { ok: true, method: factor.method };
+    },
+  };
+}
+
+export type Factors = ReturnType<typeof createFactors>;
