@@ -902,3 +902,32 @@ Deno.test("the detail's ETag changes with what its mfa shows: new recovery codes
   );
   assert((await tag()) !== codesTag, "a code used: a new tag");
 });
+
+Deno.test("step-up: creating a provisioning connection and exporting password hashes need a recent second factor; an export without hashes does not (hashes after a step-up: export_test)", async () => {
+  const svc = await service();
+  const admin = await userWithTotp(svc, "admin");
+  await ageSecondFactor(svc, admin.account.id);
+  const recent = "Recent second factor required";
+  const c = admin.client;
+  const connection = await c.post("/api/scim/connections", {
+    body: { name: "Okta" },
+  });
+  assert(!connection.ok);
+  assertEquals([connection.status, connection.error], [403, recent]);
+  const exportUsers = (query: { include?: "passwordHash" }) =>
+    c.GET("/api/users/export", { params: { query }, parseAs: "text" });
+  const hashes = await exportUsers({ include: "passwordHash" });
+  assertEquals([hashes.response.status, hashes.error as unknown], [403, {
+    error: recent,
+  }]);
+  assertEquals((await exportUsers({})).response.status, 200);
+  const stepped = await c.stepUp({
+    code: await freshCode(svc, admin.account.id, admin.secret),
+  });
+  assert(stepped.ok);
+  assertEquals(
+    (await c.post("/api/scim/connections", { body: { name: "Okta" } }))
+      .status,
+    201,
+  );
+});
