@@ -74,10 +74,14 @@ async function caller(req: Request): Promise<Caller | undefined> {
   if (!token || !TOKEN.test(token)) return undefined;
   const hash = createHash("sha256").update(token).digest();
   // The service's statements (src/db/sessions.ts): a live session of a user
-  // not disabled, and `last_seen_at` written at most once a minute.
+  // not disabled, with the user's second-factor state, and `last_seen_at`
+  // written at most once a minute.
   const [row] = await sql<(Caller & { unseen: boolean })[]>`
     select u.id, u.username, u.name, u.email, u.role, (s.last_seen_at is null
-      or s.last_seen_at <= now() - interval '1 minute') as unseen
+      or s.last_seen_at <= now() - interval '1 minute') as unseen,
+      u.mfa_enabled as "mfaEnabled",
+      extract(epoch from now() - s.second_factor_at)::float8
+        as "secondFactorAge"
     from sessions s join users u on u.id = s.user_id
     where s.token_hash = ${hash} and (s.expires_at > now()
       and s.password_version = u.password_version
