@@ -50,7 +50,7 @@ export function createMfaHandlers(deps: MfaDeps) {
       methods: () => [factor.method],
       write: async (tx: TransactionSql) =>
         refusal(c, await factors.decide(tx, c, user, factor, "login")) ??
-          // Single use: a pending login used meanwhile makes no second session.
+          // Single use: a pending login used meanwhile opens no other session.
           (await store.mfa.takePending(tx, pending.hash)
             ? undefined
             : "caller_gone"),
