@@ -168,11 +168,6 @@ export type Outcomes<S extends readonly Step[]> = OutcomeOf<S[number]>;
 
 type OutcomeOf<T> = T extends Outcome<infer O> ? O : never;
 
-/** The checks of the steps, in order, each once. */
-export const checksOf = (steps: readonly Step[]): Check[] => [
-  ...new Set(steps.flatMap((s) => s.checks)),
-];
-
 /**
  * Runs the steps in order, then `answer` with what they passed on; a step's
  * answer ends the request. The work steps leave for the end runs once the
