@@ -103,14 +103,14 @@ export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ strict: true });
 
   if (deps.metrics) app.use(deps.metrics.middleware);
-  app.use(requestScope({
+  const scope = requestScope({
     log,
     sessions,
     trustProxy: config.TRUST_PROXY,
     deadline: exceptImportUploads(
       deadline(config.REQUEST_TIMEOUT_MS, statementTimeoutMs(config)),
     ),
-  }));
+  });
 
   app.openAPIRegistry.registerComponent("securitySchemes", "cookieAuth", {
     type: "apiKey",
@@ -130,8 +130,8 @@ export function createApp(deps: AppDeps) {
       "an unknown, revoked, expired or malformed key answers 401. In Swagger UI: Authorize, paste the key.",
   });
   const devices = createDevices(store, config);
-  // What the routes' steps may look up.
-  const steps = { store, config };
+  // What every route enters and its steps may look up.
+  const steps = { scope, store, config };
   const passkeys = createPasskeys(config);
   const factors = createFactors(store, passkeys, config);
   mountAuth(
@@ -163,12 +163,25 @@ export function createApp(deps: AppDeps) {
   mountScim(app, { store, passwords, config }, steps);
   mountHealth(app, store, statementTimeoutMs(config), steps);
   mountHome(app, { docs: DOCS_PATH, openapi: OPENAPI_PATH }, steps);
-  app.doc31(OPENAPI_PATH, OPENAPI_INFO);
-  mountDocs(app, OPENAPI_PATH);
-  mountConsole(app);
+  let document: string | undefined;
+  app.get(
+    OPENAPI_PATH,
+    // Made once, on first use: the routes are all declared by then.
+    scope.handler((c) =>
+      c.body(
+        document ??= JSON.stringify(app.getOpenAPI31Document(OPENAPI_INFO)),
+        200,
+        { "content-type": "application/json" },
+      )
+    ),
+  );
+  mountDocs(app, OPENAPI_PATH, scope);
+  mountConsole(app, scope);
 
+  // Only for what escapes the request scope (metrics' own middleware).
   app.onError(onError);
-  app.notFound(onNotFound(() => app.routes));
+  app.notFound(scope.handler(onNotFound(() => app.routes)));
+  scope.assertCovers(app.routes);
   return app;
 }
 

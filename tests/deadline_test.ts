@@ -17,12 +17,13 @@ const MS = 500;
 
 function app() {
   const app = new Hono<AppEnv>();
-  app.use(deadline(MS, 0));
-  app.get("/wait/:ms", async (c) => {
-    await sleep(Number(c.req.param("ms")));
-    return c.json({ ok: true });
-  });
-  app.get("/hang", () => new Promise<Response>(() => {}));
+  const within = deadline(MS, 0);
+  app.get("/wait/:ms", (c) =>
+    within(c, async () => {
+      await sleep(Number(c.req.param("ms")));
+      return c.json({ ok: true });
+    }));
+  app.get("/hang", (c) => within(c, () => new Promise<Response>(() => {})));
   app.onError(onError);
   return app;
 }

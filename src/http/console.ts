@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./env.ts";
+import type { RequestScope } from "./request.ts";
 
 /** Where the admin console lives. */
 export const CONSOLE_PATH = "/admin";
@@ -48,7 +49,7 @@ const FILES: Record<string, { file: string; type: string }> = {
  * revalidates (`no-cache`) against its ETag, so a new release's files are
  * seen at once; the page names its files with their content hash anyway.
  */
-export function mountConsole(app: OpenAPIHono<AppEnv>) {
+export function mountConsole(app: OpenAPIHono<AppEnv>, scope: RequestScope) {
   const cache = new Map<string, { body: Uint8Array; etag: string }>();
   const read = async (file: string) => {
     let hit = cache.get(file);
@@ -67,18 +68,21 @@ export function mountConsole(app: OpenAPIHono<AppEnv>) {
     return hit;
   };
   for (const [path, { file, type }] of Object.entries(FILES)) {
-    app.get(path, async (c) => {
-      const { body, etag } = await read(file);
-      const headers = {
-        "content-type": type,
-        "content-security-policy": CONSOLE_CSP,
-        "cache-control": "no-cache",
-        etag,
-      };
-      if (c.req.header("if-none-match") === etag) {
-        return c.body(null, 304, headers);
-      }
-      return c.body(body as Uint8Array<ArrayBuffer>, 200, headers);
-    });
+    app.get(
+      path,
+      scope.handler(async (c) => {
+        const { body, etag } = await read(file);
+        const headers = {
+          "content-type": type,
+          "content-security-policy": CONSOLE_CSP,
+          "cache-control": "no-cache",
+          etag,
+        };
+        if (c.req.header("if-none-match") === etag) {
+          return c.body(null, 304, headers);
+        }
+        return c.body(body as Uint8Array<ArrayBuffer>, 200, headers);
+      }),
+    );
   }
 }

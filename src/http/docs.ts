@@ -3,6 +3,9 @@ import { swaggerUI } from "@hono/swagger-ui";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { AppEnv } from "./env.ts";
+import { errorResponse } from "./errors.ts";
+import { MSG } from "./messages.ts";
+import type { RequestScope } from "./request.ts";
 // Its files are read from disk (below), not imported: this import puts the
 // package in the module graph, so that the service's start fetches it.
 import "swagger-ui-dist/package.json" with { type: "json" };
@@ -86,7 +89,11 @@ const DIST_FILES = [
  * Swagger UI at /docs, its assets served from the npm package swagger-ui-dist,
  * not a CDN: the page works where neither browser nor service has internet.
  */
-export function mountDocs(app: OpenAPIHono<AppEnv>, specUrl: string) {
+export function mountDocs(
+  app: OpenAPIHono<AppEnv>,
+  specUrl: string,
+  scope: RequestScope,
+) {
   const dist = dirname(
     createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"),
   );
@@ -101,22 +108,33 @@ export function mountDocs(app: OpenAPIHono<AppEnv>, specUrl: string) {
   ]);
   const cache = new Map<string, Uint8Array>();
 
-  app.get(DOCS_PATH, async (c, next) => {
-    c.header("content-security-policy", DOCS_CSP);
-    await next();
-  }, docsPage(specUrl));
-  app.get(`${ASSETS}/*`, async (c) => {
-    const read = files.get(c.req.path);
-    if (!read) return c.notFound();
-    let body = cache.get(c.req.path);
-    if (!body) {
-      body = await read();
-      cache.set(c.req.path, body);
-    }
-    return c.body(body as Uint8Array<ArrayBuffer>, 200, {
-      "content-type": TYPES[c.req.path.slice(c.req.path.lastIndexOf(".") + 1)],
-      "content-security-policy": DOCS_CSP,
-      "cache-control": "public, max-age=86400",
-    });
-  });
+  const page = docsPage(specUrl);
+  app.get(
+    DOCS_PATH,
+    scope.handler(async (c) => {
+      c.header("content-security-policy", DOCS_CSP);
+      // The page is a handler of plain Hono: it answers, never calls next.
+      const res = await page(c as never, () => Promise.resolve());
+      if (!res) throw new Error("Swagger UI's page answered nothing");
+      return res;
+    }),
+  );
+  app.get(
+    `${ASSETS}/*`,
+    scope.handler(async (c) => {
+      const read = files.get(c.req.path);
+      if (!read) return errorResponse(c, 404, MSG.notFound);
+      let body = cache.get(c.req.path);
+      if (!body) {
+        body = await read();
+        cache.set(c.req.path, body);
+      }
+      return c.body(body as Uint8Array<ArrayBuffer>, 200, {
+        "content-type":
+          TYPES[c.req.path.slice(c.req.path.lastIndexOf(".") + 1)],
+        "content-security-policy": DOCS_CSP,
+        "cache-control": "public, max-age=86400",
+      });
+    }),
+  );
 }

@@ -2,10 +2,11 @@ import type {
   OpenAPIHono,
   RouteConfigToTypedResponse,
 } from "@hono/zod-openapi";
-import type { Context, Next } from "hono";
+import type { Context } from "hono";
 import type { CallerRefusal } from "../db/write.ts";
 import type { AppEnv } from "./env.ts";
 import { DeadlineExceeded, errorResponse, onError } from "./errors.ts";
+import type { Serve } from "./request.ts";
 import { type Message, MSG } from "./messages.ts";
 import {
   type Check,
@@ -78,24 +79,25 @@ export function mount<R extends StepRoute>(
     c: Context<AppEnv>,
     got: Record<string, unknown>,
   ) => MaybePromise<Response | string>;
+  const answer = async (c: Context<AppEnv>, got: Record<string, unknown>) => {
+    const answer = await run(c, got);
+    if (typeof answer !== "string") return answer;
+    const refusal = REFUSALS[answer as CallerRefusal];
+    if (refusal) return errorResponse(c, refusal[0], refusal[1]);
+    const check = outcomes.get(answer);
+    if (!check) {
+      throw new Error(`an outcome the route does not name: ${answer}`);
+    }
+    return errorResponse(c, check.status as 404, check.message);
+  };
   app.on(
     declared.method.toUpperCase(),
     declared.path.replaceAll(/\{([^}]+)\}/g, ":$1"),
-    (c) => {
+    deps.scope.handler((c) => {
       c.set("failure", failure);
       if (errorForm) c.set("errorForm", errorForm);
-      return runSteps(c, steps, input, async (got) => {
-        const answer = await run(c, got);
-        if (typeof answer !== "string") return answer;
-        const refusal = REFUSALS[answer as CallerRefusal];
-        if (refusal) return errorResponse(c, refusal[0], refusal[1]);
-        const check = outcomes.get(answer);
-        if (!check) {
-          throw new Error(`an outcome the route does not name: ${answer}`);
-        }
-        return errorResponse(c, check.status as 404, check.message);
-      });
-    },
+      return runSteps(c, steps, input, answer);
+    }),
   );
 }
 
@@ -145,13 +147,14 @@ function headOf(
   };
 }
 
-/** The deadline of requests, as middleware. */
-export type Deadline = (c: Context<AppEnv>, next: Next) => Promise<void>;
+/** The deadline of requests: serves one, or answers its failure once the time is up. */
+export type Deadline = (c: Context<AppEnv>, serve: Serve) => Promise<Response>;
 
 /** A request in flight, in arrival order: a list each can leave at once. */
 interface InFlight {
   at: number;
-  expire: () => void;
+  c: Context<AppEnv>;
+  expire: (answer: Response | Promise<Response>) => void;
   prev?: InFlight;
   next?: InFlight;
 }
@@ -192,42 +195,43 @@ export function deadline(ms: number, statementMs: number): Deadline {
     while (first && first.at <= now) {
       const due = first;
       leave(due);
-      due.expire();
+      due.c.set("expired", true);
+      // Answered here with the endpoint's 500, so that the answer gets the
+      // request's headers and log line.
+      due.expire(onError(new DeadlineExceeded(ms), due.c));
     }
     timer = first && setTimeout(sweep, Math.max(1, first.at - now));
     // The timer alone must not keep a stopping process alive.
     if (timer !== undefined) Deno.unrefTimer(timer);
   };
-  return async (c, next) => {
-    const { promise, resolve, reject } = Promise.withResolvers<void>();
-    const entry: InFlight = {
-      at: performance.now() + ms,
-      expire: () => {
-        c.set("expired", true);
-        reject(new DeadlineExceeded(ms));
-      },
-    };
-    c.set("writeBy", entry.at - statementMs);
-    join(entry);
+  return (c, serve) => {
+    const at = performance.now() + ms;
+    c.set("writeBy", at - statementMs);
     if (timer === undefined) {
       timer = setTimeout(sweep, ms);
       Deno.unrefTimer(timer);
     }
-    try {
-      // Whichever settles first, as Promise.race, without its array and
-      // extra promise on every request.
-      next().then(resolve, reject);
-      await promise;
-    } catch (e) {
-      if (!(e instanceof DeadlineExceeded)) throw e;
-      // Answered here, not where Hono would catch it (outside the request
-      // scope), so that the 500 gets the answer's headers.
-      c.res = await onError(e, c);
-    } finally {
-      // The timer stays: it finds nothing due and stops by itself, which
-      // costs less than clearing and setting one whenever the service idles
-      // between two requests.
-      leave(entry);
-    }
+    // Whichever settles first, as Promise.race, without its array and
+    // extra promise on every request. The timer stays: it finds nothing
+    // due and stops by itself, which costs less than clearing and setting
+    // one whenever the service idles between two requests.
+    return new Promise<Response>((resolve, reject) => {
+      const entry: InFlight = { at, c, expire: resolve };
+      join(entry);
+      let served;
+      try {
+        served = serve(c);
+      } catch (e) {
+        leave(entry);
+        return reject(e);
+      }
+      Promise.resolve(served).then((res) => {
+        leave(entry);
+        resolve(res);
+      }, (e) => {
+        leave(entry);
+        reject(e);
+      });
+    });
   };
 }

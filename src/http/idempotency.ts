@@ -81,7 +81,8 @@ export const idempotentRun = (
       MSG.idempotencyKeyInProgress,
       "the `Idempotency-Key`'s first request is still running (on any instance)",
     ),
-  ], async (c, { deps, got, finally: atEnd }) => {
+  ], async (c, run) => {
+    const { deps, got } = run;
     const key = c.req.header(HEADER);
     if (key === undefined) return;
     const { store, config } = deps;
@@ -112,7 +113,7 @@ export const idempotentRun = (
       case "in_progress":
         return errorResponse(c, 409, MSG.idempotencyKeyInProgress);
     }
-    atEnd(async (res) => {
+    run.finally(async (res) => {
       if (res?.status === 201 || res?.status === 409) {
         await store.idempotency.finish(userId, key, runId, {
           status: res.status,

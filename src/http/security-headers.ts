@@ -16,13 +16,12 @@ const API_HEADERS = [
 const HSTS = "max-age=31536000; includeSubDomains";
 
 /**
- * Serves a request (`next`) and gives its answer the headers every answer
- * carries: its request id and the security headers. JSON answers carry the
- * few an API needs (OWASP REST Security Cheat Sheet); only the browser pages
- * at /docs and /admin get hono's full set of document headers (each CSP is
- * its page's own, src/http/docs.ts and src/http/console.ts, which
- * overwrite: false keeps). HSTS for a year over
- * HTTPS only: on plain HTTP it is ignored or wrong.
+ * Gives a request's answer the headers every answer carries: its request id
+ * and the security headers. JSON answers carry the few an API needs (OWASP
+ * REST Security Cheat Sheet); only the browser pages at /docs and /admin get
+ * hono's full set of document headers (each CSP is its page's own,
+ * src/http/docs.ts and src/http/console.ts, which overwrite: false keeps).
+ * HSTS for a year over HTTPS only: on plain HTTP it is ignored or wrong.
  *
  * They are set on the answer once it is made, never prepared with
  * `c.header`: Hono turns prepared headers into a Headers object that the
@@ -35,21 +34,23 @@ export function answerHeaders(
 ): (
   c: Context<AppEnv>,
   requestId: string,
-  next: () => Promise<void>,
-) => Promise<void> {
+  res: Response,
+) => Response | Promise<Response> {
   const documentHeaders = secureHeaders({
     strictTransportSecurity: false,
     overwrite: false,
   });
-  return async (c, requestId, next) => {
-    const https = isHttps(c, trustProxy);
+  const onPage = async (c: Context<AppEnv>, res: Response) => {
+    c.res = res;
+    await documentHeaders(c, async () => {});
+    return c.res;
+  };
+  return (c, requestId, res) => {
     const path = c.req.path;
     const page = path === "/docs" || path.startsWith("/docs/") ||
       isConsolePath(path);
-    await (page ? documentHeaders(c, next) : next());
-    // Not finalized: no answer was made, and Hono answers the failure.
-    if (!c.finalized) return;
-    const headers = c.res.headers;
+    const https = isHttps(c, trustProxy);
+    const headers = res.headers;
     // A page's path that answered no page of its own (a 404 under /admin)
     // is an API answer.
     if (!page || !headers.has("content-security-policy")) {
@@ -57,5 +58,6 @@ export function answerHeaders(
     }
     headers.set("X-Request-Id", requestId);
     if (https) headers.set("Strict-Transport-Security", HSTS);
+    return page ? onPage(c, res) : res;
   };
 }

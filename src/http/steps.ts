@@ -13,6 +13,7 @@ import type { Context } from "hono";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
 import type { AppEnv } from "./env.ts";
+import type { RequestScope } from "./request.ts";
 import { ifMatchTags } from "./conditional.ts";
 import { errorResponse } from "./errors.ts";
 import { invalidQueryParameter, type Message, MSG } from "./messages.ts";
@@ -62,8 +63,13 @@ export function answerInvalid(checkOrder: readonly Message[]) {
   };
 }
 
-/** What the app gives the steps that look something up (`load`, the idempotency run). */
+/**
+ * What the app gives its routes: the request scope each route's handler
+ * enters, and what the steps that look something up use (`load`, the
+ * idempotency run).
+ */
 export interface StepDeps {
+  scope: RequestScope;
   store: Store;
   config: Pick<Config, "REQUEST_TIMEOUT_MS">;
 }
@@ -168,6 +174,16 @@ export type Outcomes<S extends readonly Step[]> = OutcomeOf<S[number]>;
 
 type OutcomeOf<T> = T extends Outcome<infer O> ? O : never;
 
+/** What a step gets beside the request, and the work it leaves for the end. */
+class StepRun implements StepInput {
+  readonly got: Record<string, unknown> = {};
+  finishes: Finish[] | undefined;
+  constructor(readonly invalid: Invalid, readonly deps: StepDeps) {}
+  finally(finish: Finish) {
+    (this.finishes ??= []).push(finish);
+  }
+}
+
 /**
  * Runs the steps in order, then `answer` with what they passed on; a step's
  * answer ends the request. The work steps leave for the end runs once the
@@ -177,27 +193,25 @@ export async function runSteps(
   c: Context<AppEnv>,
   steps: readonly Step[],
   input: Pick<StepInput, "invalid" | "deps">,
-  answer: (got: Record<string, unknown>) => Promise<Response>,
+  answer: (
+    c: Context<AppEnv>,
+    got: Record<string, unknown>,
+  ) => Promise<Response>,
 ): Promise<Response> {
-  const got: Record<string, unknown> = {};
-  let finishes: Finish[] | undefined;
-  const all: StepInput = {
-    ...input,
-    got,
-    finally: (finish) => (finishes ??= []).push(finish),
-  };
+  const run = new StepRun(input.invalid, input.deps);
+  const got = run.got;
   let res: Response | undefined;
   try {
     for (const step of steps) {
       if (!("run" in step)) continue;
-      const result = step.run(c, all);
+      const result = step.run(c, run);
       const value = result instanceof Promise ? await result : result;
       if (value instanceof Response) return res = value;
       if ("key" in step) got[step.key] = value;
     }
-    return res = await answer(got);
+    return res = await answer(c, got);
   } finally {
-    if (finishes) { for (const finish of finishes) await finish(res); }
+    if (run.finishes) { for (const finish of run.finishes) await finish(res); }
   }
 }
 

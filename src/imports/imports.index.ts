@@ -1,5 +1,4 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context, Next } from "hono";
 import { NO_DEADLINE } from "../db/write.ts";
 import { type Deadline, mountAll } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
@@ -26,10 +25,10 @@ export function mountImports(
  * instead (IMPORT_LIMITS). Its writes begin whenever the body allows.
  */
 export const exceptImportUploads =
-  (deadline: Deadline): Deadline => (c: Context<AppEnv>, next: Next) => {
+  (deadline: Deadline): Deadline => async (c, serve) => {
     if (c.req.method === "POST" && c.req.path === routes.create.path) {
       c.set("writeBy", NO_DEADLINE);
-      return next();
+      return await serve(c);
     }
-    return deadline(c, next);
+    return deadline(c, serve);
   };
