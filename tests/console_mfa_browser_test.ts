@@ -25,6 +25,7 @@ import {
   signIn,
 } from "./support/console.ts";
 import { withTool } from "./support/conditions.ts";
+import { ndjson, person } from "./support/imports.ts";
 import type { TestService } from "./support/service.ts";
 import {
   ageSecondFactor,
@@ -365,16 +366,6 @@ Deno.test(withTool(
     clean(c);
   },
 ));
-
-const ndjson = (records: unknown[]) =>
-  records.map((r) => JSON.stringify(r)).join("\n") + "\n";
-
-const person = (username: string, extra: Record<string, unknown> = {}) => ({
-  username,
-  name: `Person ${username}`,
-  email: `${username}@example.com`,
-  ...extra,
-});
 
 /** Chooses a file from "disk" for the upload form. */
 const choose = (page: Page, name: string, text: string, mimeType = "") =>
