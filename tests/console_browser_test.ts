@@ -5,127 +5,30 @@
  * WCAG 2 A/AA rules (no serious or critical finding), and nothing the page
  * does may leave the service's origin, break its CSP or throw.
  */
-import type { Browser, Page } from "playwright-core";
 import { assert, assertEquals } from "./support/assert.ts";
+import { CHROMIUM_TOOL } from "./support/browser.ts";
 import {
-  axeFindings,
-  CHROMIUM_TOOL,
-  launch,
-  watch,
-  type Watched,
-} from "./support/browser.ts";
+  accessible,
+  clean,
+  eventually,
+  heading,
+  openConsole,
+  overflow,
+  rows,
+  section,
+  shot,
+  signIn,
+  someone,
+} from "./support/console.ts";
 import { withTool } from "./support/conditions.ts";
 import { seedAudit, seedUsers } from "./support/seed.ts";
-import { ADMIN, startService, type TestService } from "./support/service.ts";
-
-const ARTIFACTS = new URL("./artifacts/", import.meta.url);
-/** The copies docs/console.md shows; `UPDATE_SCREENSHOTS=1` refreshes them. */
-const SCREENSHOTS = new URL("./screenshots/", import.meta.url);
-
-/** Saves a screenshot for a look after the run, and for the docs when asked. */
-async function shot(page: Page, name: string) {
-  const png = await page.screenshot({ fullPage: true });
-  await Deno.mkdir(ARTIFACTS, { recursive: true });
-  await Deno.writeFile(new URL(`console-${name}.png`, ARTIFACTS), png);
-  if (Deno.env.get("UPDATE_SCREENSHOTS") === "1") {
-    await Deno.writeFile(new URL(`console-${name}.png`, SCREENSHOTS), png);
-  }
-}
-
-/** No serious or critical axe-core finding on the page as it stands. */
-async function accessible(page: Page, where: string) {
-  assertEquals(await axeFindings(page), [], `axe-core on ${where}`);
-}
-
-/** The page's main heading, once it reads `text`. */
-async function heading(page: Page, text: string | RegExp) {
-  await page.getByRole("heading", { level: 1, name: text }).waitFor();
-}
-
-interface Console extends AsyncDisposable {
-  svc: TestService;
-  browser: Browser;
-  page: Page;
-  watched: Watched;
-}
-
-/** A service, a browser and a page watched from its first request. */
-async function open(
-  { env = {}, width = 1280, allowFailed }: {
-    env?: Record<string, string>;
-    width?: number;
-    allowFailed?: (url: string) => boolean;
-  } = {},
-): Promise<Console> {
-  const svc = await startService(env, { bcryptCost: 4 });
-  const browser = await launch();
-  const page = await browser.newPage({
-    viewport: { width, height: 900 },
-    locale: "en-GB",
-    timezoneId: "UTC",
-  });
-  page.setDefaultTimeout(15_000);
-  const watched = await watch(page, { allowFailed });
-  return {
-    svc,
-    browser,
-    page,
-    watched,
-    async [Symbol.asyncDispose]() {
-      await browser.close();
-      await svc[Symbol.asyncDispose]();
-    },
-  };
-}
-
-/** Nothing left the origin; no script error, failed load or CSP violation. */
-function clean({ svc, watched }: Console) {
-  const origin = new URL(svc.baseUrl).origin;
-  const outside = watched.requested.filter((u) =>
-    !u.startsWith("data:") && new URL(u).origin !== origin
-  );
-  assertEquals(outside, [], "every request stays on the service");
-  assertEquals(watched.problems, [], "no script error and no CSP violation");
-}
-
-/** The usernames the users page lists. */
-const rows = (page: Page) =>
-  page.locator("table.list tbody tr td:first-child").allTextContents();
-
-/** Waits until `check` holds (15 s at most). */
-async function eventually(check: () => Promise<boolean>, what: string) {
-  const deadline = Date.now() + 15_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** Opens a section from the top navigation. */
-async function section(page: Page, name: string) {
-  await page.getByRole("navigation", { name: "Sections" })
-    .getByRole("link", { name }).click();
-  await heading(page, name);
-}
-
-async function signIn(
-  page: Page,
-  svc: TestService,
-  { username = ADMIN.username, password = ADMIN.password } = {},
-) {
-  await page.goto(`${svc.baseUrl}/admin`);
-  await heading(page, "Sign in");
-  await page.getByLabel("Username", { exact: true }).fill(username);
-  await page.getByLabel("Password", { exact: true }).fill(password);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await heading(page, "Users");
-}
+import { ADMIN } from "./support/service.ts";
 
 Deno.test(withTool(
   "the console at /admin signs in with the API's messages, lists, finds, creates and changes users, and every change is the API's",
   CHROMIUM_TOOL,
   async () => {
-    await using c = await open();
+    await using c = await openConsole();
     const { svc, page } = c;
 
     const served = await page.goto(`${svc.baseUrl}/admin`);
@@ -312,7 +215,7 @@ Deno.test(withTool(
   "the users page pages through any number of users by the API's next links, never asking for more than one page",
   CHROMIUM_TOOL,
   async () => {
-    await using c = await open();
+    await using c = await openConsole();
     const { svc, page } = c;
     await seedUsers(svc.sql, 121);
     const asked: URL[] = [];
@@ -320,7 +223,7 @@ Deno.test(withTool(
       const url = new URL(r.url());
       if (url.pathname === "/api/users") asked.push(url);
     });
-    await signIn(page, svc);
+    await signIn(page, svc.baseUrl);
     await eventually(async () => (await rows(page)).length === 50, "page 1");
     assertEquals((await rows(page))[49], "user50");
     await page.getByRole("button", { name: "Next" }).click();
@@ -362,9 +265,9 @@ Deno.test(withTool(
   "the audit trail shows changes live, and 10,000 records in a burst arrive whole without freezing the page or growing it past 500 rows",
   CHROMIUM_TOOL,
   async () => {
-    await using c = await open();
+    await using c = await openConsole();
     const { svc, page } = c;
-    await signIn(page, svc);
+    await signIn(page, svc.baseUrl);
     await section(page, "Audit trail");
     await page.getByText("Live: new records appear at the top.").waitFor();
     await accessible(page, "the audit trail");
@@ -463,9 +366,11 @@ Deno.test(withTool(
       },
     );
     const target = `http://127.0.0.1:${receiver.addr.port}/hook`;
-    await using c = await open({ env: { WEBHOOK_ALLOW_PRIVATE: "true" } });
+    await using c = await openConsole({
+      env: { WEBHOOK_ALLOW_PRIVATE: "true" },
+    });
     const { svc, page } = c;
-    await signIn(page, svc);
+    await signIn(page, svc.baseUrl);
     await section(page, "Webhooks");
     await page.getByText("No webhooks.").waitFor();
     await accessible(page, "the webhooks page");
@@ -535,33 +440,18 @@ Deno.test(withTool(
   },
 ));
 
-/** Creates a user through the API for a test's page to work on. */
-async function someone(svc: TestService, username: string, name: string) {
-  const created = await svc.admin.post("/api/users", {
-    body: {
-      username,
-      name,
-      email: `${username}@example.com`,
-      password: `${username}-password`,
-      role: "viewer",
-    },
-  });
-  assert(created.ok);
-  return created.data;
-}
-
 Deno.test(withTool(
   "the console shows plainly a stale tag (412, with a reload), a user deleted meanwhile (404), the API unreachable, a 429 with Retry-After and a session that ended",
   CHROMIUM_TOOL,
   async () => {
-    await using c = await open({
+    await using c = await openConsole({
       env: { LOGIN_MAX_FAILURES: "2" },
       // The requests this test cuts off itself.
       allowFailed: (url) => new URL(url).pathname === "/api/users",
     });
     const { svc, page } = c;
     const dana = await someone(svc, "dana", "Dana 👩‍💻");
-    await signIn(page, svc);
+    await signIn(page, svc.baseUrl);
 
     // 412: another admin changed Dana after the page loaded.
     await page.goto(`${svc.baseUrl}/admin#/users/${dana.id}`);
@@ -671,22 +561,11 @@ Deno.test(withTool(
   },
 ));
 
-/** Pixels the page is wider than its window (0: no horizontal scrolling). */
-const overflow = (page: Page) =>
-  page.evaluate(() => {
-    const root = (globalThis as unknown as {
-      document: {
-        documentElement: { scrollWidth: number; clientWidth: number };
-      };
-    }).document.documentElement;
-    return root.scrollWidth - root.clientWidth;
-  });
-
 Deno.test(withTool(
   "at 390 pixels wide every page of the console reads without horizontal scrolling, long right-to-left and emoji names included",
   CHROMIUM_TOOL,
   async () => {
-    await using c = await open({
+    await using c = await openConsole({
       width: 390,
       env: { WEBHOOK_ALLOW_PRIVATE: "true" },
     });
@@ -703,11 +582,23 @@ Deno.test(withTool(
       },
     });
     assert(hook.ok);
+    // An import with a refused record, for its page's table.
+    const imported = await svc.adminFetch("/api/imports", {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson" },
+      body: JSON.stringify({
+        username: "x".repeat(40),
+        name: "اسم طويل جدا جدا جدا",
+        email: "an-address-without-its-at-sign-that-goes-on-and-on.example.com",
+      }) + "\n",
+    });
+    assertEquals(imported.status, 202);
+    const job = (await imported.json()) as { id: number };
 
     await page.goto(`${svc.baseUrl}/admin`);
     await heading(page, "Sign in");
     assertEquals(await overflow(page), 0, "sign-in");
-    await signIn(page, svc);
+    await signIn(page, svc.baseUrl);
     const pages: [string, string | RegExp][] = [
       ["#/users", "Users"],
       [`#/users/${long.id}`, long.name],
@@ -716,6 +607,9 @@ Deno.test(withTool(
       ["#/webhooks", "Webhooks"],
       [`#/webhooks/${hook.data.id}`, /a\/very\/long/],
       ["#/provisioning", "Provisioning"],
+      ["#/imports", "Imports"],
+      [`#/imports/${job.id}`, `Import ${job.id}`],
+      ["#/factors", "My second factors"],
     ];
     for (const [hash, title] of pages) {
       await page.goto(`${svc.baseUrl}/admin${hash}`);
@@ -735,7 +629,7 @@ Deno.test(withTool(
   "the console is usable with the keyboard alone: sign in, find a user, open them and change their role",
   CHROMIUM_TOOL,
   async () => {
-    await using c = await open();
+    await using c = await openConsole();
     const { svc, page } = c;
     const kim = await someone(svc, "kim", "Kim Lee");
     await page.goto(`${svc.baseUrl}/admin`);
@@ -793,9 +687,9 @@ Deno.test(withTool(
   "provisioning connections are created with their token shown once, edited and deleted, as the API has them",
   CHROMIUM_TOOL,
   async () => {
-    await using c = await open();
+    await using c = await openConsole();
     const { svc, page } = c;
-    await signIn(page, svc);
+    await signIn(page, svc.baseUrl);
     await section(page, "Provisioning");
     await page.getByText("No connections.").waitFor();
     await accessible(page, "the provisioning page");

@@ -9,6 +9,7 @@ import bcryptjs from "bcryptjs";
 import { argon2i, argon2id } from "hash-wasm";
 import { importUsers } from "../src/cli/import.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
+import { ndjson, person } from "./support/imports.ts";
 import { ADMIN, sharedService, type TestService } from "./support/service.ts";
 
 const service = sharedService();
@@ -50,16 +51,6 @@ async function importErrors(svc: TestService, id: number) {
   });
   return data!;
 }
-
-const ndjson = (records: unknown[]) =>
-  records.map((r) => JSON.stringify(r)).join("\n") + "\n";
-
-const person = (username: string, extra: Record<string, unknown> = {}) => ({
-  username,
-  name: `Person ${username}`,
-  email: `${username}@example.com`,
-  ...extra,
-});
 
 Deno.test("a body of NDJSON is stored, queued and answered 202 with its Location", async () => {
   const svc = await service();

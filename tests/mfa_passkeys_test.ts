@@ -7,9 +7,14 @@
  */
 import type { Page } from "playwright-core";
 import { assert, assertEquals } from "./support/assert.ts";
-import { CHROMIUM_TOOL, launch, tryItOut } from "./support/browser.ts";
+import {
+  addVirtualAuthenticator,
+  CHROMIUM_TOOL,
+  launch,
+  tryItOut,
+} from "./support/browser.ts";
 import { withTool } from "./support/conditions.ts";
-import { newUser, startService } from "./support/service.ts";
+import { newUser, startServiceOnLocalhost } from "./support/service.ts";
 import {
   ageSecondFactor,
   enrolTotp,
@@ -17,42 +22,11 @@ import {
   records,
 } from "./mfa_support.ts";
 
-/** A port nothing listens on now, for a service whose PUBLIC_URL must name it before it starts. */
-function freePort() {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
-/** A service on http://localhost:PORT, the relying party of its passkeys. */
-async function serviceOnLocalhost() {
-  const port = freePort();
-  const origin = `http://localhost:${port}`;
-  const svc = await startService({
-    PORT: String(port),
-    PUBLIC_URL: origin,
-  }, { bcryptCost: 4 });
-  return { svc, origin };
-}
-
 /** A page of the service's origin with a virtual authenticator attached. */
 async function pageWithAuthenticator(page: Page, origin: string) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send("WebAuthn.enable");
-  await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  await addVirtualAuthenticator(page);
   const docs = await page.goto(`${origin}/docs`);
   assertEquals(docs?.status(), 200);
-  return cdp;
 }
 
 interface Answer {
@@ -123,7 +97,9 @@ Deno.test(withTool(
   "a passkey made by Chromium's virtual authenticator is enrolled, logs in as the second step and steps up; a replayed or foreign-challenge assertion answers 401 Invalid code",
   CHROMIUM_TOOL,
   async () => {
-    const { svc, origin } = await serviceOnLocalhost();
+    const { svc, origin } = await startServiceOnLocalhost({}, {
+      bcryptCost: 4,
+    });
     await using _svc = svc;
     const created = await svc.admin.post("/api/users", {
       body: { ...newUser("carol"), role: "admin" },
@@ -276,7 +252,9 @@ Deno.test(withTool(
   "another user's passkey assertion does not pass this user's second step",
   CHROMIUM_TOOL,
   async () => {
-    const { svc, origin } = await serviceOnLocalhost();
+    const { svc, origin } = await startServiceOnLocalhost({}, {
+      bcryptCost: 4,
+    });
     await using _svc = svc;
     for (const name of ["dave", "erin"]) {
       assert((await svc.admin.post("/api/users", { body: newUser(name) })).ok);
@@ -327,7 +305,9 @@ Deno.test(withTool(
   "an admin with a TOTP logs in through Swagger UI in two steps and lists users",
   CHROMIUM_TOOL,
   async () => {
-    const { svc, origin } = await serviceOnLocalhost();
+    const { svc, origin } = await startServiceOnLocalhost({}, {
+      bcryptCost: 4,
+    });
     await using _svc = svc;
     const frank = await svc.userClient("admin", { password: "frank-password" });
     const { secret } = await enrolTotp(frank.client);

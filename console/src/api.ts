@@ -7,6 +7,7 @@
  */
 import {
   createUserAdminClient,
+  type ErrorMessage,
   nextLink,
   result,
   UnexpectedResponseError,
@@ -17,6 +18,7 @@ export type {
   AuditAction,
   AuditRecord,
   DeliveryAttempt,
+  MfaSummary,
   NewApiKey,
   Role,
   Session,
@@ -27,6 +29,35 @@ export type {
 
 /** Said when no answer came at all (the service or the network is down). */
 export const UNREACHABLE = "The service could not be reached.";
+
+/**
+ * The contract's messages the console acts on, typed against the client:
+ * a message the API renames fails the type check here.
+ */
+export const MESSAGES = {
+  /** A right password of a user with a factor: the login's second step follows. */
+  secondFactorRequired: "Second factor required" satisfies ErrorMessage<
+    "/api/auth/login",
+    "post"
+  >,
+  /** A wrong second factor: refused, the session (or pending login) stays. */
+  invalidCode: "Invalid code" satisfies ErrorMessage<
+    "/api/auth/step-up",
+    "post"
+  >,
+  /** A dangerous action without a recent second factor: step up, then again. */
+  recentSecondFactorRequired:
+    "Recent second factor required" satisfies ErrorMessage<
+      "/api/users/{id}/mfa",
+      "delete"
+    >,
+  /** MFA_REQUIRED_FOR_ADMINS and an admin without a factor: enrol first. */
+  enrollmentRequired:
+    "Second factor enrollment required" satisfies ErrorMessage<
+      "/api/users",
+      "get"
+    >,
+} as const;
 
 /** Calls that may answer 401 without ending the session (signing in). */
 const SIGN_IN = /^\/api\/auth\/(login|me)\b/;
@@ -49,38 +80,95 @@ export const api = createUserAdminClient({ baseUrl: location.origin });
 
 // Any call but signing in that answers 401 means the session ended (expired,
 // signed out elsewhere, user disabled or deleted): back to the sign-in page.
+// A wrong code at a step-up is a 401 too, but the session stays.
 api.use({
   async onResponse({ request, response }) {
     const path = new URL(request.url).pathname;
     if (response.status === 401 && !SIGN_IN.test(path)) {
       const body = await response.clone().json().catch(() => ({}));
-      signedOut(typeof body.error === "string" ? body.error : "Unauthorised");
+      const error = typeof body.error === "string"
+        ? body.error
+        : "Unauthorised";
+      if (error !== MESSAGES.invalidCode) signedOut(error);
     }
     return response;
   },
 });
+
+/** Asks the person for a second factor; true once the session has a recent one. */
+export type StepUp = () => Promise<boolean>;
+let stepUpWith: StepUp | undefined;
+let steppingUp: Promise<boolean> | undefined;
+
+/**
+ * Who asks for the step-up when an action answers 403 `Recent second
+ * factor required` (the console's dialog); `send` then runs the action again.
+ */
+export function onStepUp(ask: StepUp): () => void {
+  stepUpWith = ask;
+  return () => {
+    if (stepUpWith === ask) stepUpWith = undefined;
+  };
+}
+
+/** One question at a time: calls refused together wait for the same answer. */
+function stepUp(): Promise<boolean> {
+  if (!stepUpWith) return Promise.resolve(false);
+  return steppingUp ??= stepUpWith().finally(() => steppingUp = undefined);
+}
+
+type EnrolListener = () => void;
+const enrolListeners = new Set<EnrolListener>();
+
+/** Runs `listener` whenever an answer says the person must enrol a factor first. */
+export function onEnrollmentRequired(listener: EnrolListener): () => void {
+  enrolListeners.add(listener);
+  return () => enrolListeners.delete(listener);
+}
 
 /** What a page shows of an answer. */
 export type Reply<T> =
   | { ok: true; status: number; data: T; headers: Headers }
   | Failure;
 
-/** A failed call: status 0 when no answer came. */
+/** A failed call: status 0 when no answer came, {@link REFUSED} when the browser declined. */
 export interface Failure {
   ok: false;
   status: number;
-  /** The API's message, or {@link UNREACHABLE}. */
+  /** The API's message, {@link UNREACHABLE}, or why the browser declined. */
   error: string;
   /** Seconds to wait, from a 429's `Retry-After`. */
   retryAfter?: number;
 }
 
+/** The status of a {@link Failure} that never reached the API: the browser declined (a passkey not given). */
+export const REFUSED = -1;
+
+type Call<T> = () => Promise<{ data?: T; error?: unknown; response: Response }>;
+
 /**
  * Runs one call of the typed client (`api.GET(...)` and friends) and
  * answers its {@link Reply}; never throws, except when `signal` aborted it.
+ * An action that needs a recent second factor asks for it (see
+ * {@link onStepUp}) and, given it, runs once more.
  */
 export async function send<T>(
-  call: () => Promise<{ data?: T; error?: unknown; response: Response }>,
+  call: Call<T>,
+  signal?: AbortSignal,
+): Promise<Reply<T>> {
+  const answer = await sendOnce(call, signal);
+  if (answer.ok || answer.status !== 403) return answer;
+  if (answer.error === MESSAGES.recentSecondFactorRequired) {
+    return await stepUp() ? await sendOnce(call, signal) : answer;
+  }
+  if (answer.error === MESSAGES.enrollmentRequired) {
+    for (const listener of enrolListeners) listener();
+  }
+  return answer;
+}
+
+async function sendOnce<T>(
+  call: Call<T>,
   signal?: AbortSignal,
 ): Promise<Reply<T>> {
   let answer;

@@ -4,10 +4,17 @@
  */
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { api, onSignedOut, send } from "./api.ts";
+import { api, onEnrollmentRequired, onSignedOut, send } from "./api.ts";
 import type { Account } from "../../clients/mod.ts";
-import { PAGES } from "./pages.tsx";
-import { href, match, useLocation } from "./router.ts";
+import { StepUpDialog } from "./factor.tsx";
+import { FACTORS_PATH, PAGES } from "./pages.tsx";
+import {
+  currentLocation,
+  href,
+  match,
+  navigate,
+  useLocation,
+} from "./router.ts";
 import { SignIn } from "./pages/signin.tsx";
 import { Notice, Title } from "./ui.tsx";
 import type { Failure } from "./api.ts";
@@ -28,12 +35,22 @@ function App() {
   };
   useEffect(() => {
     check();
-    return onSignedOut((message) => {
+    const offEnrol = onEnrollmentRequired(() => {
+      // Nothing else answers until a factor is set up: go where that is done.
+      if (currentLocation().path !== FACTORS_PATH) {
+        navigate(href(FACTORS_PATH, { required: "1" }), true);
+      }
+    });
+    const offSignedOut = onSignedOut((message) => {
       setMe((was) => {
         if (was) setEndedWith(message);
         return null;
       });
     });
+    return () => {
+      offEnrol();
+      offSignedOut();
+    };
   }, []);
 
   if (checkFailed) {
@@ -95,6 +112,12 @@ function App() {
         </nav>
         <div class="who">
           <bdi>{me.username}</bdi>{" "}
+          <a
+            href={href(FACTORS_PATH)}
+            aria-current={page.pattern === FACTORS_PATH ? "page" : undefined}
+          >
+            My second factors
+          </a>{" "}
           <button type="button" class="secondary" onClick={signOut}>
             Sign out
           </button>
@@ -103,6 +126,7 @@ function App() {
       <main id="main" key={loc.path}>
         {page.render({ params, query: loc.query, me })}
       </main>
+      <StepUpDialog />
     </>
   );
 }

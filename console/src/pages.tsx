@@ -6,10 +6,15 @@ import type { VNode } from "preact";
 import type { Account } from "../../clients/mod.ts";
 import { AuditTrail } from "./pages/audit.tsx";
 import { CreateUser } from "./pages/create-user.tsx";
+import { Factors } from "./pages/factors.tsx";
+import { ImportPage, Imports } from "./pages/imports.tsx";
 import { ScimConnections } from "./pages/scim.tsx";
 import { UserPage } from "./pages/user.tsx";
 import { Users } from "./pages/users.tsx";
 import { WebhookPage, Webhooks } from "./pages/webhooks.tsx";
+
+/** The signed-in person's own factors, linked beside their name. */
+export const FACTORS_PATH = "/factors";
 
 export interface PageProps {
   params: Record<string, string>;
@@ -74,5 +79,24 @@ export const PAGES: Page[] = [
     section: "provisioning",
     nav: "Provisioning",
     render: () => <ScimConnections />,
+  },
+  {
+    pattern: "/imports",
+    title: "Imports",
+    section: "imports",
+    nav: "Imports",
+    render: () => <Imports />,
+  },
+  {
+    pattern: "/imports/:id",
+    title: "Import",
+    section: "imports",
+    render: ({ params }) => <ImportPage id={params.id} />,
+  },
+  {
+    pattern: FACTORS_PATH,
+    title: "My second factors",
+    section: "factors",
+    render: ({ query }) => <Factors query={query} />,
   },
 ];

@@ -68,7 +68,10 @@ export function Field(
   );
 }
 
-/** A secret the API shows this once, with a way to copy it. */
+/**
+ * A secret the API shows this once, with a way to copy it; several lines
+ * (recovery codes) show as one a line.
+ */
 export function Secret(
   { label, value, onDismiss }: {
     label: string;
@@ -77,10 +80,10 @@ export function Secret(
   },
 ) {
   const [copied, setCopied] = useState(false);
-  const input = useRef<HTMLInputElement>(null);
-  useEffect(() => input.current?.select(), []);
+  const field = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
+  useEffect(() => field.current?.select(), []);
   const copy = async () => {
-    input.current?.select();
+    field.current?.select();
     try {
       await navigator.clipboard.writeText(value);
       setCopied(true);
@@ -88,19 +91,22 @@ export function Secret(
       // No clipboard access: the text stays selected for Ctrl+C.
     }
   };
+  const lines = value.split("\n").length;
+  const shown = {
+    ref: field,
+    readOnly: true,
+    value,
+    "aria-label": label,
+    class: "mono",
+    spellcheck: false,
+  };
   return (
     <div class="notice secret" role="status">
       <p>
-        <strong>{label}</strong> It is shown this once: copy it now.
+        <strong>{label}</strong> {lines > 1 ? "They are" : "It is"}{" "}
+        shown this once: copy {lines > 1 ? "them" : "it"} now.
       </p>
-      <input
-        ref={input}
-        readOnly
-        value={value}
-        aria-label={label}
-        class="mono"
-        spellcheck={false}
-      />
+      {lines > 1 ? <textarea rows={lines} {...shown} /> : <input {...shown} />}
       <div class="actions">
         <button type="button" onClick={copy}>
           {copied ? "Copied" : "Copy"}

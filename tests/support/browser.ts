@@ -34,6 +34,27 @@ export async function launch(): Promise<Browser & AsyncDisposable> {
   });
 }
 
+/**
+ * Chromium's virtual WebAuthn authenticator (DevTools protocol), attached
+ * to the page: it makes and signs passkeys at once, user verified, as a
+ * platform authenticator with a fingerprint would.
+ */
+export async function addVirtualAuthenticator(page: Page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("WebAuthn.enable");
+  await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return cdp;
+}
+
 /** What went wrong on a page, in words, and every URL it requested. */
 export interface Watched {
   requested: string[];

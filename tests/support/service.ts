@@ -18,6 +18,7 @@ import { openDatabase } from "../../src/db/database.ts";
 import type { Store } from "../../src/db/store.ts";
 import { createLogger } from "../../src/log.ts";
 import { type Service, startService as startReal } from "../../src/server.ts";
+import { freePort } from "./process.ts";
 import { databasePrefix } from "./test-run.ts";
 
 export const ADMIN = { username: "admin", password: "admin-pass-1234" };
@@ -375,6 +376,24 @@ export async function startService(
   options: ServiceOptions = {},
 ): Promise<TestService> {
   return (await start(env, options)).service;
+}
+
+/**
+ * A service of the test's own on http://localhost:PORT, which PUBLIC_URL
+ * names: the relying party of its passkeys (WebAuthn takes a host name,
+ * never an address) and a secure context for the browser.
+ */
+export async function startServiceOnLocalhost(
+  env: Record<string, string> = {},
+  options: ServiceOptions = {},
+): Promise<{ svc: TestService; origin: string }> {
+  const port = freePort();
+  const origin = `http://localhost:${port}`;
+  const svc = await startService(
+    { ...env, PORT: String(port), PUBLIC_URL: origin },
+    options,
+  );
+  return { svc, origin };
 }
 
 /**

@@ -1,7 +1,12 @@
-/** Signing in: the API's login, its messages as they are. */
+/**
+ * Signing in: the API's login, its messages as they are; for a user with a
+ * second factor, a second step (a code or a passkey) once the password is
+ * right.
+ */
 import { useState } from "preact/hooks";
 import type { Account } from "../../../clients/mod.ts";
-import { api, type Failure, send } from "../api.ts";
+import { api, type Failure, MESSAGES, send } from "../api.ts";
+import { SecondFactorForm } from "../factor.tsx";
 import { Field, Notice, onSubmit, Title } from "../ui.tsx";
 
 export function SignIn(
@@ -15,6 +20,8 @@ export function SignIn(
   const [password, setPassword] = useState("");
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<Failure>();
+  // The password was right: the pending login (cookie `mfa`) waits for a factor.
+  const [secondStep, setSecondStep] = useState(false);
 
   const signIn = async () => {
     setBusy(true);
@@ -23,13 +30,56 @@ export function SignIn(
       api.POST("/api/auth/login", { body: { username, password } })
     );
     setBusy(false);
-    if (answer.ok) onSignedIn(answer.data);
-    else setFailure(answer);
+    if (answer.ok) return onSignedIn(answer.data);
+    if (
+      answer.status === 401 && answer.error === MESSAGES.secondFactorRequired
+    ) {
+      setPassword("");
+      return setSecondStep(true);
+    }
+    setFailure(answer);
   };
+
+  if (secondStep) {
+    return (
+      <main id="main" class="signin">
+        <Title key="factor">Second factor</Title>
+        <p>
+          The password of <bdi>{username}</bdi>{" "}
+          is right. Now your second factor: a code or a passkey.
+        </p>
+        <SecondFactorForm
+          id="signin"
+          submitLabel="Sign in"
+          offerPasskey
+          submit={(factor) =>
+            send(() =>
+              api.POST("/api/auth/login/second-factor", { body: factor })
+            )}
+          options={() =>
+            send(() => api.POST("/api/auth/login/second-factor/options"))}
+          onDone={onSignedIn}
+          onGone={(gone) => {
+            // The pending login expired or was used: start again.
+            setFailure(gone);
+            setSecondStep(false);
+          }}
+        >
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => setSecondStep(false)}
+          >
+            Back to the password
+          </button>
+        </SecondFactorForm>
+      </main>
+    );
+  }
 
   return (
     <main id="main" class="signin">
-      <Title>Sign in</Title>
+      <Title key="password">Sign in</Title>
       <p class="muted">User administration</p>
       {ended && !failure && (
         <div class="notice error" role="alert">

@@ -218,6 +218,18 @@ function UserView(
               })
             ))}
       />
+      <SecondFactors
+        user={user}
+        self={user.id === me.id}
+        busy={busy}
+        onReset={() =>
+          change("Second factors reset.", () =>
+            send(() =>
+              api.DELETE("/api/users/{id}/mfa", {
+                params: { path: { id: user.id } },
+              })
+            ))}
+      />
       <Sessions userId={user.id} onChange={changed} />
       <Keys userId={user.id} onChange={changed} />
 
@@ -371,6 +383,67 @@ function AccessForm(
           {user.disabled ? "Update disable" : "Disable user"}
         </button>
       </form>
+    </section>
+  );
+}
+
+/** The user's factors as the API summarises them (never a secret), and the reset. */
+function SecondFactors(
+  { user, self, busy, onReset }: {
+    user: UserDetail;
+    self: boolean;
+    busy: boolean;
+    onReset: () => void;
+  },
+) {
+  const { totp, passkeys, recoveryCodesLeft } = user.mfa;
+  const any = totp !== null || passkeys.length > 0;
+  return (
+    <section aria-labelledby="factors-h">
+      <h2 id="factors-h">Second factors</h2>
+      {!any && <p class="muted">No second factor.</p>}
+      {any && (
+        <>
+          <dl class="facts">
+            <dt>Authenticator app</dt>
+            <dd>
+              {totp
+                ? (
+                  <>
+                    set up <Time iso={totp.enrolledAt} />
+                  </>
+                )
+                : "none"}
+            </dd>
+            <dt>Passkeys</dt>
+            <dd>
+              {passkeys.length === 0 && "none"}
+              {passkeys.map((p, i) => (
+                <span key={p.id}>
+                  {i > 0 && "; "}
+                  <Text>{p.name}</Text>{" "}
+                  <span class="muted">
+                    (last used <Time iso={p.lastUsedAt} />)
+                  </span>
+                </span>
+              ))}
+            </dd>
+            <dt>Recovery codes</dt>
+            <dd>{recoveryCodesLeft} left</dd>
+          </dl>
+          <p>
+            For someone who lost their factors: they sign in with the password
+            alone and may set up new ones.{" "}
+            {self && "Your own sessions end too: you sign in again."}
+          </p>
+          <ConfirmButton
+            label="Reset second factors"
+            question={`Remove every factor of ${user.username} and end their sessions?`}
+            busy={busy}
+            onConfirm={onReset}
+          />
+        </>
+      )}
     </section>
   );
 }

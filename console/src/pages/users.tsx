@@ -5,7 +5,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, nextCursor, send, type User } from "../api.ts";
-import { href, navigate } from "../router.ts";
+import { currentLocation, href, navigate } from "../router.ts";
 import { Field, Notice, Text, Time, Title, useLoad } from "../ui.tsx";
 
 export const PAGE_SIZE = 50;
@@ -38,12 +38,14 @@ export function Users({ query }: { query: URLSearchParams }) {
   const go = (next: Filters, replace = false) =>
     navigate(href("/users", next), replace);
 
-  // The search runs once typing pauses, and replaces the history entry.
+  // The search runs once typing pauses, and replaces the history entry;
+  // over the filters as they are then (a role picked meanwhile stays).
   useEffect(() => {
     if (typed === (filters.q ?? "")) return;
     const timer = setTimeout(() => {
       setBehind([]);
-      go({ ...filters, q: typed || undefined, after: undefined }, true);
+      const now = filtersOf(currentLocation().query);
+      go({ ...now, q: typed || undefined, after: undefined }, true);
     }, SEARCH_DELAY_MS);
     return () => clearTimeout(timer);
   }, [typed]);
