@@ -557,6 +557,51 @@ Deno.test("two workers on one database share the endpoints and deliver each reco
   }
 });
 
+Deno.test("a worker that stops ends its delivery under way at once, and records no attempt for it", async () => {
+  await using receiver = startReceiver();
+  // Each worker takes one endpoint at a time, and a hanging receiver holds
+  // it for the whole 10 s timeout: so each of the two holds one.
+  await using svc = await startService({
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    WEBHOOK_POLL_MS: "50",
+    WEBHOOK_ENDPOINTS_AT_ONCE: "1",
+  });
+  const second = startWebhookWorker(
+    svc.store,
+    { ...svc.config, WEBHOOK_ENDPOINTS_AT_ONCE: 1 },
+    createLogger("silent"),
+  );
+  const { promise: released, resolve: release } = Promise.withResolvers<
+    void
+  >();
+  let stopped = false;
+  try {
+    const hooks = [];
+    for (const path of ["/hang0", "/hang1"]) {
+      receiver.answer(path, async () => {
+        await released;
+        return 200;
+      });
+      hooks.push(await createHook(svc, { url: receiver.url(path) }));
+    }
+    await eventually(
+      "both receivers hold a request",
+      () => new Set(receiver.received.map((r) => r.path)).size === 2,
+    );
+    const started = performance.now();
+    await second.stop();
+    stopped = true;
+    const ms = performance.now() - started;
+    assert(ms < 2_000, `the stop waited ${Math.round(ms)} ms for a receiver`);
+    // The stopped attempt is sent again later, not counted as a failure;
+    // the other worker's is still under way.
+    for (const hook of hooks) assertEquals(await attempts(svc, hook.id), []);
+  } finally {
+    release();
+    if (!stopped) await second.stop();
+  }
+});
+
 Deno.test("the receiver example of clients/README.md verifies each delivery, refuses a forged one and takes a repeated one once", async () => {
   const readme = await Deno.readTextFile(
     new URL("../clients/README.md", import.meta.url),

@@ -55,7 +55,7 @@ export interface DeliveryOptions {
 
 /** The three headers that sign `body` (Standard Webhooks, `v1` HMAC-SHA256). */
 export function signatureHeaders(
-  secret: string,
+  signer: Webhook,
   id: string,
   timestamp: number,
   body: string,
@@ -63,11 +63,7 @@ export function signatureHeaders(
   return {
     "webhook-id": id,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": new Webhook(secret).sign(
-      id,
-      new Date(timestamp * 1000),
-      body,
-    ),
+    "webhook-signature": signer.sign(id, new Date(timestamp * 1000), body),
   };
 }
 
@@ -77,16 +73,28 @@ export function newSecret(): string {
   return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }
 
-/** The client of one URL, kept between deliveries to it. */
+/**
+ * The client of one URL, kept between deliveries to it, and the signer of
+ * its secret (which decodes the key once, not once a message).
+ */
 export interface KeptConnection {
   url?: string;
   client?: Client;
+  signer?: { secret: string; webhook: Webhook };
 }
 
+/** Closes the connection; a request still under way on it fails at once. */
 export function closeKept(kept: KeptConnection) {
   kept.client?.destroy().catch(() => {});
   kept.client = kept.url = undefined;
 }
+
+const signerOf = (kept: KeptConnection, secret: string) => {
+  if (kept.signer?.secret !== secret) {
+    kept.signer = { secret, webhook: new Webhook(secret) };
+  }
+  return kept.signer.webhook;
+};
 
 class Refused extends Error {}
 
@@ -147,12 +155,15 @@ export async function deliver(
     ...o,
     durationMs: Math.round(performance.now() - started),
   });
-  const deadline = AbortSignal.timeout(options.timeoutMs);
-  const signal = options.signal
-    ? AbortSignal.any([deadline, options.signal])
-    : deadline;
+  // One timer, cleared at the end: AbortSignal.timeout's would stay until
+  // it fires, one per delivery. A stop aborts nothing here: it closes the
+  // kept connections (closeKept), which ends a request under way.
+  const deadline = new AbortController();
+  const signal = deadline.signal;
+  const timer = setTimeout(() => deadline.abort(), options.timeoutMs);
   const kept = options.kept ?? {};
   try {
+    if (options.signal?.aborted) throw new Error("stopping");
     const url = new URL(d.url);
     if (kept.client && kept.url !== d.url) closeKept(kept);
     kept.url = d.url;
@@ -164,7 +175,7 @@ export async function deliver(
       headers: {
         "content-type": "application/json",
         "user-agent": "user-admin-webhooks",
-        ...signatureHeaders(d.secret, d.id, timestamp, d.body),
+        ...signatureHeaders(signerOf(kept, d.secret), d.id, timestamp, d.body),
       },
       body: d.body,
       signal,
@@ -179,7 +190,9 @@ export async function deliver(
       response = await client.request(request);
     }
     const status = response.statusCode;
-    const excerpt = await readExcerpt(response.body);
+    const excerpt = status === 204 || response.headers["content-length"] === "0"
+      ? (await response.body.dump(), null)
+      : await readExcerpt(response.body);
     const ok = status >= 200 && status < 300;
     return done({
       ok,
@@ -192,10 +205,10 @@ export async function deliver(
       responseExcerpt: excerpt,
     });
   } catch (e) {
-    const error = deadline.aborted
-      ? `no answer within ${options.timeoutMs} ms`
-      : options.signal?.aborted
+    const error = options.signal?.aborted
       ? "aborted: the service stopped"
+      : signal.aborted
+      ? `no answer within ${options.timeoutMs} ms`
       : e instanceof Refused
       ? e.message
       : `${(e as Error).name}: ${(e as Error).message}`.slice(0, 200);
@@ -203,6 +216,7 @@ export async function deliver(
     closeKept(kept);
     return done({ ok: false, status: null, error, responseExcerpt: null });
   } finally {
+    clearTimeout(timer);
     if (!options.kept) closeKept(kept);
   }
 }

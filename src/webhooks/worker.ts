@@ -284,6 +284,11 @@ export function startWebhookWorker(
     async stop() {
       stopping.abort();
       wakeUp?.();
+      // What is under way ends at once (each attempt reports the stop).
+      for (const id of running.keys()) {
+        const connection = connections.get(id);
+        if (connection) closeKept(connection.kept);
+      }
       await loop;
       await Promise.all(running.values());
       for (const { kept } of connections.values()) closeKept(kept);
