@@ -20,7 +20,7 @@ import { requestScope } from "./http/request.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import { mountKeys } from "./api-keys/api-keys.index.ts";
-import { mountScim } from "./scim/scim.index.ts";
+import { answersInScimForm, mountScim } from "./scim/scim.index.ts";
 import { mountMfa } from "./mfa/mfa.index.ts";
 import { mountUsers } from "./users/users.index.ts";
 import { exceptImportUploads, mountImports } from "./imports/imports.index.ts";
@@ -180,7 +180,11 @@ export function createApp(deps: AppDeps) {
 
   // Only for what escapes the request scope (metrics' own middleware).
   app.onError(onError);
-  app.notFound(scope.handler(onNotFound(() => app.routes)));
+  const notFound = onNotFound(() => app.routes);
+  app.notFound(scope.handler((c) => {
+    answersInScimForm(c);
+    return notFound(c);
+  }));
   scope.assertCovers(app.routes);
   return app;
 }

@@ -323,6 +323,10 @@ Deno.test("a connection sees only its own groups and externalIds; a revoked or u
   assertEquals((await idp.get(`/Groups/${gid}`)).body.displayName, "mine");
   assertScimError(await idp.get("/Users/99999999"), 404);
   assertScimError(await idp.get("/Users/abc"), 404);
+  // Paths and methods SCIM has no route for: still its error form.
+  assertScimError(await idp.get("/Devices"), 404);
+  assertScimError(await idp.get("/Users/abc/def"), 404);
+  assertScimError(await idp.post("/Users/abc", {}), 405);
 
   await svc.admin.DELETE("/api/scim/connections/{id}", {
     params: { path: { id: otherConn.id } },

@@ -2,6 +2,8 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { mountAll } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
 import type { StepDeps } from "../http/steps.ts";
+import type { Context } from "hono";
+import { scimErrorForm } from "./errors.ts";
 import * as connectionRoutes from "./connections.routes.ts";
 import { createConnectionHandlers } from "./connections.handlers.ts";
 import { createScimHandlers, type ScimDeps } from "./scim.handlers.ts";
@@ -26,4 +28,19 @@ export function mountScim(
   });
   mountAll(app, connectionRoutes, createConnectionHandlers(deps), steps);
   mountAll(app, routes, createScimHandlers(deps), steps);
+}
+
+/** Where identity providers speak SCIM. */
+const SCIM_BASE = "/scim/v2";
+
+/**
+ * A request under `/scim/v2` that no route takes (an unknown resource or
+ * method) is answered in SCIM's error form too: an identity provider reads
+ * nothing else.
+ */
+export function answersInScimForm(c: Context<AppEnv>) {
+  const path = c.req.path;
+  if (path === SCIM_BASE || path.startsWith(`${SCIM_BASE}/`)) {
+    c.set("errorForm", scimErrorForm);
+  }
 }
