@@ -17,6 +17,7 @@ import { deadline } from "./http/endpoint.ts";
 import type { AppEnv } from "./http/env.ts";
 import { onError, onNotFound } from "./http/errors.ts";
 import { requestScope } from "./http/request.ts";
+import { FixedPathRouter } from "./http/router.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import { mountKeys } from "./api-keys/api-keys.index.ts";
@@ -100,7 +101,10 @@ export function createApp(deps: AppDeps) {
   const passwords = deps.passwords ?? createPasswordHasher(config.BCRYPT_COST);
   const sessions = createSessions(store, config);
 
-  const app = new OpenAPIHono<AppEnv>({ strict: true });
+  const app = new OpenAPIHono<AppEnv>({
+    strict: true,
+    router: new FixedPathRouter(),
+  });
 
   if (deps.metrics) app.use(deps.metrics.middleware);
   const scope = requestScope({
