@@ -9,7 +9,7 @@
  * other jobs.
  */
 import type { PasswordHasher } from "../auth/passwords.ts";
-import type { ClaimedImport } from "../db/imports.ts";
+import { type ClaimedImport, prepareBatch } from "../db/imports.ts";
 import type { Store } from "../db/store.ts";
 import type { Logger } from "../log.ts";
 import { judgeRecords } from "./judge.ts";
@@ -43,13 +43,13 @@ export function startImportWorker(
     wakeUp?.();
   };
 
-  /** The batch after `after` (the cursor when undefined), read and judged. */
+  /** The batch after `after` (the cursor when undefined), read, judged and keyed. */
   const prepare = async (job: ClaimedImport, after?: number) => {
     const next = await imports.next(job, batchSize, after);
     if (next === "stopped") return undefined;
     return {
       after: next.after,
-      verdicts: await judgeRecords(next.records, passwords),
+      batch: prepareBatch(await judgeRecords(next.records, passwords)),
     };
   };
 
@@ -63,7 +63,7 @@ export function startImportWorker(
     while (!stopped) {
       const batch = await ready;
       if (!batch) return;
-      const last = batch.verdicts.at(-1)?.line;
+      const last = batch.batch.verdicts.at(-1)?.line;
       ready = last === undefined
         ? Promise.resolve(undefined)
         : prepare(job, last);
@@ -72,7 +72,7 @@ export function startImportWorker(
       const outcome = await imports.write(
         job,
         batch.after,
-        batch.verdicts,
+        batch.batch,
         leaseMs,
       );
       if (outcome !== "more") return;
