@@ -2020,6 +2020,7 @@ export interface components {
             disabled: components["schemas"]["Disabled"];
             /** @example alice@example.com */
             email: string;
+            /** @description The user's id in the system it comes from: the one an import gave, else the one an identity provider gave through SCIM (the first connection's when several did) */
             externalId: string | null;
             /** @example 2 */
             id: number;

@@ -177,7 +177,12 @@ export function createImportStore(
   sql: Sql,
   { transaction, asCaller }: Writer,
 ) {
-  /** An export's line: the detail `GET /api/users/{id}` shows, the external id, and the hash when asked. */
+  /**
+   * An export's line: the detail `GET /api/users/{id}` shows, the external
+   * id, and the hash when asked. The external id is the one an import gave
+   * the user, else the one a provisioning connection gave it (the first
+   * connection's that has one): what importing the export stores back.
+   */
   const exported = (passwordHashes: boolean) =>
     sql`users.id, users.username, users.name, users.email, users.role,
     ${iso(sql, "users.created_at")} as "createdAt",
@@ -186,7 +191,10 @@ export function createImportStore(
       'until', ${iso(sql, "users.disabled_until")},
       'since', ${iso(sql, "users.disabled_at")}) end as disabled,
     ${iso(sql, "users.last_login_at")} as "lastLoginAt",
-    users.external_id as "externalId"${
+    coalesce(users.external_id, (
+      select l.external_id from scim_user_links l
+      where l.user_id = users.id and l.external_id is not null
+      order by l.connection_id limit 1)) as "externalId"${
       passwordHashes ? sql`, users.password_hash as "passwordHash"` : sql``
     }`;
 
