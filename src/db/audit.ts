@@ -139,7 +139,7 @@ export async function recordAudits(
 }
 
 /**
- * Puts records into the chain (audit_seal, migration 022): `soon` after a
+ * Puts records into the chain (audit_seal, migration 023): `soon` after a
  * write committed some, without waiting; `now` before reading the chain,
  * resolving once every record committed before the call is in it.
  */
