@@ -88,7 +88,7 @@ const ImportQuerySchema = z.object({
     .openapi({
       type: "boolean",
       description:
-        "Judge every record and count what would be created, updated and skipped, writing nothing (a name given twice in the file is only found within a batch of 1,000 lines)",
+        "Judge every record and count what would be created, updated and skipped, writing nothing (a name given twice in the file is only found within a batch of 2,000 lines)",
     }),
   onConflict: z.enum(["fail", "skip", "update"]).optional().openapi({
     description:

@@ -14,8 +14,12 @@ import type { Store } from "../db/store.ts";
 import type { Logger } from "../log.ts";
 import { judgeRecords } from "./judge.ts";
 
-/** Records per batch (one transaction): bounds the memory and a lost batch's work. */
-export const IMPORT_BATCH = 1000;
+/**
+ * Records per batch (one transaction): bounds the memory and a lost
+ * batch's work; 2,000 rather than 1,000 halves what each batch costs
+ * apart from its users (the job's row, the cursor, the commit, a seal).
+ */
+export const IMPORT_BATCH = 2000;
 export interface ImportWorkerOptions {
   /** How often the worker looks for jobs when nothing wakes it. */
   pollMs?: number;
