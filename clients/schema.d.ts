@@ -2020,6 +2020,7 @@ export interface components {
             disabled: components["schemas"]["Disabled"];
             /** @example alice@example.com */
             email: string;
+            /** @description The user's id in the system it comes from: the one an import gave, else the one an identity provider gave through SCIM (the first connection's when several did) */
             externalId: string | null;
             /** @example 2 */
             id: number;
@@ -4219,7 +4220,7 @@ export interface operations {
     createImport: {
         parameters: {
             query?: {
-                /** @description Judge every record and count what would be created, updated and skipped, writing nothing (a name given twice in the file is only found within a batch of 1,000 lines) */
+                /** @description Judge every record and count what would be created, updated and skipped, writing nothing (a name given twice in the file is only found within a batch of 2,000 lines) */
                 dryRun?: boolean;
                 /** @description A record whose username or e-mail another user already has: `fail` (default) refuses it (`Username or email already exists`), `skip` counts it skipped, `update` writes the fields it gives over the user of that username (absent optional fields stay; a new password or hash ends the user's sessions) */
                 onConflict?: "fail" | "skip" | "update";

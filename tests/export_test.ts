@@ -10,6 +10,7 @@ import {
   startService,
   type TestService,
 } from "./support/service.ts";
+import { createConnection, scimClient, USER_SCHEMA } from "./scim_support.ts";
 
 /** Over the port, past the harness's recorder: an export with hashes shows bcrypt hashes by design. */
 async function exported(svc: TestService, query = "") {
@@ -142,4 +143,57 @@ Deno.test("an export imports into a fresh database unchanged, and every user log
       assertEquals(login.ok, false, "the disabled user stays disabled");
     } else assert(login.ok, `${u.username} logs in with the old password`);
   }
+});
+
+Deno.test("a provisioned user's export shows the externalId its identity provider gave it, and an import of the export keeps it", async () => {
+  await using from = await startService({}, { bcryptCost: 4 });
+  const okta = await createConnection(from, "Okta");
+  const scim = scimClient(from, okta.token);
+  const made = await scim.post("/Users", {
+    schemas: [USER_SCHEMA],
+    userName: "provisioned",
+    externalId: "00u1okta",
+    name: { formatted: "Provisioned User" },
+    emails: [{ value: "provisioned@example.com", primary: true }],
+  });
+  assertEquals(made.status, 201);
+  // An import's externalId is the user's own: it comes before a link's.
+  const imported = await importBody(
+    from,
+    JSON.stringify({
+      username: "both",
+      name: "Both Ways",
+      email: "both@example.com",
+      externalId: "legacy-7",
+    }),
+  );
+  assertEquals(imported.errors, []);
+  const both = await from.admin.GET("/api/users", {
+    params: { query: { q: "both" } },
+  });
+  const linked = await scim.put(`/Users/${both.data![0].id}`, {
+    schemas: [USER_SCHEMA],
+    userName: "both",
+    externalId: "00u2okta",
+    name: { formatted: "Both Ways" },
+    emails: [{ value: "both@example.com", primary: true }],
+  });
+  assertEquals(linked.status, 200);
+  assertEquals(linked.body.externalId, "00u2okta");
+
+  const externalIds = (text: string) =>
+    Object.fromEntries(
+      withoutVolatile(text).map((u) => [u.username, u.externalId]),
+    );
+  const before = await exported(from);
+  assertEquals(externalIds(before), {
+    admin: null,
+    provisioned: "00u1okta",
+    both: "legacy-7",
+  });
+
+  await using to = await startService({}, { bcryptCost: 4 });
+  const moved = await importBody(to, before, "?onConflict=skip");
+  assertEquals(moved.errors, []);
+  assertEquals(externalIds(await exported(to)), externalIds(before));
 });

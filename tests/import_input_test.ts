@@ -5,6 +5,8 @@
  */
 import { assert, assertEquals } from "./support/assert.ts";
 import { rawHttp } from "./support/raw.ts";
+import { IMPORT_BATCH } from "../src/imports/worker.ts";
+import { uploadChunks } from "../src/cli/import.ts";
 import {
   loginCookie,
   sharedService,
@@ -111,8 +113,10 @@ Deno.test("each refused NDJSON record is named by its line with the message POST
 
 Deno.test("a name given twice in one file is refused the second time, also batches apart", async () => {
   const svc = await service();
+  // The last line in the batch after the first's.
+  const count = IMPORT_BATCH + 500;
   const lines = Array.from(
-    { length: 1500 },
+    { length: count },
     (_, i) => line(`user${i}`, { password: null, passwordHash: HASH }),
   );
   lines.push(line("user3", { email: "again@example.com" }));
@@ -120,9 +124,9 @@ Deno.test("a name given twice in one file is refused the second time, also batch
     query: "?onConflict=skip",
   });
   assertEquals(errors, [
-    { line: 1501, error: "Username or email already exists" },
+    { line: count + 1, error: "Username or email already exists" },
   ]);
-  assertEquals(done.created, 1500);
+  assertEquals(done.created, count);
   assertEquals(done.skipped, 0);
 });
 
@@ -220,4 +224,18 @@ Deno.test("a streamed body past 1 GiB is refused 413 and leaves nothing behind",
   >`select (select count(*)::int from import_jobs where status = 'receiving') as jobs,
       (select count(*)::int from import_records) as records`;
   assertEquals({ jobs, records }, { jobs: 0, records: 0 });
+});
+
+Deno.test("deno task import sends a file in pieces whose HTTP chunks are 64 KiB with their framing, the bytes unchanged", async () => {
+  const bytes = new Uint8Array(200_000).map((_, i) => i % 251);
+  const pieces: Uint8Array[] = [];
+  await ReadableStream.from([bytes.subarray(0, 7), bytes.subarray(7)])
+    .pipeThrough(uploadChunks())
+    .pipeTo(new WritableStream({ write: (p) => void pieces.push(p) }));
+  // A chunk of 65,528 bytes is framed as `fff8\r\n` ... `\r\n`: 65,536.
+  assertEquals(pieces.map((p) => p.length), [65_528, 65_528, 65_528, 3_416]);
+  const joined = new Uint8Array(bytes.length);
+  let at = 0;
+  for (const p of pieces) joined.set(p, (at += p.length) - p.length);
+  assertEquals(joined, bytes);
 });

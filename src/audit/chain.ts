@@ -48,7 +48,7 @@ export function canonicalJson(value: unknown): string {
  * The canonical serialisation of a record's content: a JSON array in a fixed
  * field order. Changing it breaks every existing chain, so it never changes.
  * Written as its id, its time and `canonicalTail`, because the seal
- * (audit_seal, its live body in migration 022) learns the id only in the database and puts
+ * (audit_seal, its live body in migration 023) learns the id only in the database and puts
  * it and the time in front of the tail the same way.
  */
 export function canonicalContent(r: AuditContent): string {

@@ -121,7 +121,8 @@ const insertsSentAhead = new WeakMap<TransactionSql, Promise<unknown>[]>();
 /**
  * Many records in one statement, in their order, inside the caller's
  * transaction (a bulk write: an import's batch of users); as recordAudit,
- * they commit or roll back with the change.
+ * they commit or roll back with the change, and in a transaction that
+ * `audited` opened they are sealed soon after its commit.
  */
 export async function recordAudits(
   tx: TransactionSql,
@@ -133,10 +134,12 @@ export async function recordAudits(
     select t from unnest(${events.map(canonicalTail)}::text[])
       with ordinality as e(t, n)
     order by n`;
+  // Already answered: only tells `audited` to seal after the commit.
+  insertsSentAhead.get(tx)?.push(Promise.resolve());
 }
 
 /**
- * Puts records into the chain (audit_seal, migration 022): `soon` after a
+ * Puts records into the chain (audit_seal, migration 023): `soon` after a
  * write committed some, without waiting; `now` before reading the chain,
  * resolving once every record committed before the call is in it.
  */

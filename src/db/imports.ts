@@ -82,6 +82,70 @@ export interface ImportedUser {
 /** What the job runner judged of a record: a user to write, or the line's error. */
 export type Verdict = ImportedUser | { line: number; error: string };
 
+/** A user of a batch with the keys its row is stored under. */
+interface KeyedUser {
+  user: ImportedUser;
+  keys: ReturnType<typeof identityKeys>;
+}
+
+/**
+ * A batch as `write` takes it: its verdicts, the users among them with
+ * their keys, and their rows as the insert reads them (one JSON text).
+ * Made by `prepareBatch`, while the batch before is written.
+ */
+export interface PreparedBatch {
+  verdicts: Verdict[];
+  users: KeyedUser[];
+  rows: string;
+  /** Two of its users share a key: they cannot all be inserted. */
+  clashes: boolean;
+}
+
+/**
+ * The work of a batch that needs no database: the users' keys (canonical
+ * forms, look-alike skeletons) and the rows the insert reads.
+ */
+export function prepareBatch(verdicts: Verdict[]): PreparedBatch {
+  const users: KeyedUser[] = [];
+  for (const v of verdicts) {
+    if (!("error" in v)) users.push({ user: v, keys: identityKeys(v) });
+  }
+  const seen = new Set<string>();
+  let clashes = false;
+  for (const { keys } of users) {
+    for (
+      const key of [
+        `u${keys.username_fold}`,
+        `e${keys.email_fold}`,
+        `U${keys.username_skeleton}`,
+        `E${keys.email_skeleton}`,
+        `k${keys.username_key}`,
+        `K${keys.email_key}`,
+      ]
+    ) {
+      if (seen.has(key)) clashes = true;
+      seen.add(key);
+    }
+  }
+  const rows = JSON.stringify(users.map(({ user: u, keys }) => ({
+    line: u.line,
+    username: u.username,
+    name: u.name,
+    name_key: lowerCaseKey(u.name),
+    email: u.email,
+    role: u.role ?? "viewer",
+    password_hash: u.passwordHash ?? NO_PASSWORD,
+    ...keys,
+    external_id: u.externalId ?? null,
+    created_at: u.createdAt ?? null,
+    disabled: u.disabled ? true : false,
+    disabled_since: u.disabled?.since ?? null,
+    disabled_reason: u.disabled?.reason ?? null,
+    disabled_until: u.disabled?.until ?? null,
+  })));
+  return { verdicts, users, rows, clashes };
+}
+
 /** A job a worker holds the lease of. */
 export interface ClaimedImport extends ImportOwner, ImportOptions {
   id: number;
@@ -113,7 +177,12 @@ export function createImportStore(
   sql: Sql,
   { transaction, asCaller }: Writer,
 ) {
-  /** An export's line: the detail `GET /api/users/{id}` shows, the external id, and the hash when asked. */
+  /**
+   * An export's line: the detail `GET /api/users/{id}` shows, the external
+   * id, and the hash when asked. The external id is the one an import gave
+   * the user, else the one a provisioning connection gave it (the first
+   * connection's that has one): what importing the export stores back.
+   */
   const exported = (passwordHashes: boolean) =>
     sql`users.id, users.username, users.name, users.email, users.role,
     ${iso(sql, "users.created_at")} as "createdAt",
@@ -122,7 +191,10 @@ export function createImportStore(
       'until', ${iso(sql, "users.disabled_until")},
       'since', ${iso(sql, "users.disabled_at")}) end as disabled,
     ${iso(sql, "users.last_login_at")} as "lastLoginAt",
-    users.external_id as "externalId"${
+    coalesce(users.external_id, (
+      select l.external_id from scim_user_links l
+      where l.user_id = users.id and l.external_id is not null
+      order by l.connection_id limit 1)) as "externalId"${
       passwordHashes ? sql`, users.password_hash as "passwordHash"` : sql``
     }`;
 
@@ -183,32 +255,18 @@ export function createImportStore(
   };
 
   /**
-   * The users of a batch written, under the job's conflict policy: the
-   * lines created, updated and skipped, and the errors of the rest.
+   * The batch's users inserted in line order; a name already taken (here,
+   * in an earlier batch or before the job) inserts nothing for its line
+   * when `careful`, and otherwise fails the statement (unique_violation),
+   * which skips the per-row conflict checks of `on conflict`.
    */
-  const writeUsers = async (
+  const insertUsers = (
     tx: TransactionSql,
     job: ClaimedImport,
-    users: ImportedUser[],
-  ) => {
-    const created: {
-      line: number;
-      id: number;
-      username: string;
-      role: Role;
-    }[] = [];
-    const updated: { id: number; username: string; fields: string[] }[] = [];
-    const errors: { line: number; error: string }[] = [];
-    let skipped = 0;
-    if (users.length === 0) return { created, updated, errors, skipped };
-    const keys = users.map((u) => identityKeys(u));
-    const column = <T>(pick: (u: ImportedUser, i: number) => T) =>
-      users.map(pick);
-    // One statement for the batch; a name given twice (here or in an
-    // earlier batch) or already taken inserts nothing for its line.
-    const rows = await tx<
-      { id: number; username: string; role: Role; fold: string }[]
-    >`
+    rows: string,
+    careful: boolean,
+  ) =>
+    tx<{ id: number; username: string; role: Role; fold: string }[]>`
       insert into users (username, name, name_key, email, role, password_hash,
         username_key, email_key, username_fold, email_fold, username_skeleton,
         email_skeleton, external_id, import_id, created_at, disabled_at,
@@ -219,49 +277,73 @@ export function createImportStore(
         coalesce(u.created_at, clock_timestamp()),
         case when u.disabled then coalesce(u.disabled_since, now()) end,
         u.disabled_reason, u.disabled_until
-      from unnest(
-        ${column((u) => u.username)}::text[],
-        ${column((u) => u.name)}::text[],
-        ${column((u) => lowerCaseKey(u.name))}::text[],
-        ${column((u) => u.email)}::text[],
-        ${column((u) => u.role ?? "viewer")}::text[],
-        ${column((u) => u.passwordHash ?? NO_PASSWORD)}::text[],
-        ${column((_, i) => keys[i].username_key)}::text[],
-        ${column((_, i) => keys[i].email_key)}::text[],
-        ${column((_, i) => keys[i].username_fold)}::text[],
-        ${column((_, i) => keys[i].email_fold)}::text[],
-        ${column((_, i) => keys[i].username_skeleton)}::text[],
-        ${column((_, i) => keys[i].email_skeleton)}::text[],
-        ${column((u) => u.externalId ?? null)}::text[],
-        ${column((u) => u.createdAt ?? null)}::timestamptz[],
-        ${column((u) => u.disabled ? "t" : "f")}::text[]::bool[],
-        ${column((u) => u.disabled?.since ?? null)}::timestamptz[],
-        ${column((u) => u.disabled?.reason ?? null)}::text[],
-        ${column((u) => u.disabled?.until ?? null)}::timestamptz[],
-        ${column((u) => u.line)}::int[]
-      ) as u(username, name, name_key, email, role, password_hash,
-        username_key, email_key, username_fold, email_fold, username_skeleton,
-        email_skeleton, external_id, created_at, disabled, disabled_since,
-        disabled_reason, disabled_until, line)
+      from json_to_recordset(${rows}::text::json) as u(line int, username text,
+        name text, name_key text, email text, role text, password_hash text,
+        username_key text, email_key text, username_fold text,
+        email_fold text, username_skeleton text, email_skeleton text,
+        external_id text, created_at timestamptz, disabled boolean,
+        disabled_since timestamptz, disabled_reason text,
+        disabled_until timestamptz)
       order by u.line
-      on conflict do nothing
+      ${careful ? sql`on conflict do nothing` : sql``}
       returning id, username, role, username_fold as fold`;
+
+  /** Jobs whose last batch met a name already taken: their next batch goes the careful way at once. */
+  const conflicted = new WeakSet<ClaimedImport>();
+
+  /**
+   * The users of a batch written, under the job's conflict policy: the
+   * lines created, updated and skipped, and the errors of the rest.
+   */
+  const writeUsers = async (
+    tx: TransactionSql,
+    job: ClaimedImport,
+    batch: PreparedBatch,
+  ) => {
+    const created: {
+      line: number;
+      id: number;
+      username: string;
+      role: Role;
+    }[] = [];
+    const updated: { id: number; username: string; fields: string[] }[] = [];
+    const errors: { line: number; error: string }[] = [];
+    let skipped = 0;
+    const { users } = batch;
+    if (users.length === 0) return { created, updated, errors, skipped };
+    // Most batches take no name that exists: one plain insert, in a
+    // savepoint so that a batch that does goes on the careful way.
+    let rows;
+    if (!batch.clashes && !conflicted.has(job)) {
+      try {
+        rows = await tx.savepoint((sp) =>
+          insertUsers(sp, job, batch.rows, false)
+        );
+      } catch (e) {
+        if ((e as { code?: string })?.code !== UNIQUE_VIOLATION) throw e;
+      }
+    }
+    rows ??= await insertUsers(tx, job, batch.rows, true);
     // The line of each row: the first of its name (a later one inserts nothing).
     const lineOf = new Map<string, number>();
-    users.forEach((u, i) => {
-      if (!lineOf.has(keys[i].username_fold)) {
-        lineOf.set(keys[i].username_fold, u.line);
+    for (const { user, keys } of users) {
+      if (!lineOf.has(keys.username_fold)) {
+        lineOf.set(keys.username_fold, user.line);
       }
-    });
+    }
     const done = new Set<number>();
     for (const { fold, ...row } of rows) {
       const line = lineOf.get(fold)!;
       created.push({ ...row, line });
       done.add(line);
     }
-    const rest = users.map((u, i) => ({ u, k: keys[i] }))
+    const rest = users.map(({ user: u, keys: k }) => ({ u, k }))
       .filter(({ u }) => !done.has(u.line));
-    if (rest.length === 0) return { created, updated, errors, skipped };
+    if (rest.length === 0) {
+      conflicted.delete(job);
+      return { created, updated, errors, skipped };
+    }
+    conflicted.add(job);
     // Whom each of the rest collides with: the user of the same name first.
     const holders = await tx<
       { line: number; id: number | null; sameName: boolean; ours: boolean }[]
@@ -580,19 +662,20 @@ export function createImportStore(
 
     /**
      * One batch of the job, in one transaction that holds the job's row
-     * while the cursor is still `after`: the verdicts' users written (a dry
+     * while the cursor is still `after`: the batch's users written (a dry
      * run's rolled back), their `user.created` records, the errors, the
-     * counts and the cursor (the verdicts' last line), and the records up
-     * to it deleted. No verdicts: the job is finished and recorded.
+     * counts and the cursor (the batch's last line), and the records up
+     * to it deleted. An empty batch: the job is finished and recorded.
      * `stopped` when the lease is no longer this worker's, the job was
      * cancelled, or the cursor moved.
      */
     async write(
       job: ClaimedImport,
       after: number,
-      verdicts: Verdict[],
+      batch: PreparedBatch,
       leaseMs: number,
     ): Promise<"more" | "done" | "stopped"> {
+      const { verdicts } = batch;
       return await transaction(NO_DEADLINE, async (tx) => {
         // A batch is no request: bounded by the lease, not a request's share.
         await tx`select set_config('statement_timeout', ${`${leaseMs}ms`}, true)`;
@@ -606,9 +689,6 @@ export function createImportStore(
           await end(tx, job.id, "finished", job);
           return "done";
         }
-        const users = verdicts.filter((v): v is ImportedUser =>
-          !("error" in v)
-        );
         const refused = verdicts.filter((v) => "error" in v) as {
           line: number;
           error: string;
@@ -617,14 +697,14 @@ export function createImportStore(
         if (job.dryRun) {
           try {
             await tx.savepoint(async (sp) => {
-              throw new DryRun(await writeUsers(sp, job, users));
+              throw new DryRun(await writeUsers(sp, job, batch));
             });
           } catch (e) {
             if (!(e instanceof DryRun)) throw e;
             written = e.result as Awaited<ReturnType<typeof writeUsers>>;
           }
         } else {
-          written = await writeUsers(tx, job, users);
+          written = await writeUsers(tx, job, batch);
           await recordAudits(tx, [
             ...written.created.map((u) =>
               auditEvents.userCreated(job.actor, u, job.context)
@@ -643,9 +723,12 @@ export function createImportStore(
               ${errors.map((e) => e.error)}::text[])`;
         }
         const last = Math.max(...verdicts.map((v) => v.line));
+        // From the cursor on: the index entries of records deleted before
+        // stay until a vacuum, and a scan from the first line would read
+        // them all at every batch.
         await tx`
           delete from import_records
-          where job_id = ${job.id} and line <= ${last}`;
+          where job_id = ${job.id} and line > ${after} and line <= ${last}`;
         await tx`
           update import_jobs set done_line = ${last},
             processed = processed + ${verdicts.length},

@@ -47,13 +47,21 @@ export function createImportHandlers(
     };
     const id = await store.imports.begin(owner, options);
     let total = 0;
+    // One batch stored while the next is read: the body is read on while
+    // the database works, and at most two batches are held.
+    let storing: Promise<void> = Promise.resolve();
     try {
       const body = c.req.raw.body ?? new Blob([]).stream();
       for await (const batch of readImport(body, format)) {
-        await store.imports.addRecords(id, batch);
+        await storing;
+        storing = store.imports.addRecords(id, batch);
+        // Awaited at the next turn or below; never left unheard.
+        storing.catch(() => {});
         total += batch.length;
       }
+      await storing;
     } catch (e) {
+      await storing.catch(() => {});
       await store.imports.discard(id).catch(() => {});
       if (e instanceof ImportTooLarge) return "too_large";
       throw e;

@@ -88,7 +88,7 @@ const ImportQuerySchema = z.object({
     .openapi({
       type: "boolean",
       description:
-        "Judge every record and count what would be created, updated and skipped, writing nothing (a name given twice in the file is only found within a batch of 1,000 lines)",
+        "Judge every record and count what would be created, updated and skipped, writing nothing (a name given twice in the file is only found within a batch of 2,000 lines)",
     }),
   onConflict: z.enum(["fail", "skip", "update"]).optional().openapi({
     description:
@@ -225,7 +225,10 @@ export const ExportedUserSchema = z.object({
   ...UserDetailSchema.omit({ disabled: true, lastLoginAt: true }).shape,
   disabled: UserDetailSchema.shape.disabled,
   lastLoginAt: UserDetailSchema.shape.lastLoginAt,
-  externalId: z.string().nullable(),
+  externalId: z.string().nullable().openapi({
+    description:
+      "The user's id in the system it comes from: the one an import gave, else the one an identity provider gave through SCIM (the first connection's when several did)",
+  }),
   passwordHash: z.string().optional().openapi({
     description:
       "Only with `include=passwordHash`: the hash as stored (`!` for a user without a password)",

@@ -9,13 +9,17 @@
  * other jobs.
  */
 import type { PasswordHasher } from "../auth/passwords.ts";
-import type { ClaimedImport } from "../db/imports.ts";
+import { type ClaimedImport, prepareBatch } from "../db/imports.ts";
 import type { Store } from "../db/store.ts";
 import type { Logger } from "../log.ts";
 import { judgeRecords } from "./judge.ts";
 
-/** Records per batch (one transaction): bounds the memory and a lost batch's work. */
-export const IMPORT_BATCH = 1000;
+/**
+ * Records per batch (one transaction): bounds the memory and a lost
+ * batch's work; 2,000 rather than 1,000 halves what each batch costs
+ * apart from its users (the job's row, the cursor, the commit, a seal).
+ */
+export const IMPORT_BATCH = 2000;
 export interface ImportWorkerOptions {
   /** How often the worker looks for jobs when nothing wakes it. */
   pollMs?: number;
@@ -43,13 +47,13 @@ export function startImportWorker(
     wakeUp?.();
   };
 
-  /** The batch after `after` (the cursor when undefined), read and judged. */
+  /** The batch after `after` (the cursor when undefined), read, judged and keyed. */
   const prepare = async (job: ClaimedImport, after?: number) => {
     const next = await imports.next(job, batchSize, after);
     if (next === "stopped") return undefined;
     return {
       after: next.after,
-      verdicts: await judgeRecords(next.records, passwords),
+      batch: prepareBatch(await judgeRecords(next.records, passwords)),
     };
   };
 
@@ -63,7 +67,7 @@ export function startImportWorker(
     while (!stopped) {
       const batch = await ready;
       if (!batch) return;
-      const last = batch.verdicts.at(-1)?.line;
+      const last = batch.batch.verdicts.at(-1)?.line;
       ready = last === undefined
         ? Promise.resolve(undefined)
         : prepare(job, last);
@@ -72,7 +76,7 @@ export function startImportWorker(
       const outcome = await imports.write(
         job,
         batch.after,
-        batch.verdicts,
+        batch.batch,
         leaseMs,
       );
       if (outcome !== "more") return;
