@@ -94,16 +94,28 @@ Deno.test({
       first.catch(() => {});
       second.catch(() => {});
       // The second instance is waiting for the first's migration: over
-      // several of its polls, none of its sessions holds a snapshot, which
-      // a concurrent index build would wait for.
+      // several of its polls, none of its sessions holds a snapshot across
+      // them (the same statement still running a moment later), which a
+      // concurrent index build would wait for. A poll's own statement holds
+      // one while it runs, which a loaded machine may catch once.
+      const holders = async () =>
+        new Map(
+          (await earlier<{ pid: number; started: string }[]>`
+            select pid, query_start::text as started from pg_stat_activity
+            where datname = current_database()
+              and backend_type = 'client backend'
+              and backend_xmin is not null
+              and pid <> pg_backend_pid()`).map((r) => [r.pid, r.started]),
+        );
+      const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
       for (let i = 0; i < 5; i++) {
-        await new Promise((r) => setTimeout(r, 60));
-        const [{ n }] = await earlier<{ n: number }[]>`
-          select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and backend_type = 'client backend'
-            and backend_xmin is not null
-            and pid <> pg_backend_pid()`;
-        assertEquals(n, 0, "a waiting migrator holds a snapshot");
+        const before = await holders();
+        await sleep(60);
+        const after = await holders();
+        const held = [...before].filter(([pid, started]) =>
+          after.get(pid) === started
+        );
+        assertEquals(held, [], "a waiting migrator holds a snapshot");
       }
       // An instance of an earlier release takes the migration lock in a
       // transaction and finds nothing to do: it does not wait for the build.
