@@ -190,9 +190,7 @@ export async function deliver(
       response = await client.request(request);
     }
     const status = response.statusCode;
-    const excerpt = status === 204 || response.headers["content-length"] === "0"
-      ? (await response.body.dump(), null)
-      : await readExcerpt(response.body);
+    const excerpt = await readExcerpt(response.body);
     const ok = status >= 200 && status < 300;
     return done({
       ok,
