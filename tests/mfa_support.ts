@@ -19,6 +19,17 @@ export const codeAt = (secret: string, offset = 0) =>
   }).generate({ timestamp: Date.now() + offset * 30_000 });
 
 /**
+ * Waits, when fewer than `ms` are left of the current 30 s step, for the
+ * next one: a test that names codes by their distance from now (`codeAt`)
+ * must be answered within the step it counted from, or a code two steps
+ * ahead becomes one step ahead, which is accepted.
+ */
+export async function untilStepHasLeft(ms: number) {
+  const left = 30_000 - Date.now() % 30_000;
+  if (left < ms) await new Promise((done) => setTimeout(done, left + 50));
+}
+
+/**
  * A code of now's step for a test whose subject is not replays: the steps
  * the user used already are forgotten first, as if the test waited for
  * the next period.

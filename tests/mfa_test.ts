@@ -11,6 +11,7 @@ import {
   enrolTotp,
   freshCode,
   records,
+  untilStepHasLeft,
   userWithTotp,
 } from "./mfa_support.ts";
 
@@ -97,6 +98,7 @@ Deno.test("confirming a TOTP with a wrong code answers 400 Invalid code; a right
   assertEquals([none.status, !none.ok && none.error], [400, "Invalid code"]);
   const begun = await client.post("/api/auth/mfa/totp");
   assert(begun.ok);
+  await untilStepHasLeft(5_000);
   for (const code of [codeAt(begun.data.secret, 2), "12345", "abcdef"]) {
     const wrong = await client.post("/api/auth/mfa/totp/confirm", {
       body: { code },
@@ -270,6 +272,7 @@ Deno.test("codes of the wrong length or alphabet, a replayed code and codes two 
   const client = svc.client();
   await client.login(account.username, password);
   const forget = () => svc.sql`delete from mfa_failures`;
+  await untilStepHasLeft(12_000);
   const invalid = async (code: string) => {
     await forget();
     const res = await client.secondFactor({ code });

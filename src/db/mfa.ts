@@ -542,6 +542,27 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
         : { blocked: false };
     },
 
+    /**
+     * The seconds until the user's full window ends; undefined while it
+     * still counts attempts. A read without a lock, so that attempts in a
+     * full window (all of a guessing run's but its first few) wait for no
+     * other attempt's transaction.
+     */
+    async windowFull(
+      userId: number,
+      max: number,
+      windowSeconds: number,
+    ): Promise<number | undefined> {
+      const window = sql`make_interval(secs => ${windowSeconds})`;
+      const [row] = await sql<{ retryAfter: number }[]>`
+        select greatest(1, ceil(extract(epoch from
+          window_started_at + ${window} - now())))::int as "retryAfter"
+        from mfa_failures
+        where user_id = ${userId} and failures > ${max}
+          and window_started_at > now() - ${window}`;
+      return row?.retryAfter;
+    },
+
     /** A wrong second factor's record, in the transaction that counted it. */
     failed: (tx: TransactionSql, event: AuditEvent) => recordAudit(tx, event),
 

@@ -40,6 +40,8 @@ export function createMfaHandlers(deps: MfaDeps) {
   ) => {
     const { user } = pending;
     const canonicalName = canonicalKey(user.username);
+    const full = await factors.windowFull(c, user.id);
+    if (full) return full;
     const known = { id: user.id, canonicalName };
     const counted = await end.counter(c, sha256(canonicalName), known);
     const input = body.code !== undefined
@@ -84,6 +86,8 @@ export function createMfaHandlers(deps: MfaDeps) {
       ? { code: body.code }
       : { passkey: body.passkey };
     const { account } = caller;
+    const full = await factors.windowFull(c, account.id);
+    if (full) return full;
     const factor = await factors.prepare(c, account.id, input, "step_up");
     const verdict = await store.mfa.stepUp(
       account.id,

@@ -103,6 +103,23 @@ export function createFactors(
     },
 
     /**
+     * `throttled` (Retry-After set) when the user's window is full, read
+     * before any transaction: the attempt would be refused unchecked, so it
+     * waits for no lock. A login with its code skips this: its refusal must
+     * also clear the right password's count, in the session's write.
+     */
+    async windowFull(c: Context<AppEnv>, userId: number) {
+      const retryAfter = await store.mfa.windowFull(
+        userId,
+        max,
+        config.LOGIN_WINDOW_SECONDS,
+      );
+      return retryAfter === undefined
+        ? undefined
+        : refusal(c, { ok: false, retryAfter });
+    },
+
+    /**
      * The user's second factor, decided once in `tx`: counted first (a
      * full window answers `retryAfter` and checks nothing), then used up;
      * a wrong one recorded, a right one's count taken back.
