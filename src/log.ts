@@ -103,11 +103,20 @@ export function createLogger(
  */
 const LOGGED_TEXT_MAX = 256;
 
-/** A text value as JSON, cut to LOGGED_TEXT_MAX characters. */
-const text = (value: string) =>
-  JSON.stringify(
-    value.length > LOGGED_TEXT_MAX ? value.slice(0, LOGGED_TEXT_MAX) : value,
-  );
+/** What JSON must escape in a string (or JSON.stringify does: lone surrogates). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * A text value as JSON, cut to LOGGED_TEXT_MAX characters. Most are plain
+ * (an id, a path, an address) and are only quoted, which costs less than
+ * JSON.stringify on every access line.
+ */
+const text = (value: string) => {
+  const cut = value.length > LOGGED_TEXT_MAX
+    ? value.slice(0, LOGGED_TEXT_MAX)
+    : value;
+  return NEEDS_ESCAPE.test(cut) ? JSON.stringify(cut) : `"${cut}"`;
+};
 
 const REQUEST_TEXTS = ["requestId", "method", "path", "ip"] as const;
 
