@@ -173,7 +173,7 @@ export function createApp(deps: AppDeps) {
     // Made once, on first use: the routes are all declared by then.
     scope.handler((c) =>
       c.body(
-        document ??= JSON.stringify(app.getOpenAPI31Document(OPENAPI_INFO)),
+        document ??= JSON.stringify(openApiDocument(app)),
         200,
         { "content-type": "application/json" },
       )

@@ -44,15 +44,16 @@ export interface Logger {
  *
  * By default lines go to stdout through a buffer (`bufferedLines`) written
  * without blocking the event loop; a `write` of one's own gets each line at
- * once, as it is logged.
+ * once, as it is logged, and a sink of one's own (another `bufferedLines`)
+ * gets them as stdout would.
  */
 export function createLogger(
   level: LogLevel = "info",
-  write?: (line: string) => void,
+  write?: ((line: string) => void) | LineSink,
 ): Logger {
-  const out: LineSink = write
+  const out: LineSink = typeof write === "function"
     ? { line: write, flush: () => Promise.resolve() }
-    : stdoutLines();
+    : write ?? stdoutLines();
   const min = RANK[level];
   const enabled = (lvl: Exclude<LogLevel, "silent">) => RANK[lvl] >= min;
   const at = (lvl: Exclude<LogLevel, "silent">) => {

@@ -55,8 +55,9 @@
  * line per request, its stdout read by the bench as a log collector would),
  * the same service with `LOG_LEVEL=warn` (no access log) and the floor. It
  * prints each one's median req/s and CPU per request, the log's cost (CPU
- * per request with it over without) and service/floor. RESULTS.md is not
- * written.
+ * per request with it over without) and service/floor; then the log's cost
+ * measured again inside one process, free of two processes' differences
+ * (`logCostInProcess`). RESULTS.md is not written.
  *
  *   deno task bench --million [--million-users 1000000] [--duration 5]
  *
@@ -95,7 +96,13 @@ import {
   spawnServer,
   spawnService,
 } from "../support/process.ts";
+import process from "node:process";
+import { createApp } from "../../src/app.ts";
 import { uploadChunks } from "../../src/cli/import.ts";
+import { loadConfig } from "../../src/config.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import { createStore } from "../../src/db/store.ts";
+import { bufferedLines, createLogger } from "../../src/log.ts";
 import { encodeCursor } from "../../src/users/listing.ts";
 import { seedAudit, seedUsers } from "../support/seed.ts";
 import { cpuSeconds } from "./proc.ts";
@@ -1858,7 +1865,91 @@ async function accessLog() {
       roundRange(quietVsFloor)
     })`,
   );
+  const inProcess = await logCostInProcess(db.url, sid);
+  console.log(
+    `access log's cost in one process (the app's own CPU, no HTTP server; ${inProcess.rounds.length} rounds of ${LOG_BLOCK} requests a side in turns): ${
+      fmt(inProcess.log, 1)
+    } / ${fmt(inProcess.quiet, 1)} µs = ${
+      (inProcess.log / inProcess.quiet).toFixed(3)
+    } over all rounds; median of the rounds ${
+      inProcess.ratio.median.toFixed(3)
+    } (${roundRange(inProcess.ratio)})`,
+  );
   console.log(`load average at end: ${await load()}`);
+}
+
+/** Requests a side in each round of logCostInProcess. */
+const LOG_BLOCK = 5_000;
+
+/**
+ * The access log's cost without a second process: two apps on one store,
+ * one with the defaults' logger (its lines buffered and written to
+ * /dev/null as they are to stdout) and one with `LOG_LEVEL=warn`, answer
+ * `GET /api/auth/me` through `app.request`, 10 at a time, in alternating
+ * blocks; each block's CPU time is this process's (getrusage). The two
+ * sides share the process, its heap and its JIT, so what separates them is
+ * the log alone; without the HTTP server's share of a request, the ratio
+ * is an upper bound of the log's share of a served one.
+ */
+async function logCostInProcess(databaseUrl: string, sid: string) {
+  const config = loadConfig({ DATABASE_URL: databaseUrl });
+  const db = await openDatabase(config);
+  const devNull = await Deno.open("/dev/null", { write: true });
+  const sink = bufferedLines(devNull);
+  try {
+    const store = createStore(db.sql);
+    const apps = {
+      log: createApp({ store, config, log: createLogger("info", sink) }),
+      quiet: createApp({ store, config, log: createLogger("warn") }),
+    };
+    // What Deno.serve hands the app: the peer the log line names.
+    const env = {
+      remoteAddr: { transport: "tcp", hostname: "127.0.0.1", port: 50_000 },
+    };
+    const init = { headers: { cookie: `sid=${sid}` } };
+    const block = async (side: keyof typeof apps) => {
+      const app = apps[side];
+      const before = process.cpuUsage();
+      let sent = 0;
+      const client = async () => {
+        while (sent++ < LOG_BLOCK) {
+          const res = await app.request("/api/auth/me", init, env);
+          await res.arrayBuffer();
+          if (res.status !== 200) throw new Error(`me: ${res.status}`);
+        }
+      };
+      await Promise.all(Array.from({ length: 10 }, client));
+      const used = process.cpuUsage(before);
+      return (used.user + used.system) / LOG_BLOCK;
+    };
+    for (let i = 0; i < 2; i++) {
+      await block("log");
+      await block("quiet");
+    }
+    const log: number[] = [];
+    const quiet: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      // Each side first in every other round.
+      if (i % 2 === 0) {
+        log.push(await block("log"));
+        quiet.push(await block("quiet"));
+      } else {
+        quiet.push(await block("quiet"));
+        log.push(await block("log"));
+      }
+    }
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+    return {
+      log: sum(log) / log.length,
+      quiet: sum(quiet) / quiet.length,
+      ratio: ratioOf(log.map((x, i) => x / quiet[i])),
+      rounds: log,
+    };
+  } finally {
+    await sink.flush();
+    devNull.close();
+    await db.close();
+  }
 }
 
 // ---------------------------------------------------------------- second factor
