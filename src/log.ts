@@ -105,6 +105,7 @@ export function createLogger(
 const LOGGED_TEXT_MAX = 256;
 
 /** What JSON must escape in a string (or JSON.stringify does: lone surrogates). */
+// deno-lint-ignore no-control-regex -- the control characters are what it finds
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 /**
