@@ -589,7 +589,7 @@ const FAST: Slices = { rounds: opts.fastRounds, duration: opts.fastDuration };
  * long enough for the JIT, in turns as the rounds are: a side left idle
  * through the other's whole warm-up would come to the first round with its
  * heap shrunk by V8's memory reducer, and pay alone for growing it again
- * (RESULTS.md, "After an idle spell").
+ * (RESULTS.md, "How to read these figures").
  */
 async function paired(
   a: (over?: Partial<Load>) => Promise<Measured>,
