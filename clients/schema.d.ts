@@ -1651,7 +1651,7 @@ export interface paths {
         };
         /**
          * SCIM: get a user
-         * @description The user as this connection sees it: its externalId and the attributes it wrote, beside what the service keeps. `meta.version` and `ETag` are the user's ETag (the one `GET /api/users/{id}` gives).
+         * @description The user as this connection sees it: its externalId and the attributes it wrote, beside what the service keeps, and `groups`, the connection's groups the user is a member of (read-only). `meta.version` and `ETag` are the user's ETag (the one `GET /api/users/{id}` gives).
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *

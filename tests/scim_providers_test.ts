@@ -679,6 +679,106 @@ Deno.test("If-Match is compared weakly: a stale version answers 412 and changes 
   );
 });
 
+Deno.test("a user's groups are those of the reading connection it is a member of, read-only, as members change; attributes and excludedAttributes take them as any other", async () => {
+  const svc = await fresh();
+  const okta = scimClient(svc, (await createConnection(svc, "Okta")).token);
+  const entra = scimClient(svc, (await createConnection(svc, "Entra")).token);
+  const made = await okta.post("/Users", {
+    schemas: [USER_SCHEMA],
+    userName: "gus@example.com",
+  });
+  assertEquals(made.status, 201);
+  const uid = made.body.id;
+  // In no group: no groups attribute, as RFC 7643 leaves out an empty one.
+  assertEquals(made.body.groups, undefined);
+  const gids: string[] = [];
+  for (const displayName of ["Sales", "Admins"]) {
+    const group = await okta.post("/Groups", {
+      schemas: [GROUP_SCHEMA],
+      displayName,
+      members: [{ value: uid }],
+    });
+    assertEquals(group.status, 201);
+    gids.push(group.body.id);
+  }
+  const theirs = await entra.post("/Groups", {
+    schemas: [GROUP_SCHEMA],
+    displayName: "Entra only",
+    members: [{ value: uid }],
+  });
+  assertEquals(theirs.status, 201);
+
+  const read = await okta.get(`/Users/${uid}`);
+  const base = read.body.meta.location.replace(/\/Users\/\d+$/, "");
+  assertMatch(base, /^http:\/\/.+\/scim\/v2$/);
+  const oktaGroups = [
+    {
+      value: gids[0],
+      display: "Sales",
+      type: "direct",
+      $ref: `${base}/Groups/${gids[0]}`,
+    },
+    {
+      value: gids[1],
+      display: "Admins",
+      type: "direct",
+      $ref: `${base}/Groups/${gids[1]}`,
+    },
+  ];
+  assertEquals(read.body.groups, oktaGroups);
+  // Each connection sees its own groups only.
+  assertEquals(
+    (await entra.get(`/Users/${uid}`)).body.groups.map(
+      (g: { display: string }) => g.display,
+    ),
+    ["Entra only"],
+  );
+  const listed = await okta.get(
+    `/Users?filter=${q('userName eq "gus@example.com"')}&attributes=groups`,
+  );
+  assertEquals(listed.body.Resources, [{
+    schemas: [USER_SCHEMA],
+    id: uid,
+    groups: oktaGroups,
+  }]);
+  const without = await okta.get(`/Users/${uid}?excludedAttributes=groups`);
+  assertEquals([without.status, without.body.groups], [200, undefined]);
+
+  // Read-only: a PATCH naming it is refused and changes nothing; a PUT's is ignored.
+  assertScimError(
+    await okta.patch(
+      `/Users/${uid}`,
+      patchOp({
+        op: "add",
+        path: "groups",
+        value: [{ value: theirs.body.id }],
+      }),
+    ),
+    400,
+    "mutability",
+  );
+  const put = await okta.put(`/Users/${uid}`, {
+    schemas: [USER_SCHEMA],
+    userName: "gus@example.com",
+    groups: [],
+  });
+  assertEquals([put.status, put.body.groups], [200, oktaGroups]);
+
+  // Membership changes show at once: out of one group, the other deleted.
+  const removed = await okta.patch(
+    `/Groups/${gids[0]}`,
+    patchOp({ op: "remove", path: `members[value eq "${uid}"]` }),
+  );
+  assertEquals(removed.status, 200);
+  assertEquals((await okta.get(`/Users/${uid}`)).body.groups, [oktaGroups[1]]);
+  assertEquals((await okta.delete(`/Groups/${gids[1]}`)).status, 204);
+  assertEquals((await okta.get(`/Users/${uid}`)).body.groups, undefined);
+  assertEquals(
+    (await entra.get(`/Users/${uid}`)).body.groups.length,
+    1,
+  );
+});
+
 Deno.test("lists page with startIndex and count, sort, and return only the attributes asked for", async () => {
   const svc = await fresh();
   const conn = await createConnection(svc);

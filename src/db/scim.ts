@@ -55,7 +55,11 @@ export interface ScimUserRow {
   active: boolean;
   externalId: string | null;
   /** The attributes the service has no column for, as the connection sent them. */
-  attributes: Record<string, unknown>;
+  attributes: Record<
+    string,
+    unknown
+  >; /** The connection's groups the user is a member of, by id. */
+  groups: { value: number; display: string }[];
 }
 
 /** What a SCIM write makes of a user. */
@@ -147,13 +151,22 @@ export function createScimStore(sql: Sql, { transaction, asCaller }: Writer) {
   const connectionShown = sql`c.id, c.name, c.admin_groups as "adminGroups",
     ${iso(sql, "c.created_at")} as "createdAt"`;
 
-  /** A user as a connection reads it; `u` the users row, `l` its link. */
-  const userShown = sql`u.id, u.username, u.name, u.email, u.role,
+  /**
+   * A user as a connection reads it; `u` the users row, `l` its link; with
+   * the connection's groups the user is a member of (another connection's
+   * stay unseen, as their groups do).
+   */
+  const userShown = (connectionId: number) =>
+    sql`u.id, u.username, u.name, u.email, u.role,
     ${iso(sql, "u.created_at")} as created,
     ${iso(sql, "coalesce(u.modified_at, u.created_at)")} as modified,
     u.version::text as version, ${disableExpired(sql, "u")} as expired,
     not ${disabledNow(sql, "u")} as active,
-    l.external_id as "externalId", coalesce(l.attributes, '{}') as attributes`;
+    l.external_id as "externalId", coalesce(l.attributes, '{}') as attributes,
+    (select coalesce(json_agg(json_build_object('value', g.id,
+        'display', g.display_name) order by g.id), '[]')
+      from scim_members m join scim_groups g on g.id = m.group_id
+      where m.user_id = u.id and g.connection_id = ${connectionId}) as groups`;
   const userFrom = (connectionId: number) =>
     sql`users u left join scim_user_links l
       on l.user_id = u.id and l.connection_id = ${connectionId}`;
@@ -169,7 +182,7 @@ export function createScimStore(sql: Sql, { transaction, asCaller }: Writer) {
     lock = false,
   ) => {
     const [row] = await q<ScimUserRow[]>`
-      select ${userShown} from ${userFrom(connectionId)}
+      select ${userShown(connectionId)} from ${userFrom(connectionId)}
       where u.id = ${id} ${lock ? q`for update of u` : q``}`;
     return row;
   };
@@ -491,7 +504,8 @@ export function createScimStore(sql: Sql, { transaction, asCaller }: Writer) {
             raw(userSortType[q.sort])
           }, ${q.after.id})`;
         return await sql<(ScimUserRow & { sortKey: string | null })[]>`
-          select ${userShown}, ${raw(userSortKey[q.sort])} as "sortKey"
+          select ${userShown(connectionId)},
+            ${raw(userSortKey[q.sort])} as "sortKey"
           from ${userFrom(connectionId)}
           where ${q.where ?? sql`true`} and ${after}
           order by ${

@@ -76,6 +76,15 @@ export function userResource(row: ScimUserRow, base: string): Json {
       ? attrs.emails
       : [{ value: row.email, type: "work", primary: true }],
     active: row.active,
+    // Read-only: membership is changed through the groups.
+    ...row.groups.length > 0 && {
+      groups: row.groups.map((g) => ({
+        value: String(g.value),
+        display: g.display,
+        type: "direct",
+        $ref: `${base}/Groups/${g.value}`,
+      })),
+    },
     ...enterprise !== undefined && { [ENTERPRISE_SCHEMA]: enterprise },
     meta: {
       resourceType: "User",

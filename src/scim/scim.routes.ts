@@ -153,7 +153,7 @@ export const getUser = scimRoute({
   request: { params: IdParam },
   summary: "SCIM: get a user",
   description:
-    "The user as this connection sees it: its externalId and the attributes it wrote, beside what the service keeps. `meta.version` and `ETag` are the user's ETag (the one `GET /api/users/{id}` gives).",
+    "The user as this connection sees it: its externalId and the attributes it wrote, beside what the service keeps, and `groups`, the connection's groups the user is a member of (read-only). `meta.version` and `ETag` are the user's ETag (the one `GET /api/users/{id}` gives).",
   responses: { 200: scimJson("The user", ETAG) },
   steps: [id, projection, outcome("not_found", notFound), failed],
 });
