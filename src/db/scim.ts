@@ -55,10 +55,8 @@ export interface ScimUserRow {
   active: boolean;
   externalId: string | null;
   /** The attributes the service has no column for, as the connection sent them. */
-  attributes: Record<
-    string,
-    unknown
-  >; /** The connection's groups the user is a member of, by id. */
+  attributes: Record<string, unknown>;
+  /** The connection's groups the user is a member of, by id. */
   groups: { value: number; display: string }[];
 }
 
