@@ -5,7 +5,8 @@
  * Streams are read with plain fetch over the port, never through the
  * harness's recording fetch, which reads every answer to its end.
  */
-import { assertEquals } from "./support/assert.ts";
+import { WEBHOOKS_LOCK } from "../src/db/webhooks.ts";
+import { assert, assertEquals } from "./support/assert.ts";
 import {
   loginCookie,
   sharedService,
@@ -54,6 +55,38 @@ Deno.test("the 101st webhook endpoint answers 400 Too many webhooks; deleting on
   });
   assertEquals(removed.response.status, 200);
   assertEquals((await createWebhook(svc, "again")).response.status, 201);
+  await svc.sql`delete from webhook_endpoints`;
+});
+
+/** The lock webhook creations take in turn, held by the test for `ms`. */
+const holdCreationsLock = (svc: TestService, ms: number) =>
+  svc.sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${WEBHOOKS_LOCK.toString()}::bigint)`;
+    await new Promise((done) => setTimeout(done, ms));
+  });
+
+Deno.test("a webhook creation waits its turn past one statement's timeout, within its request's deadline; past that it answers 500 and creates nothing", async () => {
+  const svc = await service();
+  await svc.sql`delete from webhook_endpoints`;
+  // The defaults: 4.5 s a request, 1.5 s a statement, so a write begins
+  // within 3 s. Others' creations hold the lock for 2.2 s.
+  let held = holdCreationsLock(svc, 2_200);
+  await new Promise((done) => setTimeout(done, 100));
+  const waited = await createWebhook(svc, "waited");
+  await held;
+  assertEquals(waited.response.status, 201);
+  // Held past the deadline: its 500, and nothing written once the lock is free.
+  held = holdCreationsLock(svc, 5_000);
+  await new Promise((done) => setTimeout(done, 100));
+  const started = performance.now();
+  const late = await createWebhook(svc, "late");
+  const tookMs = performance.now() - started;
+  assertEquals([late.response.status, late.error], [500, {
+    error: "Failed to create webhook",
+  }]);
+  assert(tookMs < 4_600, `answered after ${Math.round(tookMs)} ms`);
+  await held;
+  assertEquals(await webhookCount(svc), 1);
   await svc.sql`delete from webhook_endpoints`;
 });
 

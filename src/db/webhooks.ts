@@ -2,7 +2,12 @@ import type { Sql } from "postgres";
 import type { AuditAction } from "../audit/actions.ts";
 import { auditEvents } from "../audit/events.ts";
 import { recordAudit } from "./audit.ts";
-import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
+import {
+  type CallerRefusal,
+  type CallerWrite,
+  takeTurn,
+  type Writer,
+} from "./write.ts";
 import { iso } from "./time.ts";
 
 /** An endpoint as the API shows it: never its secret. */
@@ -46,7 +51,7 @@ export interface DeliveryAttempt {
 /** At most this many webhook endpoints in all. */
 export const WEBHOOKS_MAX = 100;
 /** Any 64-bit number of our own: the lock that serialises webhook creations. */
-const WEBHOOKS_LOCK = 5_913_402_776_180n;
+export const WEBHOOKS_LOCK = 5_913_402_776_180n;
 
 /** The SQL of webhook endpoints as admins manage them; the delivery queue is webhook-queue.ts's. */
 export function createWebhookStore(
@@ -66,14 +71,15 @@ export function createWebhookStore(
     /**
      * Creates the endpoint, delivering the records sealed after this
      * moment; "too_many" when WEBHOOKS_MAX exist. Creations take one lock
-     * in turn, so concurrent ones never count past the limit together.
+     * in turn, so concurrent ones never count past the limit together; a
+     * burst of them waits its turn within the request's deadline.
      */
     async create(
       w: NewWebhook,
       write: CallerWrite,
     ): Promise<Webhook | "too_many" | CallerRefusal> {
       return await asCaller(write, "share", async (tx, actor) => {
-        await tx`select pg_advisory_xact_lock(${WEBHOOKS_LOCK.toString()}::bigint)`;
+        await takeTurn(tx, WEBHOOKS_LOCK, write.writeBy);
         const [{ n }] = await tx<{ n: number }[]>`
           select count(*)::int as n from webhook_endpoints`;
         if (n >= WEBHOOKS_MAX) return "too_many";

@@ -27,6 +27,31 @@ export function beforeWrite(writeBy: WriteBy) {
   if (performance.now() > writeBy) throw new WriteDeadlinePassed();
 }
 
+/**
+ * Takes the transaction-long advisory lock `key` that writes of one kind
+ * take in turn, waiting for it as long as `writeBy` allows rather than one
+ * statement's timeout: each holder keeps it only while it writes, but the
+ * last of a burst waits for all before it, and would otherwise answer 500
+ * though nothing is wrong. The statement timeout is set back after.
+ */
+export async function takeTurn(
+  tx: TransactionSql,
+  key: bigint,
+  writeBy: WriteBy,
+) {
+  // 0: no timeout (a write no client waits for).
+  const waitMs = Number.isFinite(writeBy)
+    ? Math.max(1, Math.ceil(writeBy - performance.now()))
+    : 0;
+  // One round trip: the three statements are sent together, run in order.
+  await Promise.all([
+    tx`select set_config('statement_timeout', ${String(waitMs)}, true)`,
+    tx`select pg_advisory_xact_lock(${key.toString()}::bigint)`,
+    tx`set local statement_timeout to default`,
+  ]);
+  beforeWrite(writeBy);
+}
+
 /** A write on a caller's behalf, as a request asks for it. */
 export interface CallerWrite {
   /** Re-checked inside the write's transaction. */
