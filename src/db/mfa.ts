@@ -13,7 +13,7 @@ import {
   takeBackAttempt,
 } from "./throttle.ts";
 import type { Account } from "../users/user.ts";
-import { iso } from "./time.ts";
+import { countingWindow, iso } from "./time.ts";
 import {
   beforeWrite,
   type CallerRefusal,
@@ -522,7 +522,10 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
       max: number,
       windowSeconds: number,
     ): Promise<FactorAttempt> {
-      const window = tx`make_interval(secs => ${windowSeconds})`;
+      const { length: window, retryAfter: secondsLeft } = countingWindow(
+        tx,
+        windowSeconds,
+      );
       // `max + 1` marks a full window: an attempt that finds it counts nothing.
       const [row] = await tx<{ failures: number; retryAfter: number }[]>`
         insert into mfa_failures as f (user_id, window_started_at, failures)
@@ -535,8 +538,7 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
           window_started_at = case
             when f.window_started_at <= now() - ${window} then now()
             else f.window_started_at end
-        returning failures, greatest(1, ceil(extract(epoch from
-          window_started_at + ${window} - now())))::int as "retryAfter"`;
+        returning failures, ${secondsLeft} as "retryAfter"`;
       return row.failures > max
         ? { blocked: true, retryAfter: row.retryAfter }
         : { blocked: false };
@@ -553,11 +555,12 @@ export function createMfaStore(sql: Sql, { transaction, asCaller }: Writer) {
       max: number,
       windowSeconds: number,
     ): Promise<number | undefined> {
-      const window = sql`make_interval(secs => ${windowSeconds})`;
+      const { length: window, retryAfter: secondsLeft } = countingWindow(
+        sql,
+        windowSeconds,
+      );
       const [row] = await sql<{ retryAfter: number }[]>`
-        select greatest(1, ceil(extract(epoch from
-          window_started_at + ${window} - now())))::int as "retryAfter"
-        from mfa_failures
+        select ${secondsLeft} as "retryAfter" from mfa_failures
         where user_id = ${userId} and failures > ${max}
           and window_started_at > now() - ${window}`;
       return row?.retryAfter;

@@ -1,6 +1,7 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditEvent } from "../audit/events.ts";
 import { recordAudit } from "./audit.ts";
+import { countingWindow } from "./time.ts";
 import { beforeWrite, type WriteBy, type Writer } from "./write.ts";
 
 export interface LoginAttempt {
@@ -142,15 +143,17 @@ export function createLoginThrottle(sql: Sql, { transaction }: Writer) {
       const { usernameHash } = counter;
       const clients = countedClients(counter);
       const marker = recordedOn(counter);
-      const window = sql`make_interval(secs => ${limits.windowSeconds})`;
+      const { length: window, retryAfter: secondsLeft } = countingWindow(
+        sql,
+        limits.windowSeconds,
+      );
       const limitOf = (client: string) =>
         client === ALL_CLIENTS ? limits.ceiling : limits.max;
       // Counts only grow inside a window, so a refusal read without a lock
       // stands (a success or reset clearing meanwhile at worst refuses this
       // one attempt too).
       const seen = await sql<CounterRow[]>`
-        select client, failures, greatest(1, ceil(extract(epoch from
-            window_started_at + ${window} - now())))::int as "retryAfter",
+        select client, failures, ${secondsLeft} as "retryAfter",
           throttled_window is not distinct from window_started_at as recorded
         from login_failures
         where username_hash = ${usernameHash} and client = any(${clients}::text[])
@@ -178,8 +181,7 @@ export function createLoginThrottle(sql: Sql, { transaction }: Writer) {
             window_started_at = case
               when f.window_started_at <= now() - ${window} then now()
               else f.window_started_at end
-          returning client, failures, greatest(1, ceil(extract(epoch from
-            window_started_at + ${window} - now())))::int as "retryAfter",
+          returning client, failures, ${secondsLeft} as "retryAfter",
             throttled_window is not distinct from window_started_at as recorded`;
         // The rows' locks may have been waited for.
         beforeWrite(writeBy);

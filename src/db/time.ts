@@ -11,3 +11,18 @@ const ISO_FORMAT = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
  */
 export const iso = (sql: Sql | TransactionSql, column: string) =>
   sql.unsafe(`to_char(${column} at time zone 'UTC', ${ISO_FORMAT})`);
+
+/**
+ * A counting window of `seconds` that began at the row's
+ * `window_started_at` (failed logins, wrong second factors): the interval
+ * its expressions compare with, and whole seconds until it ends, at least
+ * 1, as a 429's Retry-After says them.
+ */
+export function countingWindow(sql: Sql | TransactionSql, seconds: number) {
+  const length = sql`make_interval(secs => ${seconds})`;
+  return {
+    length,
+    retryAfter: sql`greatest(1, ceil(extract(epoch from
+      window_started_at + ${length} - now())))::int`,
+  };
+}
