@@ -1867,7 +1867,7 @@ async function accessLog() {
   );
   const inProcess = await logCostInProcess(db.url, sid);
   console.log(
-    `access log's cost in one process (the app's own CPU, no HTTP server; ${inProcess.rounds.length} rounds of ${LOG_BLOCK} requests a side in turns): ${
+    `access log's cost in one process (the app's own CPU, no HTTP server; ${inProcess.ratio.rounds.length} rounds of ${LOG_BLOCK} requests a side in turns): ${
       fmt(inProcess.log, 1)
     } / ${fmt(inProcess.quiet, 1)} µs = ${
       (inProcess.log / inProcess.quiet).toFixed(3)
@@ -1943,7 +1943,6 @@ async function logCostInProcess(databaseUrl: string, sid: string) {
       log: sum(log) / log.length,
       quiet: sum(quiet) / quiet.length,
       ratio: ratioOf(log.map((x, i) => x / quiet[i])),
-      rounds: log,
     };
   } finally {
     await sink.flush();
