@@ -19,6 +19,12 @@ const ConfigSchema = z.object({
   BCRYPT_COST: int(10, 16).default(10),
   /** Days the audit trail keeps records; 0 keeps them all. */
   AUDIT_RETENTION_DAYS: int(0, 36_500).default(365),
+  /**
+   * How often the housekeeping sweep runs (expired sessions, login windows,
+   * Idempotency-Key answers, disables whose end passed, audit retention,
+   * delivery attempts): ten minutes; the tests run it every few hundred ms.
+   */
+  HOUSEKEEPING_INTERVAL_MS: int(10, 86_400_000).default(600_000),
   /** The change feed's comment line interval (GET /api/audit/stream). */
   AUDIT_STREAM_HEARTBEAT_MS: int(10, 3_600_000).default(15_000),
   COOKIE_SECURE: flag.default(false),

@@ -136,9 +136,12 @@ Deno.test("housekeeping sweeps the trail with AUDIT_RETENTION_DAYS", async () =>
   };
   let housekeeping = startHousekeeping(
     watched,
-    { LOGIN_WINDOW_SECONDS: 900, AUDIT_RETENTION_DAYS: 0 },
+    {
+      LOGIN_WINDOW_SECONDS: 900,
+      AUDIT_RETENTION_DAYS: 0,
+      HOUSEKEEPING_INTERVAL_MS: 50,
+    },
     log,
-    50,
   );
   try {
     for (let i = 0; i < 200 && swept.length < 2; i++) await sleep(50);
@@ -155,9 +158,9 @@ Deno.test("housekeeping sweeps the trail with AUDIT_RETENTION_DAYS", async () =>
     {
       LOGIN_WINDOW_SECONDS: 900,
       AUDIT_RETENTION_DAYS: await retentionAfter(a, 3),
+      HOUSEKEEPING_INTERVAL_MS: 50,
     },
     log,
-    50,
   );
   try {
     for (let i = 0; i < 100; i++) {

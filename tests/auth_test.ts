@@ -390,9 +390,8 @@ Deno.test("housekeeping deletes expired sessions and ended login-failure windows
     where username_hash = sha256('ghost'::bytea)`;
   const housekeeping = startHousekeeping(
     svc.store,
-    { ...svc.config, LOGIN_WINDOW_SECONDS: 60 },
+    { ...svc.config, LOGIN_WINDOW_SECONDS: 60, HOUSEKEEPING_INTERVAL_MS: 20 },
     createLogger("silent"),
-    20,
   );
   try {
     for (let i = 0; i < 100; i++) {

@@ -7,38 +7,17 @@
  */
 import type { Sql } from "postgres";
 import { loadConfig, StartupError } from "../src/config.ts";
-import { connect } from "../src/db/database.ts";
-import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { loadMigrations, migrate } from "../src/db/migrate.ts";
 import { startHousekeeping } from "../src/housekeeping.ts";
 import { createLogger } from "../src/log.ts";
 import { startService as startReal } from "../src/server.ts";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { assert, assertEquals } from "./support/assert.ts";
-import { startService, testDatabase } from "./support/service.ts";
-
-/** SQL on a test database that no service has open (PGlite has one owner). */
-async function onDatabase<T>(
-  env: Record<string, string>,
-  body: (sql: Sql) => Promise<T>,
-): Promise<T> {
-  if (env.DATABASE_URL) {
-    const sql = connect(env.DATABASE_URL, { max: 1, prepare: true });
-    try {
-      return await body(sql);
-    } finally {
-      await sql.end();
-    }
-  }
-  const embedded = await startEmbeddedPostgres(env.DATA_DIR);
-  const sql = connect(embedded.url, { max: 1, prepare: true });
-  try {
-    return await body(sql);
-  } finally {
-    await sql.end();
-    await embedded.close();
-  }
-}
+import {
+  onDatabase,
+  startService,
+  testDatabase,
+} from "./support/service.ts";
 
 /** The database as it was before migration 011 (which only added these columns and their indexes). */
 async function before011(sql: Sql) {
@@ -205,7 +184,11 @@ Deno.test("rows an older release inserts serve without the new keys, and houseke
 
   const logs: Record<string, unknown>[] = [];
   const log = createLogger("info", (line) => logs.push(JSON.parse(line)));
-  const housekeeping = startHousekeeping(svc.store, svc.config, log, 20);
+  const housekeeping = startHousekeeping(
+    svc.store,
+    { ...svc.config, HOUSEKEEPING_INTERVAL_MS: 20 },
+    log,
+  );
   try {
     const deadline = Date.now() + 20_000;
     for (;;) {

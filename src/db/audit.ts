@@ -372,27 +372,34 @@ export function createAuditStore(sql: Sql) {
 
     /**
      * Removes the records older than `retentionDays` (none when 0; fractions
-     * of a day count), oldest
-     * first and always a whole prefix of the chain, in batches. Each batch
-     * moves the anchor to the last record it removed, in the same statement,
-     * so the oldest kept record can still be checked against it.
+     * of a day count), oldest first and always a whole prefix of the chain,
+     * in batches: up to the record before the oldest one still within the
+     * retention (every record, when none is), never further. Each batch
+     * moves the anchor to the last record it removed, in the same
+     * statement, so the oldest kept record can still be checked against it.
      */
     async sweep(
       retentionDays: number,
       batchSize = SWEEP_BATCH,
     ): Promise<number> {
       if (retentionDays <= 0) return 0;
+      const keptFrom = sql`now() - make_interval(secs => ${
+        retentionDays * 86_400
+      })`;
       let removed = 0;
       for (;;) {
+        // No row in `cutoff` (an empty trail) removes nothing: the bound is
+        // never left to a function that skips a missing value.
         const [{ n }] = await sql<{ n: number }[]>`
-          with cutoff as (
-            select least(
-              (select max(id) from audit_events
-               where time < now() - make_interval(secs => ${
-          retentionDays * 86_400
-        })),
-              (select anchor_id from audit_chain where singleton) + ${batchSize}
-            ) as id
+          with bound as (
+            select coalesce(
+              (select id - 1 from audit_events where time >= ${keptFrom}
+               order by id limit 1),
+              (select max(id) from audit_events)) as id
+          ), cutoff as (
+            select least(b.id, c.anchor_id + ${batchSize}) as id
+            from bound b, audit_chain c
+            where c.singleton and b.id is not null
           ), gone as (
             delete from audit_events where id <= (select id from cutoff)
             returning id, hash

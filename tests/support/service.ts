@@ -14,7 +14,8 @@ import {
 import { type App, createApp } from "../../src/app.ts";
 import { createPasswordHasher } from "../../src/auth/passwords.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
-import { openDatabase } from "../../src/db/database.ts";
+import { connect, openDatabase } from "../../src/db/database.ts";
+import { startEmbeddedPostgres } from "../../src/db/embedded.ts";
 import type { Store } from "../../src/db/store.ts";
 import { createLogger } from "../../src/log.ts";
 import { type Service, startService as startReal } from "../../src/server.ts";
@@ -40,6 +41,29 @@ export interface TestDatabase extends AsyncDisposable {
  * `first-admin`, as a first start with ADMIN leaves it (migrated, ADMIN
  * created by the service's own startup, its audit record).
  */
+/** SQL on a test database that no service has open (PGlite has one owner). */
+export async function onDatabase<T>(
+  env: Record<string, string>,
+  body: (sql: Sql) => Promise<T>,
+): Promise<T> {
+  if (env.DATABASE_URL) {
+    const sql = connect(env.DATABASE_URL, { max: 1, prepare: true });
+    try {
+      return await body(sql);
+    } finally {
+      await sql.end();
+    }
+  }
+  const embedded = await startEmbeddedPostgres(env.DATA_DIR);
+  const sql = connect(embedded.url, { max: 1, prepare: true });
+  try {
+    return await body(sql);
+  } finally {
+    await sql.end();
+    await embedded.close();
+  }
+}
+
 export type Contents = "empty" | "migrated" | "first-admin";
 
 /** A database of its own for one test, holding `contents`. */
@@ -140,6 +164,9 @@ const TEMPLATES_KEPT = 8;
 const HARNESS_ENV = {
   HOST: "127.0.0.1",
   PORT: "0",
+  // What production sweeps every ten minutes runs all through every test,
+  // over whatever records the test leaves, of every age.
+  HOUSEKEEPING_INTERVAL_MS: "250",
   ADMIN_USERNAME: ADMIN.username,
   ADMIN_PASSWORD: ADMIN.password,
 };
