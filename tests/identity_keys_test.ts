@@ -13,11 +13,7 @@ import { createLogger } from "../src/log.ts";
 import { startService as startReal } from "../src/server.ts";
 import { createPasswordHasher } from "../src/auth/passwords.ts";
 import { assert, assertEquals } from "./support/assert.ts";
-import {
-  onDatabase,
-  startService,
-  testDatabase,
-} from "./support/service.ts";
+import { onDatabase, startService, testDatabase } from "./support/service.ts";
 
 /** The database as it was before migration 011 (which only added these columns and their indexes). */
 async function before011(sql: Sql) {
