@@ -733,7 +733,8 @@ export interface paths {
          *     4. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
          *     5. 413 `Request body too large`: the body is larger than 64 KiB.
          *     6. 400 `Invalid provisioning connection`: the body breaks a rule (`name` 1..100 characters without control characters, `adminGroups` at most 100 names of 1..256 characters), a body that is not JSON included.
-         *     7. 500 `Failed to update provisioning connection`: any other failure.
+         *     7. 403 `Recent second factor required`: `adminGroups` is given, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     8. 500 `Failed to update provisioning connection`: any other failure.
          */
         patch: operations["updateScimConnection"];
         trace?: never;
@@ -864,8 +865,9 @@ export interface paths {
          *     9. 400 `Invalid request body`: the body is not a JSON object, or `password` is not a string.
          *     10. 403 `Recent second factor required`: `role` is `admin`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
          *     11. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     12. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
-         *     13. 500 `Update failed`: any other failure.
+         *     12. 403 `Recent second factor required`: the user is an admin, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     13. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
+         *     14. 500 `Update failed`: any other failure.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -890,9 +892,10 @@ export interface paths {
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 400 `You cannot disable your own account`: the id is the caller's own (decided before any lookup).
          *     5. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     6. 413 `Request body too large`: the body is larger than 64 KiB.
-         *     7. 400 `Invalid request body`: the body is not JSON, `reason` is not a string of at most 200 characters, or `until` is not an ISO 8601 date and time in the future.
-         *     8. 500 `Failed to disable user`: any other failure.
+         *     6. 403 `Recent second factor required`: the user is an admin, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     7. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     8. 400 `Invalid request body`: the body is not JSON, `reason` is not a string of at most 200 characters, or `until` is not an ISO 8601 date and time in the future.
+         *     9. 500 `Failed to disable user`: any other failure.
          */
         post: operations["disableUser"];
         delete?: never;
@@ -5170,7 +5173,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 7 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5180,7 +5183,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
                     };
                 };
             };
@@ -5899,7 +5902,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3, 10 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 10, 12 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5999,7 +6002,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserDetail"];
                 };
             };
-            /** @description One of checks 4, 7 in the operation's description fails (each example says when) */
+            /** @description One of checks 4, 8 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6027,7 +6030,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 6 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6037,7 +6040,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
                     };
                 };
             };

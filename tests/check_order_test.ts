@@ -174,6 +174,7 @@ const CONTRACT: Record<string, Listed[]> = {
     [400, "Invalid request body"],
     STEP_UP, // with `role` admin
     [404, "User not found"],
+    STEP_UP, // the user is an admin
     [412, "Precondition failed"],
     [500, "Update failed"],
   ],
@@ -189,6 +190,7 @@ const CONTRACT: Record<string, Listed[]> = {
     ...ADMIN,
     [400, "You cannot disable your own account"],
     [404, "User not found"],
+    STEP_UP, // the user is an admin
     [413, "Request body too large"],
     [400, "Invalid request body"],
     [500, "Failed to disable user"],
@@ -325,6 +327,7 @@ const CONTRACT: Record<string, Listed[]> = {
     [404, "Provisioning connection not found"],
     [413, "Request body too large"],
     [400, "Invalid provisioning connection"],
+    STEP_UP, // with `adminGroups`
     [500, "Failed to update provisioning connection"],
   ],
   "delete /api/scim/connections/{id}": [

@@ -91,6 +91,33 @@ export const stepUp = (
         : undefined,
   );
 
+/**
+ * Changing an admin's account (a password reset, a role change, a disable)
+ * steps up as making one does: a door that changes admins asks for the
+ * same recent factor. The target is read only when the caller would need
+ * a step-up, so a caller without a factor pays nothing; an unknown id
+ * passes on to the endpoint's own 404.
+ */
+export const changingAdmin = (
+  target: (got: Record<string, unknown>) => number,
+) =>
+  guards(
+    [
+      check(
+        403,
+        MSG.recentSecondFactorRequired,
+        "the user is an admin, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt)",
+      ),
+    ],
+    async (c, { deps, got }) => {
+      if (!c.get("sessions").stepUpRequired(c.get("caller"))) return;
+      const user = await deps.store.users.get(target(got));
+      return user?.user.role === "admin"
+        ? errorResponse(c, 403, MSG.recentSecondFactorRequired)
+        : undefined;
+    },
+  );
+
 /** Anyone, but a state-changing request must not come from a page of another origin. */
 export const sameOrigin = guards(
   [

@@ -133,6 +133,12 @@ export const update = adminRoute({
   steps: [
     pathParam("id", parseUserId, notFound),
     body(UpdateConnectionSchema, [bodyTooLarge, badBody]),
+    // Admin groups make admins of their members.
+    stepUp(
+      "`adminGroups` is given, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt)",
+      (got) =>
+        (got.body as { adminGroups?: unknown }).adminGroups !== undefined,
+    ),
     outcome("not_found", notFound),
     failure(MSG.connectionUpdateFailed),
   ],

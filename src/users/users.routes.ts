@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { adminRoute, stepUp } from "../auth/guards.ts";
+import { adminRoute, changingAdmin, stepUp } from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
 import { isoDateTime } from "../http/time.ts";
 import { MSG } from "../http/messages.ts";
@@ -519,6 +519,7 @@ export const update = adminRoute({
     ]),
     makingAdmin,
     userId,
+    changingAdmin((got) => got.id as number),
     ifMatch,
     outcome("not_found", userNotFound),
     outcome("precondition_failed", preconditionFailed),
@@ -567,6 +568,7 @@ export const disable = adminRoute({
     notSelf(MSG.cannotDisableSelf),
     userId,
     userExists,
+    changingAdmin((got) => got.id as number),
     body(DisableUserSchema, [
       bodyTooLarge,
       check(
