@@ -4,7 +4,13 @@
  */
 import { assertEquals } from "./support/assert.ts";
 import { sharedService, type TestService } from "./support/service.ts";
-import { assertScimError, patchOp, withFrank } from "./scim_support.ts";
+import {
+  assertScimError,
+  createConnection,
+  patchOp,
+  scimClient,
+  withFrank,
+} from "./scim_support.ts";
 
 const service = sharedService({}, { bcryptCost: 4, inProcess: false });
 
