@@ -1378,7 +1378,7 @@ export interface paths {
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
          *     2. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
-         *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type.
+         *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
          *     4. 500 `Provisioning request failed`: any other failure.
          */
         get: operations["scimListGroups"];
@@ -1477,10 +1477,11 @@ export interface paths {
          *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
          *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
          *     8. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
-         *     9. 400 `The path matches no value`: a PATCH `remove` has no path.
-         *     10. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
-         *     11. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     12. 500 `Provisioning request failed`: any other failure.
+         *     9. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
+         *     10. 400 `The path matches no value`: a PATCH `remove` has no path.
+         *     11. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
+         *     12. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     13. 500 `Provisioning request failed`: any other failure.
          */
         patch: operations["scimPatchGroup"];
         trace?: never;
@@ -1584,7 +1585,7 @@ export interface paths {
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
          *     2. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
-         *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type.
+         *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
          *     4. 500 `Provisioning request failed`: any other failure.
          */
         get: operations["scimListUsers"];
@@ -1632,7 +1633,7 @@ export interface paths {
          *     2. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
          *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
          *     4. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
-         *     5. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type.
+         *     5. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
          *     6. 500 `Provisioning request failed`: any other failure.
          */
         post: operations["scimSearchUsers"];
@@ -1712,10 +1713,11 @@ export interface paths {
          *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
          *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
          *     8. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
-         *     9. 400 `The path matches no value`: a PATCH `remove` has no path.
-         *     10. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
-         *     11. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     12. 500 `Provisioning request failed`: any other failure.
+         *     9. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
+         *     10. 400 `The path matches no value`: a PATCH `remove` has no path.
+         *     11. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
+         *     12. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     13. 500 `Provisioning request failed`: any other failure.
          */
         patch: operations["scimPatchUser"];
         trace?: never;
@@ -7893,7 +7895,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8056,7 +8058,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8422,7 +8424,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8731,7 +8733,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8894,7 +8896,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8956,7 +8958,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -9339,7 +9341,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
