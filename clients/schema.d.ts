@@ -1381,7 +1381,7 @@ export interface paths {
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
          *     2. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
-         *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type.
+         *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
          *     4. 500 `Provisioning request failed`: any other failure.
          */
         get: operations["scimListGroups"];
@@ -1480,10 +1480,11 @@ export interface paths {
          *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
          *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
          *     8. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
-         *     9. 400 `The path matches no value`: a PATCH `remove` has no path.
-         *     10. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
-         *     11. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     12. 500 `Provisioning request failed`: any other failure.
+         *     9. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
+         *     10. 400 `The path matches no value`: a PATCH `remove` has no path.
+         *     11. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
+         *     12. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     13. 500 `Provisioning request failed`: any other failure.
          */
         patch: operations["scimPatchGroup"];
         trace?: never;
@@ -1587,7 +1588,7 @@ export interface paths {
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
          *     2. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
-         *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type.
+         *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
          *     4. 500 `Provisioning request failed`: any other failure.
          */
         get: operations["scimListUsers"];
@@ -1635,7 +1636,7 @@ export interface paths {
          *     2. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
          *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
          *     4. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
-         *     5. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type.
+         *     5. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
          *     6. 500 `Provisioning request failed`: any other failure.
          */
         post: operations["scimSearchUsers"];
@@ -1715,10 +1716,11 @@ export interface paths {
          *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
          *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
          *     8. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
-         *     9. 400 `The path matches no value`: a PATCH `remove` has no path.
-         *     10. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
-         *     11. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     12. 500 `Provisioning request failed`: any other failure.
+         *     9. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
+         *     10. 400 `The path matches no value`: a PATCH `remove` has no path.
+         *     11. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
+         *     12. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     13. 500 `Provisioning request failed`: any other failure.
          */
         patch: operations["scimPatchUser"];
         trace?: never;
@@ -7896,7 +7898,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8059,7 +8061,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8425,7 +8427,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8734,7 +8736,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8897,7 +8899,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8959,7 +8961,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type */
+            /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -9342,7 +9344,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
+            /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */

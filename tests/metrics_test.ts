@@ -1,5 +1,7 @@
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
 import { startService, type TestService } from "./support/service.ts";
+import { createConnection, scimClient } from "./scim_support.ts";
+import { countInFlight } from "../src/db/in-flight.ts";
 
 interface Sample {
   name: string;
@@ -271,6 +273,59 @@ Deno.test("bcrypt jobs and database operations in flight are gauged, and fall ba
     value(idle, "useradmin_db_pool_max"),
     svc.config.DATABASE_URL ? svc.config.DATABASE_POOL_MAX : 1,
   );
+});
+
+Deno.test("a service with metrics on answers a SCIM filter lookup and stays up", async () => {
+  await using svc = await startService({ METRICS_PORT: "0" });
+  const conn = await createConnection(svc);
+  const idp = scimClient(svc, conn.token);
+  // What an identity provider asks before it creates each user.
+  for (const filter of ['userName eq "ada@example.com"', "members pr"]) {
+    const kind = filter.startsWith("members") ? "Groups" : "Users";
+    const found = await idp.get(
+      `/${kind}?filter=${encodeURIComponent(filter)}`,
+    );
+    assertEquals(found.status, 200, JSON.stringify(found.body));
+    assertEquals(found.body.totalResults, 0);
+  }
+  await new Promise((r) => setTimeout(r, 50));
+  assertEquals(await status(svc.fetch("/health")), 200);
+  assertEquals(
+    value((await scrape(svc)).samples, "useradmin_db_operations_in_flight"),
+    0,
+  );
+  assertEquals(
+    svc.logs.filter((l) => l.level === "error"),
+    [],
+  );
+});
+
+Deno.test("counting the store's calls leaves what they return as it is: a thenable that is no promise of the language's own is neither awaited nor replaced", async () => {
+  const touched: string[] = [];
+  // A query builder's fragment: a Promise subclass that runs when awaited.
+  class Fragment extends Promise<never> {
+    static override get [Symbol.species]() {
+      return Promise;
+    }
+    override then<A, B>(...args: Parameters<Promise<never>["then"]>) {
+      touched.push("then");
+      return super.then(...args) as Promise<A | B>;
+    }
+  }
+  const fragment = new Fragment(() => {});
+  let n = 0;
+  const counted = countInFlight({
+    compile: () => fragment,
+    read: async () => await Promise.resolve(7),
+  }, { inc: () => n++, dec: () => n-- });
+  const compiled = counted.compile();
+  assert(compiled === fragment, "the fragment itself comes back");
+  const read = counted.read();
+  assertEquals(n, 1);
+  assertEquals(await read, 7);
+  assertEquals(n, 0);
+  await new Promise((r) => setTimeout(r, 0));
+  assertEquals(touched, []);
 });
 
 Deno.test("process metrics are exposed", async () => {

@@ -6,27 +6,15 @@ import { assertEquals } from "./support/assert.ts";
 import { sharedService, type TestService } from "./support/service.ts";
 import {
   assertScimError,
-  clearScim,
   createConnection,
   patchOp,
   scimClient,
+  withFrank,
 } from "./scim_support.ts";
 
 const service = sharedService({}, { bcryptCost: 4, inProcess: false });
 
-async function setUp() {
-  const svc = await service();
-  await clearScim(svc);
-  const conn = await createConnection(svc, "Okta");
-  const idp = scimClient(svc, conn.token);
-  const user = await idp.post("/Users", {
-    userName: "frank@example.com",
-    displayName: "Frank",
-    externalId: "ext-frank",
-  });
-  assertEquals(user.status, 201);
-  return { svc, conn, idp, userId: user.body.id as string };
-}
+const setUp = async () => withFrank(await service());
 
 const q = (filter: string) => encodeURIComponent(filter);
 

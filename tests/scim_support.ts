@@ -86,6 +86,23 @@ export function scimClient(svc: TestService, token: string) {
   };
 }
 
+/**
+ * A shared service cleared of SCIM state, a connection "Okta" and its
+ * client, and one user it provisioned (frank@example.com, `ext-frank`).
+ */
+export async function withFrank(svc: TestService) {
+  await clearScim(svc);
+  const conn = await createConnection(svc, "Okta");
+  const idp = scimClient(svc, conn.token);
+  const user = await idp.post("/Users", {
+    userName: "frank@example.com",
+    displayName: "Frank",
+    externalId: "ext-frank",
+  });
+  assertEquals(user.status, 201);
+  return { svc, conn, idp, userId: user.body.id as string };
+}
+
 /** A PatchOp body of these operations. */
 export const patchOp = (...Operations: unknown[]) => ({
   schemas: [PATCH_SCHEMA],

@@ -5,7 +5,7 @@ export interface InFlight {
 }
 
 /**
- * The store with every call counted while it runs. postgres.js shows no
+ * The store with every call counted while it runs, its values unchanged. postgres.js shows no
  * count of the connections it has lent out, so this is the honest stand-in:
  * each store call holds one pool connection at a time (a transaction holds
  * one throughout), or waits for one when all DATABASE_POOL_MAX are busy. A
@@ -21,7 +21,7 @@ export function countInFlight<T extends object>(
     if (typeof value === "function") {
       return (...args: unknown[]) => {
         const result = value(...args);
-        if (result instanceof Promise) {
+        if (isNativePromise(result)) {
           inFlight.inc();
           return result.finally(() => inFlight.dec());
         }
@@ -38,6 +38,15 @@ export function countInFlight<T extends object>(
   };
   return wrap(store) as T;
 }
+
+/**
+ * A promise of the language's own: what an async store call returns. A
+ * postgres.js query or fragment is a Promise subclass that runs as a
+ * statement once anything calls its `then`, `catch` or `finally`; one
+ * returned as a value (a compiled SCIM filter, say) is passed on untouched.
+ */
+const isNativePromise = (v: unknown): v is Promise<unknown> =>
+  v instanceof Promise && Object.getPrototypeOf(v) === Promise.prototype;
 
 const isAsyncIterable = (v: unknown): v is AsyncIterable<unknown> =>
   typeof (v as AsyncIterable<unknown>)?.[Symbol.asyncIterator] === "function";

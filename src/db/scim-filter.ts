@@ -1,6 +1,6 @@
 /**
  * SCIM filters (RFC 7644 3.4.2.2) as SQL: the parsed expression (see
- * src/scim/filter.ts) compiled into a postgres.js fragment over the query's
+ * src/scim/filter.ts, which bounds its size and depth) compiled into a postgres.js fragment over the query's
  * rows, values always as parameters. Each attribute a filter may name has
  * one column expression and one type, which decides how values compare:
  * text regardless of case (`caseExact: false`), text exactly, booleans,
@@ -232,8 +232,12 @@ function compare(sql: Sql, a: Attribute, f: Comparison): Fragment {
     }
     case "time": {
       const at = typeof v === "string" ? Date.parse(v) : NaN;
-      if (Number.isNaN(at)) {
-        throw new FilterFault(`${f.attrPath} compares with a date and time`);
+      // Outside them the ISO form (`+010000-…`, `-000001-…`) is none PostgreSQL reads.
+      const year = Number.isNaN(at) ? NaN : new Date(at).getUTCFullYear();
+      if (!(year >= 1 && year <= 9999)) {
+        throw new FilterFault(
+          `${f.attrPath} compares with a date and time of years 1 to 9999`,
+        );
       }
       const sign = ORDER[op];
       if (!sign) throw new FilterFault(`${op} does not compare times`);

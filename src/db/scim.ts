@@ -93,6 +93,7 @@ export interface ScimGroupState {
 export interface ScimFault {
   fault:
     | "invalidValue"
+    | "invalidFilter"
     | "invalidPath"
     | "noTarget"
     | "mutability"

@@ -8,8 +8,10 @@
  * creation (Entra), `remove` of a missing value as a no-op, `members`
  * removed by a value list (Entra) or a filter (Okta).
  */
-import { filter as tester, parse } from "scim2-parse-filter";
+import { type Filter, filter as tester } from "scim2-parse-filter";
 import type { ScimFault } from "../db/scim.ts";
+import { isRefusal, parseFilter } from "./filter.ts";
+import { OPERATIONS_MAX, pastLimits } from "./limits.ts";
 import {
   type AttrDef,
   COMMON_READ_ONLY,
@@ -41,7 +43,7 @@ interface Path {
   /** The extension's object holds the attribute (enterprise), else the resource. */
   extension?: string;
   def: AttrDef;
-  filter?: ReturnType<typeof parse>;
+  filter?: Filter;
   sub?: AttrDef;
 }
 
@@ -83,11 +85,13 @@ function parsePath(
     if (!def.multi) {
       return fault("invalidPath", `${def.name} is not multi-valued`);
     }
-    try {
-      parsed = parse(filter);
-    } catch {
-      return fault("invalidPath", `${raw}: the filter is not valid`);
+    const read = parseFilter(filter);
+    if (isRefusal(read)) {
+      return read.refused === "unparsable"
+        ? fault("invalidPath", `${raw}: the filter is not valid`)
+        : fault("invalidFilter", read.detail);
     }
+    parsed = read;
   }
   let subDef: AttrDef | undefined;
   if (sub !== undefined) {
@@ -129,24 +133,24 @@ function drop(o: Json, name: string) {
   if (found) delete o[found[0]];
 }
 
+const lowered = (x: unknown): unknown =>
+  typeof x === "string"
+    ? x.toLowerCase()
+    : Array.isArray(x)
+    ? x.map(lowered)
+    : isObject(x)
+    ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, lowered(v)]))
+    : x;
+
 /**
- * Whether an element passes a value path's filter. Elements compare as the
- * filter library does, with their string values and the filter's taken
- * without regard to case (every sub-attribute filtered on here is so).
+ * A value path's filter made a test of elements, once for all the elements
+ * an operation looks at. Elements compare as the filter library does, with
+ * their string values and the filter's taken without regard to case (every
+ * sub-attribute filtered on here is so).
  */
-function matches(f: Path["filter"], el: unknown): boolean {
-  if (!isObject(el)) return false;
-  const lowered = (x: unknown): unknown =>
-    typeof x === "string"
-      ? x.toLowerCase()
-      : Array.isArray(x)
-      ? x.map(lowered)
-      : isObject(x)
-      ? Object.fromEntries(
-        Object.entries(x).map(([k, v]) => [k, lowered(v)]),
-      )
-      : x;
-  return tester(lowered(f) as never)(lowered(el));
+function elementTest(f: Filter): (el: unknown) => boolean {
+  const test = tester(lowered(f) as Filter);
+  return (el) => isObject(el) && test(lowered(el));
 }
 
 /** The sub-attributes an element made from a filter gets: its `eq` comparisons. */
@@ -175,6 +179,12 @@ export function applyPatch(
   if (!Array.isArray(operations) || operations.length === 0) {
     return fault("invalidSyntax", "Operations must be a non-empty array");
   }
+  if (operations.length > OPERATIONS_MAX) {
+    return fault(
+      "invalidSyntax",
+      `Operations holds at most ${OPERATIONS_MAX} operations`,
+    );
+  }
   const res: Json = structuredClone(resource);
   for (const [i, raw] of operations.entries()) {
     if (!isObject(raw)) {
@@ -199,6 +209,10 @@ export function applyPatch(
       ? withoutPath(res, op, value, defs, core)
       : atPath(res, op, path, value, defs, core);
     if (result) return result;
+    // Checked as each operation ends, so that later ones never scan a list
+    // past the bound.
+    const over = pastLimits(res, defs);
+    if (over) return over;
   }
   return res;
 }
@@ -264,7 +278,7 @@ function atPath(
 
   if (p.filter) {
     const list = Array.isArray(current) ? current : [];
-    const hit = list.filter((el) => matches(p.filter, el));
+    const hit = list.filter(elementTest(p.filter));
     if (op === "remove") {
       if (p.sub) hit.forEach((el) => drop(el as Json, p.sub!.name));
       else {

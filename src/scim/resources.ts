@@ -11,6 +11,7 @@ import type {
   ScimUserState,
 } from "../db/scim.ts";
 import { ATTRIBUTES_MAX_BYTES } from "../db/scim.ts";
+import { pastLimits } from "./limits.ts";
 import {
   BCRYPT_MAX_BYTES,
   codePoints,
@@ -231,6 +232,8 @@ export function userFromBody(
     externalId !== undefined && externalId !== null &&
     typeof externalId !== "string"
   ) return fault("invalidValue", "externalId must be a string");
+  const over = pastLimits(body, USER_ATTRIBUTES);
+  if (over) return over;
   const attrs = known(body, USER_ATTRIBUTES);
   if (isFaultValue(attrs)) return attrs;
   const { userName, active, password, groups: _, ...kept } = attrs;
@@ -338,6 +341,8 @@ export function groupFromBody(body: unknown): ScimGroupState | ScimFault {
     externalId !== undefined && externalId !== null &&
     typeof externalId !== "string"
   ) return fault("invalidValue", "externalId must be a string");
+  const over = pastLimits(body, GROUP_ATTRIBUTES);
+  if (over) return over;
   const attrs = known(body, GROUP_ATTRIBUTES);
   if (isFaultValue(attrs)) return attrs;
   const displayName = attrs.displayName;

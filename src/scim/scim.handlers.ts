@@ -16,6 +16,7 @@ import type { AppEnv } from "../http/env.ts";
 import { requestOrigin } from "../http/origin.ts";
 import { versionsOf } from "../users/listing.ts";
 import { SCIM_MEDIA_TYPE } from "./errors.ts";
+import { ListCache, listKey } from "./list-cache.ts";
 import { applyPatch } from "./patch.ts";
 import {
   groupFromBody,
@@ -46,16 +47,7 @@ export interface ScimDeps {
 type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
 
 /** The faults only a PATCH's paths can make. */
-type PathFault = "invalidPath" | "noTarget" | "mutability";
-
-/** Entries each of the list caches keeps at most (oldest dropped first). */
-const CACHE_MAX = 10_000;
-
-function remember<K, V>(map: Map<K, V>, key: K, value: V) {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > CACHE_MAX) map.delete(map.keys().next().value!);
-}
+type PathFault = "invalidPath" | "invalidFilter" | "noTarget" | "mutability";
 
 const BCRYPT_ALPHABET =
   "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -99,8 +91,8 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
   const bodyFaulted = <T>(
     answer: T,
   ): Exclude<T, PathFault> | "invalidValue" =>
-    answer === "invalidPath" || answer === "noTarget" ||
-      answer === "mutability"
+    answer === "invalidPath" || answer === "invalidFilter" ||
+      answer === "noTarget" || answer === "mutability"
       ? "invalidValue"
       : answer as Exclude<T, PathFault>;
   /** A fault answered by its outcome, with its words as the detail. */
@@ -122,10 +114,12 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
 
   // Counts of a filter's users at a version of the list: paging through a
   // million users counts them once, not once a page.
-  const counts = new Map<string, { version: string; n: number }>();
+  const counts = new ListCache<{ version: string; n: number }>((v) =>
+    2 * v.version.length + 16
+  );
   // Where a page of a list read in sequence ended: the next page starts
   // there in index order rather than skipping `startIndex` rows.
-  const ends = new Map<string, ListAfter>();
+  const ends = new ListCache<ListAfter>((v) => 2 * (v.key?.length ?? 0) + 16);
 
   const SORTS: Record<string, UserSort> = {
     "username": "userName",
@@ -139,7 +133,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     list: ListParams & { where?: Parameters<typeof store.scim.users.count>[1] },
   ) => {
     const sort = SORTS[list.sortBy?.toLowerCase() ?? ""] ?? "id";
-    const filterKey = `${connection.id}|${JSON.stringify(list.filter ?? null)}`;
+    const filterKey = listKey(connection.id, list.filter ?? null);
     const version = await store.scim.users.listVersion();
     let counted = counts.get(filterKey);
     if (counted?.version !== version) {
@@ -147,13 +141,14 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
         version,
         n: await store.scim.users.count(connection.id, list.where),
       };
-      remember(counts, filterKey, counted);
+      counts.set(filterKey, counted);
     }
     if (list.count === 0) {
       return send(c, 200, listResponse(counted.n, list.startIndex, undefined));
     }
-    const sequence = `${filterKey}|${sort}|${list.descending}`;
-    const after = ends.get(`${sequence}|${list.startIndex}`);
+    const sequence = (at: number) =>
+      listKey(filterKey, sort, list.descending, at);
+    const after = ends.get(sequence(list.startIndex));
     const rows = await store.scim.users.list(connection.id, {
       where: list.where,
       sort,
@@ -164,7 +159,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     });
     const last = rows.at(-1);
     if (last && rows.length === list.count) {
-      remember(ends, `${sequence}|${list.startIndex + rows.length}`, {
+      ends.set(sequence(list.startIndex + rows.length), {
         key: last.sortKey,
         id: last.id,
       });

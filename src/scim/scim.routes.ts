@@ -11,6 +11,7 @@ import { outcome, passes, pathParam } from "../http/steps.ts";
 import { parseUserId } from "../users/user.ts";
 import { scimCheck } from "./errors.ts";
 import {
+  invalidFilter,
   invalidSyntax,
   invalidValue,
   listQuery,
@@ -59,6 +60,7 @@ const patchFaults = [
   outcome("invalidSyntax", invalidSyntax),
   outcome("invalidValue", invalidValue),
   outcome("invalidPath", invalidPath),
+  outcome("invalidFilter", invalidFilter),
   outcome("noTarget", noTarget),
   outcome("mutability", mutability),
   outcome("uniqueness", uniqueness),

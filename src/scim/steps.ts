@@ -6,7 +6,6 @@
  */
 import { type RouteConfig, z } from "@hono/zod-openapi";
 import type { Filter } from "scim2-parse-filter";
-import { parse } from "scim2-parse-filter";
 import type { Connection, ScimWhere } from "../db/scim.ts";
 import { FilterFault } from "../db/scim-filter.ts";
 import { entityTags } from "../http/conditional.ts";
@@ -20,6 +19,7 @@ import {
   unstorableText,
 } from "../http/steps.ts";
 import { scimCheck, scimError, scimErrorForm } from "./errors.ts";
+import { isRefusal, parseFilter } from "./filter.ts";
 import { scimTokenHash } from "./token.ts";
 
 /** Bodies under /scim/v2 may be this large (Group Push of thousands of members). */
@@ -118,7 +118,7 @@ const badListParameter = scimCheck(
 export const invalidFilter = scimCheck(
   400,
   MSG.scimInvalidFilter,
-  "`filter` cannot be parsed, names an attribute that cannot be filtered on, or compares a value of the wrong type",
+  "`filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting",
 );
 
 /** A list request's parameters, from the query (GET) or the body (`POST /.search`). */
@@ -186,14 +186,11 @@ function listParams(
     if (typeof rawFilter !== "string") {
       return { fault: "invalidFilter", detail: "filter must be a string" };
     }
-    try {
-      filter = parse(rawFilter);
-    } catch (e) {
-      return {
-        fault: "invalidFilter",
-        detail: `the filter cannot be parsed: ${(e as Error).message}`,
-      };
+    const parsed = parseFilter(rawFilter);
+    if (isRefusal(parsed)) {
+      return { fault: "invalidFilter", detail: parsed.detail };
     }
+    filter = parsed;
   }
   return {
     filter,
