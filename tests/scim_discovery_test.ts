@@ -100,6 +100,9 @@ Deno.test('RFC 7644 4: "Individual schema definitions can be returned by appendi
   // URIs compare without regard to case, as RFC 7643 2.1 has attribute names.
   const lower = await discover(svc, `/Schemas/${USER_SCHEMA.toLowerCase()}`);
   assertEquals(lower.body.id, USER_SCHEMA);
+  // Some clients escape the colons.
+  const escaped = `/Schemas/${encodeURIComponent(USER_SCHEMA)}`;
+  assertEquals((await discover(svc, escaped)).body.id, USER_SCHEMA);
   for (
     const unknown of [
       "urn:ietf:params:scim:schemas:core:2.0:Device",
