@@ -1502,7 +1502,8 @@ export interface paths {
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *
-         *     1. 500 `Provisioning request failed`: any other failure.
+         *     1. 403 `Filtering is not supported on this endpoint`: a `filter` is given: discovery documents are never filtered.
+         *     2. 500 `Provisioning request failed`: any other failure.
          */
         get: operations["scimResourceTypes"];
         put?: never;
@@ -1517,6 +1518,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/scim/v2/ResourceTypes/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: one resource type
+         * @description The resource type as `GET /scim/v2/ResourceTypes` lists it, on its own.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 404 `Resource not found`: the service has no resource type of that name.
+         *     2. 403 `Filtering is not supported on this endpoint`: a `filter` is given: discovery documents are never filtered.
+         *     3. 500 `Provisioning request failed`: any other failure.
+         */
+        get: operations["scimResourceType"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * SCIM: one resource type: headers only (HEAD)
+         * @description As `GET /scim/v2/ResourceTypes/{name}` with the same checks, status and headers, without a body.
+         */
+        head: operations["scimResourceTypeHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/scim/v2/Schemas": {
         parameters: {
             query?: never;
@@ -1526,11 +1557,12 @@ export interface paths {
         };
         /**
          * SCIM: schemas
-         * @description The core User, the enterprise User extension and the core Group, with every attribute the service keeps.
+         * @description The core User, the enterprise User extension and the core Group, with every attribute the service keeps, as the service treats it: what it requires (`userName`; `emails` with a `value`), what it sets itself (`readOnly`), what each reference may point to (`referenceTypes`).
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *
-         *     1. 500 `Provisioning request failed`: any other failure.
+         *     1. 403 `Filtering is not supported on this endpoint`: a `filter` is given: discovery documents are never filtered.
+         *     2. 500 `Provisioning request failed`: any other failure.
          */
         get: operations["scimSchemas"];
         put?: never;
@@ -1545,6 +1577,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/scim/v2/Schemas/{uri}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: one schema
+         * @description The schema as `GET /scim/v2/Schemas` lists it, on its own.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 404 `Resource not found`: the service has no schema of that URI.
+         *     2. 403 `Filtering is not supported on this endpoint`: a `filter` is given: discovery documents are never filtered.
+         *     3. 500 `Provisioning request failed`: any other failure.
+         */
+        get: operations["scimSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * SCIM: one schema: headers only (HEAD)
+         * @description As `GET /scim/v2/Schemas/{uri}` with the same checks, status and headers, without a body.
+         */
+        head: operations["scimSchemaHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/scim/v2/ServiceProviderConfig": {
         parameters: {
             query?: never;
@@ -1554,11 +1616,12 @@ export interface paths {
         };
         /**
          * SCIM: what the service supports
-         * @description PATCH, filter (at most 1000 results a page), sort, ETags and password changes are supported; bulk is not.
+         * @description PATCH, filter (at most 1000 results a page), sort, ETags and password changes are supported; bulk is not, and pages are by index only.
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *
-         *     1. 500 `Provisioning request failed`: any other failure.
+         *     1. 403 `Filtering is not supported on this endpoint`: a `filter` is given: discovery documents are never filtered.
+         *     2. 500 `Provisioning request failed`: any other failure.
          */
         get: operations["scimServiceProviderConfig"];
         put?: never;
@@ -8510,7 +8573,10 @@ export interface operations {
     };
     scimResourceTypes: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Not supported here: any filter answers 403 */
+                filter?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8530,6 +8596,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description A `filter` is given: discovery documents are never filtered */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
             /** @description Any other failure */
             500: {
                 headers: {
@@ -8545,7 +8622,10 @@ export interface operations {
     };
     scimResourceTypesHead: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Not supported here: any filter answers 403 */
+                filter?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8554,6 +8634,131 @@ export interface operations {
         responses: {
             /** @description A ListResponse of the resource types */
             200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A `filter` is given: discovery documents are never filtered */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scimResourceType: {
+        parameters: {
+            query?: {
+                /** @description Not supported here: any filter answers 403 */
+                filter?: string;
+            };
+            header?: never;
+            path: {
+                /** @description `User` or `Group` (without regard to case) */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resource type */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description A `filter` is given: discovery documents are never filtered */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The service has no resource type of that name */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimResourceTypeHead: {
+        parameters: {
+            query?: {
+                /** @description Not supported here: any filter answers 403 */
+                filter?: string;
+            };
+            header?: never;
+            path: {
+                /** @description `User` or `Group` (without regard to case) */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resource type */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A `filter` is given: discovery documents are never filtered */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The service has no resource type of that name */
+            404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
                     "X-Request-Id"?: string;
@@ -8574,7 +8779,10 @@ export interface operations {
     };
     scimSchemas: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Not supported here: any filter answers 403 */
+                filter?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8594,6 +8802,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description A `filter` is given: discovery documents are never filtered */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
             /** @description Any other failure */
             500: {
                 headers: {
@@ -8609,7 +8828,10 @@ export interface operations {
     };
     scimSchemasHead: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Not supported here: any filter answers 403 */
+                filter?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8618,6 +8840,131 @@ export interface operations {
         responses: {
             /** @description A ListResponse of the schemas */
             200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A `filter` is given: discovery documents are never filtered */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scimSchema: {
+        parameters: {
+            query?: {
+                /** @description Not supported here: any filter answers 403 */
+                filter?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The schema's URI (without regard to case) */
+                uri: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description A `filter` is given: discovery documents are never filtered */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The service has no schema of that URI */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimSchemaHead: {
+        parameters: {
+            query?: {
+                /** @description Not supported here: any filter answers 403 */
+                filter?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The schema's URI (without regard to case) */
+                uri: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A `filter` is given: discovery documents are never filtered */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The service has no schema of that URI */
+            404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
                     "X-Request-Id"?: string;
@@ -8638,7 +8985,10 @@ export interface operations {
     };
     scimServiceProviderConfig: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Not supported here: any filter answers 403 */
+                filter?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8658,6 +9008,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description A `filter` is given: discovery documents are never filtered */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
             /** @description Any other failure */
             500: {
                 headers: {
@@ -8673,7 +9034,10 @@ export interface operations {
     };
     scimServiceProviderConfigHead: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Not supported here: any filter answers 403 */
+                filter?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -8682,6 +9046,15 @@ export interface operations {
         responses: {
             /** @description The service provider configuration */
             200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A `filter` is given: discovery documents are never filtered */
+            403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
                     "X-Request-Id"?: string;

@@ -336,12 +336,25 @@ const CONTRACT: Record<string, Listed[]> = {
     [500, "Failed to delete provisioning connection"],
   ],
   "get /scim/v2/ServiceProviderConfig": [
+    [403, "Filtering is not supported on this endpoint"],
     [500, "Provisioning request failed"],
   ],
   "get /scim/v2/ResourceTypes": [
+    [403, "Filtering is not supported on this endpoint"],
+    [500, "Provisioning request failed"],
+  ],
+  "get /scim/v2/ResourceTypes/{name}": [
+    [404, "Resource not found"],
+    [403, "Filtering is not supported on this endpoint"],
     [500, "Provisioning request failed"],
   ],
   "get /scim/v2/Schemas": [
+    [403, "Filtering is not supported on this endpoint"],
+    [500, "Provisioning request failed"],
+  ],
+  "get /scim/v2/Schemas/{uri}": [
+    [404, "Resource not found"],
+    [403, "Filtering is not supported on this endpoint"],
     [500, "Provisioning request failed"],
   ],
   "get /scim/v2/Users": [

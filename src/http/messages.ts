@@ -106,6 +106,7 @@ export const MSG = {
   scimUniqueness: "The value is already taken",
   scimTooLarge: "Request body larger than 4 MiB",
   scimPreconditionFailed: "The resource has changed (If-Match)",
+  scimFilterUnsupported: "Filtering is not supported on this endpoint",
   scimFailed: "Provisioning request failed",
   importContentType: "Import must be application/x-ndjson or text/csv",
   unsupportedPasswordHash: "Unsupported password hash",

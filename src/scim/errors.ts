@@ -38,7 +38,9 @@ const SCIM_TYPES: Partial<Record<Message, ScimType>> = {
 };
 
 /** A SCIM check: its message is the `detail` unless the step says more. */
-export const scimCheck = <const S extends 400 | 401 | 404 | 409 | 412 | 413>(
+export const scimCheck = <
+  const S extends 400 | 401 | 403 | 404 | 409 | 412 | 413,
+>(
   status: S,
   message: Message,
   when: string,

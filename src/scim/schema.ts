@@ -5,6 +5,8 @@
  * (which name something) and the discovery documents (`/Schemas`).
  */
 
+import { DOCS_PATH } from "../http/docs.ts";
+
 export const USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
 export const GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
 export const ENTERPRISE_SCHEMA =
@@ -16,10 +18,9 @@ export const SEARCH_SCHEMA =
 
 export type AttrType = "string" | "boolean" | "complex" | "reference";
 
-export interface AttrDef {
+interface AttrBase {
   /** The attribute's name as the schema spells it. */
   name: string;
-  type: AttrType;
   multi?: boolean;
   /** Sub-attributes of a complex attribute. */
   subs?: AttrDef[];
@@ -28,27 +29,56 @@ export interface AttrDef {
   caseExact?: boolean;
   required?: boolean;
   uniqueness?: "none" | "server";
+  /** The values the service itself gives it (RFC 7643 7). */
+  canonicalValues?: string[];
   description?: string;
 }
 
-const str = (name: string, extra: Partial<AttrDef> = {}): AttrDef => ({
+/**
+ * An attribute's definition. A reference always says what it may point to
+ * (`referenceTypes`, RFC 7643 7): resource types, `external` or `uri`;
+ * clients read it to resolve and check the value.
+ */
+export type AttrDef =
+  & AttrBase
+  & (
+    | { type: Exclude<AttrType, "reference">; referenceTypes?: never }
+    | { type: "reference"; referenceTypes: [string, ...string[]] }
+  );
+
+const str = (name: string, extra: Partial<AttrBase> = {}): AttrDef => ({
   name,
   type: "string",
   ...extra,
 });
 
-/** value, display, type, primary: the sub-attributes of most multi-valued attributes. */
-const multiValued = (name: string, extra: AttrDef[] = []): AttrDef => ({
+const ref = (
+  name: string,
+  referenceTypes: [string, ...string[]],
+  extra: Partial<AttrBase> = {},
+): AttrDef => ({ name, type: "reference", referenceTypes, ...extra });
+
+const READ_ONLY = { mutability: "readOnly" } as const;
+
+/**
+ * value, display, type, primary: the sub-attributes of most multi-valued
+ * attributes (`value` a string unless given).
+ */
+const multiValued = (
+  name: string,
+  { value = str("value"), ...extra }: Partial<AttrBase> & { value?: AttrDef } =
+    {},
+): AttrDef => ({
   name,
   type: "complex",
   multi: true,
   subs: [
-    str("value"),
+    value,
     str("display"),
     str("type"),
     { name: "primary", type: "boolean" },
-    ...extra,
   ],
+  ...extra,
 });
 
 export const USER_ATTRIBUTES: AttrDef[] = [
@@ -72,7 +102,7 @@ export const USER_ATTRIBUTES: AttrDef[] = [
   },
   str("displayName"),
   str("nickName"),
-  { name: "profileUrl", type: "reference" },
+  ref("profileUrl", ["external"]),
   str("title"),
   str("userType"),
   str("preferredLanguage"),
@@ -80,10 +110,17 @@ export const USER_ATTRIBUTES: AttrDef[] = [
   str("timezone"),
   { name: "active", type: "boolean" },
   str("password", { mutability: "writeOnly" }),
-  multiValued("emails"),
+  // Every account has an e-mail: a client that fills what is required
+  // sends one. (A userName that is an address still stands in for it.)
+  multiValued("emails", {
+    required: true,
+    value: str("value", { required: true }),
+    description:
+      "The e-mail is the primary one, else the first; without any, a userName that is an address",
+  }),
   multiValued("phoneNumbers"),
   multiValued("ims"),
-  multiValued("photos"),
+  multiValued("photos", { value: ref("value", ["external"]) }),
   {
     name: "addresses",
     type: "complex",
@@ -99,7 +136,20 @@ export const USER_ATTRIBUTES: AttrDef[] = [
       { name: "primary", type: "boolean" },
     ],
   },
-  multiValued("groups", [{ name: "$ref", type: "reference" }]),
+  {
+    name: "groups",
+    type: "complex",
+    multi: true,
+    ...READ_ONLY,
+    description:
+      "The connection's groups the user is a member of: changed through the groups' members",
+    subs: [
+      str("value", READ_ONLY),
+      ref("$ref", ["Group"], READ_ONLY),
+      str("display", READ_ONLY),
+      str("type", { ...READ_ONLY, canonicalValues: ["direct"] }),
+    ],
+  },
   multiValued("entitlements"),
   multiValued("roles"),
   multiValued("x509Certificates"),
@@ -116,7 +166,7 @@ export const ENTERPRISE_ATTRIBUTES: AttrDef[] = [
     type: "complex",
     subs: [
       str("value"),
-      { name: "$ref", type: "reference" },
+      ref("$ref", ["User"]),
       str("displayName"),
     ],
   },
@@ -128,11 +178,13 @@ export const GROUP_ATTRIBUTES: AttrDef[] = [
     name: "members",
     type: "complex",
     multi: true,
+    description: "Users, by their ids (`value`)",
+    // Members are users: the service fills in their name, type and URL.
     subs: [
       str("value", { mutability: "immutable" }),
-      str("display"),
-      { name: "$ref", type: "reference" },
-      str("type"),
+      str("display", READ_ONLY),
+      ref("$ref", ["User"], READ_ONLY),
+      str("type", { ...READ_ONLY, canonicalValues: ["User"] }),
     ],
   },
 ];
@@ -154,9 +206,11 @@ const schemaAttribute = (d: AttrDef): Record<string, unknown> => ({
   multiValued: d.multi ?? false,
   description: d.description ?? d.name,
   required: d.required ?? false,
-  ...(d.type === "string" && { caseExact: d.caseExact ?? false }),
-  mutability: d.mutability ??
-    (d.name === "groups" ? "readOnly" : "readWrite"),
+  ...(d.type === "string" || d.type === "reference") &&
+    { caseExact: d.caseExact ?? false },
+  ...d.referenceTypes && { referenceTypes: d.referenceTypes },
+  ...d.canonicalValues && { canonicalValues: d.canonicalValues },
+  mutability: d.mutability ?? "readWrite",
   returned: d.mutability === "writeOnly" ? "never" : "default",
   uniqueness: d.uniqueness ?? "none",
   ...(d.subs && { subAttributes: d.subs.map(schemaAttribute) }),
@@ -195,6 +249,16 @@ export const schemaDocs = (base: string) => [
   ], base),
 ];
 
+/** A schema's id as the service spells it, for a URI in any case; undefined: none. */
+export const schemaOf = (uri: string) =>
+  [USER_SCHEMA, ENTERPRISE_SCHEMA, GROUP_SCHEMA].find((id) =>
+    id.toLowerCase() === uri.toLowerCase()
+  );
+
+/** A resource type's name as the service spells it, for a name in any case. */
+export const resourceTypeOf = (name: string) =>
+  ["User", "Group"].find((id) => id.toLowerCase() === name.toLowerCase());
+
 export const resourceTypeDocs = (base: string) => [
   {
     schemas: ["urn:ietf:params:scim:schemas:core:2.0:ResourceType"],
@@ -226,7 +290,7 @@ export const resourceTypeDocs = (base: string) => [
 
 export const serviceProviderConfig = (base: string) => ({
   schemas: ["urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"],
-  documentationUri: "https://github.com/",
+  documentationUri: new URL(`${DOCS_PATH}#/SCIM`, base).href,
   patch: { supported: true },
   bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
   filter: { supported: true, maxResults: 1000 },

@@ -13,10 +13,9 @@ import { isFault } from "../db/scim.ts";
 import type { Store } from "../db/store.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
-import { requestOrigin } from "../http/origin.ts";
 import { versionsOf } from "../users/listing.ts";
-import { SCIM_MEDIA_TYPE } from "./errors.ts";
 import { ListCache, listKey } from "./list-cache.ts";
+import { listResponse, scimBase, sendScim } from "./answers.ts";
 import { applyPatch } from "./patch.ts";
 import {
   groupFromBody,
@@ -27,14 +26,7 @@ import {
   userResource,
   userVersion,
 } from "./resources.ts";
-import {
-  GROUP_ATTRIBUTES,
-  LIST_SCHEMA,
-  resourceTypeDocs,
-  schemaDocs,
-  serviceProviderConfig,
-  USER_ATTRIBUTES,
-} from "./schema.ts";
+import { GROUP_ATTRIBUTES, USER_ATTRIBUTES } from "./schema.ts";
 import type * as routes from "./scim.routes.ts";
 import type { ListParams } from "./steps.ts";
 
@@ -66,24 +58,13 @@ function unusableHash(cost: number) {
 
 /** The handlers run after their routes' steps (scim.routes.ts). */
 export function createScimHandlers({ store, passwords, config }: ScimDeps) {
-  const base = (c: Context<AppEnv>) =>
-    `${requestOrigin(c, config.TRUST_PROXY)}/scim/v2`;
+  const base = (c: Context<AppEnv>) => scimBase(c, config.TRUST_PROXY);
   const writeOf = (c: Context<AppEnv>, connection: Connection): ScimWrite => ({
     connection,
     context: auditContext(c, config.TRUST_PROXY),
     writeBy: c.get("writeBy"),
   });
-  /** A SCIM JSON answer (the route declares it; the media type is SCIM's). */
-  const send = (
-    c: Context<AppEnv>,
-    status: 200 | 201,
-    body: unknown,
-    headers: Record<string, string> = {},
-  ) =>
-    c.body(JSON.stringify(body), status, {
-      "content-type": SCIM_MEDIA_TYPE,
-      ...headers,
-    }) as never;
+  const send = sendScim;
   /**
    * A body's fault (a POST or PUT) as its outcome: a body has no paths, so
    * only these kinds arise; any other would be answered as a bad value.
@@ -100,18 +81,6 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     c.set("errorDetail", f.detail);
     return f.fault;
   };
-  const listResponse = (
-    total: number,
-    startIndex: number,
-    resources: unknown[] | undefined,
-  ) => ({
-    schemas: [LIST_SCHEMA],
-    totalResults: total,
-    startIndex,
-    itemsPerPage: resources?.length ?? 0,
-    ...resources && { Resources: resources },
-  });
-
   // Counts of a filter's users at a version of the list: paging through a
   // million users counts them once, not once a page.
   const counts = new ListCache<{ version: string; n: number }>((v) =>
@@ -190,20 +159,6 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
       const m = /^"g(\d+)\.(\d+)"$/.exec(t);
       return m && Number(m[1]) === id ? [m[2]] : [];
     });
-
-  const serviceProviderConfigHandler: Handler<"serviceProviderConfig"> = (
-    c,
-  ) => send(c, 200, serviceProviderConfig(base(c)));
-
-  const resourceTypes: Handler<"resourceTypes"> = (c) => {
-    const docs = resourceTypeDocs(base(c));
-    return send(c, 200, listResponse(docs.length, 1, docs));
-  };
-
-  const schemas: Handler<"schemas"> = (c) => {
-    const docs = schemaDocs(base(c));
-    return send(c, 200, listResponse(docs.length, 1, docs));
-  };
 
   const listUsers: Handler<"listUsers"> = (c, { connection, list }) =>
     listUsersOf(c, connection, list);
@@ -487,9 +442,6 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
   };
 
   return {
-    serviceProviderConfig: serviceProviderConfigHandler,
-    resourceTypes,
-    schemas,
     listUsers,
     searchUsers,
     getUser,

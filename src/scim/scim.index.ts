@@ -6,6 +6,8 @@ import type { Context } from "hono";
 import { scimErrorForm } from "./errors.ts";
 import * as connectionRoutes from "./connections.routes.ts";
 import { createConnectionHandlers } from "./connections.handlers.ts";
+import { createDiscoveryHandlers } from "./discovery.handlers.ts";
+import * as discoveryRoutes from "./discovery.routes.ts";
 import { createScimHandlers, type ScimDeps } from "./scim.handlers.ts";
 import * as routes from "./scim.routes.ts";
 
@@ -27,6 +29,7 @@ export function mountScim(
       "A provisioning connection's token (`usc_` and 43 base64url characters) from `POST /api/scim/connections`, sent as `Authorization: Bearer usc_...`. Valid for `/scim/v2` only (`/api` answers it 401).",
   });
   mountAll(app, connectionRoutes, createConnectionHandlers(deps), steps);
+  mountAll(app, discoveryRoutes, createDiscoveryHandlers(deps), steps);
   mountAll(app, routes, createScimHandlers(deps), steps);
 }
 

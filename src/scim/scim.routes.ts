@@ -1,6 +1,6 @@
 /**
- * `/scim/v2` (RFC 7643/7644): discovery without a token, Users and Groups
- * with the connection's bearer token. Every check answers a SCIM error
+ * `/scim/v2` (RFC 7643/7644): Users and Groups with the connection's
+ * bearer token (discovery, without one, is in discovery.routes.ts). Every check answers a SCIM error
  * (errors.ts); the steps are in steps.ts.
  */
 import { z } from "@hono/zod-openapi";
@@ -17,7 +17,6 @@ import {
   listQuery,
   noSuchId,
   notFound,
-  openScimRoute,
   preconditionFailed,
   scimBody,
   scimIfMatch,
@@ -85,38 +84,6 @@ const projection = passes<
 });
 
 const failed = failure(MSG.scimFailed);
-
-export const serviceProviderConfig = openScimRoute({
-  operationId: "scimServiceProviderConfig",
-  method: "get",
-  path: "/scim/v2/ServiceProviderConfig",
-  summary: "SCIM: what the service supports",
-  description:
-    "PATCH, filter (at most 1000 results a page), sort, ETags and password changes are supported; bulk is not.",
-  responses: { 200: scimJson("The service provider configuration") },
-  steps: [failed],
-});
-
-export const resourceTypes = openScimRoute({
-  operationId: "scimResourceTypes",
-  method: "get",
-  path: "/scim/v2/ResourceTypes",
-  summary: "SCIM: resource types",
-  description: "User (with the enterprise extension) and Group.",
-  responses: { 200: scimJson("A ListResponse of the resource types") },
-  steps: [failed],
-});
-
-export const schemas = openScimRoute({
-  operationId: "scimSchemas",
-  method: "get",
-  path: "/scim/v2/Schemas",
-  summary: "SCIM: schemas",
-  description:
-    "The core User, the enterprise User extension and the core Group, with every attribute the service keeps.",
-  responses: { 200: scimJson("A ListResponse of the schemas") },
-  steps: [failed],
-});
 
 const listDescription = (what: string, filterable: string) =>
   `${what}, \`totalResults\` of all that match. \`filter\` on ${filterable} (the whole RFC 7644 grammar, compiled to SQL); ` +
