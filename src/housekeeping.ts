@@ -46,7 +46,7 @@ export function startHousekeeping(
     >
     & Partial<Pick<Config, "WEBHOOK_ATTEMPT_RETENTION_DAYS">>,
   log: Logger,
-): { stop(): void } {
+): { stop(): Promise<void> } {
   const sweep = async () => {
     try {
       const sessions = await store.sessions.revokeExpired(NO_DEADLINE);
@@ -86,10 +86,13 @@ export function startHousekeeping(
   // (the tests') two sweeps never overlap.
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let running: Promise<void> | undefined;
   const next = () => {
     if (stopped) return;
     const at = setTimeout(async () => {
-      await sweep();
+      running = sweep();
+      await running;
+      running = undefined;
       next();
     }, config.HOUSEKEEPING_INTERVAL_MS);
     // Never the reason the process stays alive.
@@ -98,9 +101,11 @@ export function startHousekeeping(
   };
   next();
   return {
-    stop: () => {
+    /** No sweep starts any more; one under way ends before the database closes. */
+    async stop() {
       stopped = true;
       clearTimeout(timer);
+      await running;
     },
   };
 }

@@ -95,7 +95,7 @@ export function createMetrics(options: { poolMax: number }): Metrics {
   const db = new client.Gauge({
     name: "useradmin_db_operations_in_flight",
     help:
-      "Database operations running now; each holds one pool connection, or waits for one when all are busy.",
+      "Database operations of requests running now; each holds one pool connection, or waits for one when all are busy. Background work (webhooks, imports, housekeeping) is not counted.",
     registers: [registry],
   });
   new client.Gauge({

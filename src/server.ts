@@ -118,7 +118,7 @@ export async function startService(
       sealFailed: (cause) =>
         log.error("audit records left to the next seal", { cause }),
     });
-    // The webhook worker's background work is not a request's: uncounted.
+    // Background work (webhooks, imports, housekeeping) is no request's: uncounted.
     const background = store;
     if (metrics) store = countInFlight(store, metrics.dbInFlight);
     // Rows an older release wrote meanwhile; not a reason to stay down.
@@ -147,7 +147,7 @@ export async function startService(
       importQueued: imports.wake,
     });
     setReady(app.fetch);
-    const housekeeping = startHousekeeping(store, config, log);
+    const housekeeping = startHousekeeping(background, config, log);
     const webhooks = startWebhookWorker(background, config, log, {
       counted: metrics?.webhookAttempt,
       listen: config.DATABASE_URL !== undefined,
@@ -194,7 +194,7 @@ export async function startService(
         await webhooks.stop();
         // The batch under way commits; the rest waits for the next lease.
         await imports.stop();
-        housekeeping.stop();
+        await housekeeping.stop();
         await store.stop();
         await openDb.close();
       },

@@ -146,7 +146,7 @@ Deno.test("housekeeping sweeps the trail with AUDIT_RETENTION_DAYS", async () =>
   try {
     for (let i = 0; i < 200 && swept.length < 2; i++) await sleep(50);
   } finally {
-    housekeeping.stop();
+    await housekeeping.stop();
   }
   assert(swept.length >= 2, `${swept.length} sweeps completed in 10 s`);
   assertEquals(swept.filter((n) => n !== 0), []);
@@ -168,7 +168,7 @@ Deno.test("housekeeping sweeps the trail with AUDIT_RETENTION_DAYS", async () =>
       await sleep(50);
     }
   } finally {
-    housekeeping.stop();
+    await housekeeping.stop();
   }
   assertEquals((await a.store.audit.list({ limit: 10 })).length, 0);
   assert(logs.some((l) => l.expiredAuditRecords === 3), JSON.stringify(logs));

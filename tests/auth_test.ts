@@ -402,7 +402,7 @@ Deno.test("housekeeping deletes expired sessions and ended login-failure windows
       await new Promise((r) => setTimeout(r, 20));
     }
   } finally {
-    housekeeping.stop();
+    await housekeeping.stop();
   }
   const failures = await svc.sql`select 1 from login_failures`;
   // Its count from this address and over all addresses.

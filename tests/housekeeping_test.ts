@@ -280,3 +280,25 @@ Deno.test("housekeeping records each disable whose end passed once, and leaves d
     );
   }
 });
+
+Deno.test("with no sweep before it, the login of a user whose disable ran out records user.enabled {expired: true}, once", async () => {
+  // A sweep a day away: the login alone meets the ended disable.
+  await using svc = await startService(
+    { HOUSEKEEPING_INTERVAL_MS: String(DAY * 1000) },
+    { bcryptCost: 4 },
+  );
+  const { account, password } = await svc.userClient("viewer");
+  await svc.sql`
+    update users set disabled_at = now() - interval '1 day',
+      disabled_until = now() - interval '1 minute'
+    where id = ${account.id}`;
+  for (let i = 0; i < 2; i++) {
+    assert((await svc.client().login(account.username, password)).ok);
+  }
+  const enabled = await svc.admin.GET("/api/audit", {
+    params: { query: { action: "user.enabled", targetId: account.id } },
+  });
+  assertEquals(enabled.data?.map((r) => [r.actor, r.details]), [
+    [null, { expired: true }],
+  ]);
+});

@@ -196,7 +196,7 @@ Deno.test("rows an older release inserts serve without the new keys, and houseke
       await new Promise((r) => setTimeout(r, 20));
     }
   } finally {
-    housekeeping.stop();
+    await housekeeping.stop();
   }
   const keys = await svc.sql<Record<string, string | number | null>[]>`
     select id, username_fold, email_fold, username_skeleton, email_skeleton
