@@ -329,3 +329,20 @@ Deno.test("a connection sees only its own groups and externalIds; a revoked or u
     412,
   );
 });
+
+Deno.test("a PATCH whose filter meets an element it made without a value answers 400 and changes nothing, never 500", async () => {
+  const { idp, userId } = await setUp();
+  const before = await idp.get(`/Users/${userId}`);
+  // The first operation makes a work e-mail without a value; the second's
+  // filter then compares a value that is not there.
+  const res = await idp.patch(
+    `/Users/${userId}`,
+    patchOp(
+      { op: "add", path: 'emails[type eq "work"].value' },
+      { op: "add", path: 'emails[value co "e1"]' },
+    ),
+  );
+  assertScimError(res, 400, "invalidValue");
+  const after = await idp.get(`/Users/${userId}`);
+  assertEquals(after.body, before.body);
+});

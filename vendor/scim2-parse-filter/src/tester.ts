@@ -52,7 +52,8 @@ export class Tester {
     }
     const p = path[0].toLowerCase();
     const key = Object.keys(r).find(k => k.toLowerCase() === p);
-    if (key === undefined) {
+    // A key present without a value is as absent: no comparison meets undefined.
+    if (key === undefined || r[key] === undefined) {
       return false;
     }
     return this.attrTest(path.slice(1), r[key], op);
