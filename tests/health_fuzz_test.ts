@@ -5,7 +5,7 @@
  * probed beside every case. Each case is answered without a 5xx, the
  * process stays up, `/health` answers within 250 ms all along, and the
  * process's peak resident memory during the case stays within 256 MiB of
- * its level before it.
+ * its level before it, and within 128 MiB once the case is answered.
  *
  * Seeded: the seed is printed, and FUZZ_SEED=<seed> runs the same cases
  * again. Known attacks stand first among each property's cases.
@@ -22,6 +22,8 @@ console.log(`fuzz seed ${SEED} (FUZZ_SEED=${SEED} repeats this run)`);
 const HEALTH_WITHIN_MS = 250;
 const MiB = 1024 * 1024;
 const PEAK_GROWTH_MAX = 256 * MiB;
+/** What may stay after a case: the heap V8 grew and has not handed back yet. */
+const KEPT_GROWTH_MAX = 128 * MiB;
 /** Longer than any answer may take: a case past it has held the service. */
 const CASE_TIMEOUT_MS = 60_000;
 
@@ -101,6 +103,7 @@ async function probed(
     await probe;
   }
   const peak = await procBytes(pid, "VmHWM");
+  const after = await procBytes(pid, "VmRSS");
   const what = `${label} (FUZZ_SEED=${SEED})`;
   assert(status < 500, `${what}: answered ${status}`);
   assert(
@@ -111,6 +114,12 @@ async function probed(
     peak - before <= PEAK_GROWTH_MAX,
     `${what}: memory rose from ${before / MiB | 0} MiB to ${
       peak / MiB | 0
+    } MiB`,
+  );
+  assert(
+    after - before <= KEPT_GROWTH_MAX,
+    `${what}: memory stayed at ${after / MiB | 0} MiB from ${
+      before / MiB | 0
     } MiB`,
   );
   return status;
