@@ -10,6 +10,7 @@
  */
 import { type Filter, filter as tester } from "scim2-parse-filter";
 import type { ScimFault } from "../db/scim.ts";
+import { fault, isObject, type Json } from "./body.ts";
 import { isRefusal, parseFilter } from "./filter.ts";
 import { OPERATIONS_MAX, pastLimits } from "./limits.ts";
 import {
@@ -22,21 +23,11 @@ import {
   USER_SCHEMA,
 } from "./schema.ts";
 
-type Json = Record<string, unknown>;
-
 export interface PatchOperation {
   op: string;
   path?: string;
   value?: unknown;
 }
-
-const fault = (kind: ScimFault["fault"], detail: string): ScimFault => ({
-  fault: kind,
-  detail,
-});
-
-const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A path taken apart: the attribute (in its container), an element filter, a sub-attribute. */
 interface Path {
