@@ -36,7 +36,8 @@ export function booleanOf(v: unknown): boolean | undefined {
 /**
  * A value as its definition types it: names spelled as the schema spells
  * them, sub-attributes no schema defines dropped, booleans sent as
- * `"True"`/`"False"` read as booleans. A wrong type is a fault.
+ * `"True"`/`"False"` read as booleans; an empty list or object is no value
+ * (unassigned, as RFC 7643 2.5 has it). A wrong type is a fault.
  */
 function typed(
   def: AttrDef & { element?: boolean },
@@ -56,7 +57,7 @@ function typed(
       if (isFaultValue(one)) return one;
       if (one !== undefined) out.push(one);
     }
-    return out;
+    return out.length > 0 ? out : undefined;
   }
   switch (def.type) {
     case "complex": {
@@ -76,7 +77,7 @@ function typed(
         if (isFaultValue(one)) return one;
         if (one !== undefined) out[sub.name] = one;
       }
-      return out;
+      return Object.keys(out).length > 0 ? out : undefined;
     }
     case "boolean": {
       const b = booleanOf(v);
@@ -112,7 +113,7 @@ function known(
       }
       const ext = known(value, ENTERPRISE_ATTRIBUTES, `${ENTERPRISE_SCHEMA}:`);
       if (isFaultValue(ext)) return ext;
-      out[ENTERPRISE_SCHEMA] = ext;
+      if (Object.keys(ext).length > 0) out[ENTERPRISE_SCHEMA] = ext;
       continue;
     }
     const def = findAttr(defs, key);

@@ -205,7 +205,45 @@ export function applyPatch(
     const over = pastLimits(res, defs);
     if (over) return over;
   }
-  return res;
+  return unassignedRequired(resource, res, defs) ?? res;
+}
+
+/**
+ * Whether `v` assigns the attribute: a multi-valued one needs an element
+ * with every required sub-attribute (an e-mail needs its address).
+ */
+function assigned(def: AttrDef, v: unknown): boolean {
+  if (v === undefined || v === null) return false;
+  if (typeof v === "string") return v.trim() !== "";
+  if (def.multi) {
+    const needed = (def.subs ?? []).filter((s) => s.required);
+    return Array.isArray(v) &&
+      v.some((el) =>
+        isObject(el) && needed.every((s) => assigned(s, entry(el, s.name)?.[1]))
+      );
+  }
+  return !isObject(v) || Object.keys(v).length > 0;
+}
+
+/**
+ * A PATCH leaves assigned what the resource cannot be without: the required
+ * attributes (userName, the e-mail, a group's displayName) and `active`,
+ * since an account is enabled or disabled, never neither. Checked on the
+ * result, so that a value removed and another added in one PATCH replace it.
+ */
+function unassignedRequired(
+  before: Json,
+  after: Json,
+  defs: AttrDef[],
+): ScimFault | undefined {
+  for (const def of defs) {
+    if (!def.required && def.name !== "active") continue;
+    if (
+      assigned(def, entry(before, def.name)?.[1]) &&
+      !assigned(def, entry(after, def.name)?.[1])
+    ) return fault("invalidValue", `${def.name} cannot be removed`);
+  }
+  return undefined;
 }
 
 function withoutPath(

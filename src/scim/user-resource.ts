@@ -13,12 +13,39 @@ import {
   utf8Bytes,
 } from "../users/account-rules.ts";
 import { userTag } from "../users/listing.ts";
+import { canonicalJson } from "../audit/chain.ts";
 import { fault, isFaultValue, isObject, type Json, readBody } from "./body.ts";
 import { ENTERPRISE_SCHEMA, USER_ATTRIBUTES, USER_SCHEMA } from "./schema.ts";
 
 /** The user's tag: the ETag `GET /api/users/{id}` gives. */
 export const userVersion = (row: ScimUserRow) =>
   userTag(row.id, row.version, row.expired);
+
+/** What the read of a user says of it. */
+type UserFacts = Pick<
+  ScimUserState,
+  "username" | "name" | "email" | "attributes"
+>;
+
+/**
+ * What a user's attributes do not say of the account, shown in their
+ * place: the name as `name.formatted` and `displayName` when the attributes
+ * give another (a user made or renamed through /api), the e-mail as the
+ * only one of `emails` when they hold none. Once a client assigns them,
+ * the attributes say it all, and what it removed stays unassigned.
+ */
+function shownForLack(user: UserFacts): Json {
+  const attrs = user.attributes;
+  const nameUnsaid = user.name !== nameOf(attrs, user.username);
+  return {
+    ...!isObject(attrs.name) && nameUnsaid &&
+      { name: { formatted: user.name } },
+    ...typeof attrs.displayName !== "string" && nameUnsaid &&
+      { displayName: user.name },
+    ...!hasEmail(attrs) &&
+      { emails: [{ value: user.email, type: "work", primary: true }] },
+  };
+}
 
 /** The user as a connection reads it: what it wrote, and what the service knows. */
 export function userResource(row: ScimUserRow, base: string): Json {
@@ -29,13 +56,7 @@ export function userResource(row: ScimUserRow, base: string): Json {
     ...row.externalId !== null && { externalId: row.externalId },
     userName: row.username,
     ...attrs,
-    name: isObject(attrs.name) ? attrs.name : { formatted: row.name },
-    displayName: typeof attrs.displayName === "string"
-      ? attrs.displayName
-      : row.name,
-    emails: Array.isArray(attrs.emails)
-      ? attrs.emails
-      : [{ value: row.email, type: "work", primary: true }],
+    ...shownForLack(row),
     active: row.active,
     // Read-only: membership is changed through the groups.
     ...row.groups.length > 0 && {
@@ -57,6 +78,36 @@ export function userResource(row: ScimUserRow, base: string): Json {
   };
 }
 
+/** The keys whose read `shownForLack` decides together. */
+const SHOWN_TOGETHER = [["name", "displayName"], ["emails"]];
+
+/**
+ * `user`'s attributes without what the read of `current` showed for lack
+ * of them and comes back as it was shown (a PATCH applies to the resource
+ * as read; a PUT often sends it back), where the read shows the same
+ * without them: kept, it would change the version for nothing, and would
+ * no longer follow the account's name and e-mail.
+ */
+function withoutEchoes(user: UserFacts, current: UserFacts): Json {
+  const before = shownForLack(current);
+  const read = (attributes: Json) => {
+    const lack = shownForLack({ ...user, attributes });
+    return (k: string) => canonicalJson(lack[k] ?? attributes[k]);
+  };
+  let attributes = user.attributes;
+  for (const keys of SHOWN_TOGETHER) {
+    const echoed = keys.filter((k) =>
+      k in before && canonicalJson(attributes[k]) === canonicalJson(before[k])
+    );
+    if (echoed.length === 0) continue;
+    const trial = { ...attributes };
+    for (const k of echoed) delete trial[k];
+    const [was, now] = [read(attributes), read(trial)];
+    if (keys.every((k) => was(k) === now(k))) attributes = trial;
+  }
+  return attributes;
+}
+
 /** A user as a body (POST, PUT, or a PATCH's result) says it, and the password it sets. */
 export function userFromBody(
   body: unknown,
@@ -66,6 +117,8 @@ export function userFromBody(
   if (isFaultValue(read)) return read;
   const { externalId, attrs } = read;
   const { userName, active, password, groups: _, ...kept } = attrs;
+  // A list of e-mails without one is none: the userName stands in.
+  if (!hasEmail(kept)) delete kept.emails;
   if (typeof userName !== "string" || userName.trim() === "") {
     return fault("invalidValue", "userName is required");
   }
@@ -114,15 +167,14 @@ export function userFromBody(
       "the attributes kept for a user are larger than 16 KiB",
     );
   }
+  const facts = { username, name, email, attributes: kept };
   return {
     state: {
-      username,
-      name,
-      email,
+      ...facts,
+      ...current && { attributes: withoutEchoes(facts, current) },
       // An absent `active` leaves it as it is (a new user is active).
       active: (active as boolean | undefined) ?? current?.active ?? true,
       externalId: (externalId as string | null | undefined) ?? null,
-      attributes: kept,
     },
     ...password !== undefined && { password: password as string },
   };
@@ -145,13 +197,19 @@ function nameOf(attrs: Json, username: string): string {
   return joined || username;
 }
 
-/** The primary e-mail, else the first, else userName when it is an address. */
-function emailOf(attrs: Json, username: string): string | undefined {
-  const emails = Array.isArray(attrs.emails)
+/** The elements of `emails` with an address. */
+const addresses = (attrs: Json): Json[] =>
+  Array.isArray(attrs.emails)
     ? attrs.emails.filter((e): e is Json =>
       isObject(e) && typeof e.value === "string" && e.value.trim() !== ""
     )
     : [];
+
+const hasEmail = (attrs: Json) => addresses(attrs).length > 0;
+
+/** The primary e-mail, else the first, else userName when it is an address. */
+function emailOf(attrs: Json, username: string): string | undefined {
+  const emails = addresses(attrs);
   const chosen = emails.find((e) => e.primary === true) ?? emails[0];
   if (chosen) return (chosen.value as string).trim();
   return emailIsValid(username) ? username : undefined;
