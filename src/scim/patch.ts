@@ -6,11 +6,13 @@
  * and `add` without `path` and an object value (whose keys may be paths),
  * value-path filters, `add`/`replace` on a missing filtered value as a
  * creation (Entra), `remove` of a missing value as a no-op, `members`
- * removed by a value list (Entra) or a filter (Okta).
+ * removed by a value list (Entra) or a filter (Okta). A `remove` unassigns
+ * (RFC 7644 3.5.2.2), except what the resource cannot be without.
  */
-import { type Filter, filter as tester } from "scim2-parse-filter";
+import type { Filter } from "scim2-parse-filter";
 import type { ScimFault } from "../db/scim.ts";
 import { fault, isObject, type Json } from "./body.ts";
+import { elementTest, seeded } from "./element-filter.ts";
 import { isRefusal, parseFilter } from "./filter.ts";
 import { OPERATIONS_MAX, pastLimits } from "./limits.ts";
 import {
@@ -122,37 +124,6 @@ function put(o: Json, name: string, value: unknown) {
 function drop(o: Json, name: string) {
   const found = entry(o, name);
   if (found) delete o[found[0]];
-}
-
-const lowered = (x: unknown): unknown =>
-  typeof x === "string"
-    ? x.toLowerCase()
-    : Array.isArray(x)
-    ? x.map(lowered)
-    : isObject(x)
-    ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, lowered(v)]))
-    : x;
-
-/**
- * A value path's filter made a test of elements, once for all the elements
- * an operation looks at. Elements compare as the filter library does, with
- * their string values and the filter's taken without regard to case (every
- * sub-attribute filtered on here is so).
- */
-function elementTest(f: Filter): (el: unknown) => boolean {
-  const test = tester(lowered(f) as Filter);
-  return (el) => isObject(el) && test(lowered(el));
-}
-
-/** The sub-attributes an element made from a filter gets: its `eq` comparisons. */
-function seeded(f: Path["filter"]): Json {
-  const out: Json = {};
-  const walk = (g: NonNullable<Path["filter"]>) => {
-    if (g.op === "and") g.filters.forEach(walk);
-    else if (g.op === "eq") out[g.attrPath] = g.compValue;
-  };
-  if (f) walk(f);
-  return out;
 }
 
 /**
