@@ -7,15 +7,12 @@
  */
 import { assert, assertEquals } from "./support/assert.ts";
 import { healthBeside } from "./support/health.ts";
-import {
-  collectGarbage,
-  sharedService,
-  type TestService,
-} from "./support/service.ts";
+import { collectGarbage, sharedService } from "./support/service.ts";
 import {
   assertScimError,
   patchOp,
   type ScimAnswer,
+  scimState as state,
   withFrank,
 } from "./scim_support.ts";
 
@@ -28,16 +25,6 @@ const said = (a: ScimAnswer) => {
   assertScimError(a, a.status, a.body?.scimType);
   return [a.status, a.body.scimType, a.body.detail];
 };
-
-/** What a refused write must leave as it was: the rows and the audit trail. */
-async function state(svc: TestService) {
-  await svc.store.audit.seal();
-  return await svc.sql`
-    select (select count(*)::int from audit_events) as records,
-      (select json_agg(u order by u.id) from users u) as users,
-      (select json_agg(l order by l.user_id) from scim_user_links l) as links,
-      (select json_agg(g order by g.id) from scim_groups g) as groups`;
-}
 
 const search = (filter: string) => ({
   schemas: ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
@@ -296,7 +283,7 @@ Deno.test("an externalId of more than 255 characters answers 400 invalidValue in
 });
 
 Deno.test("the lists' caches keep no filter's text: 25 distinct filters of 4 MiB leave the heap near where it was", async () => {
-  const { svc, idp } = await setUp();
+  const { idp } = await setUp();
   const heap = () => {
     collectGarbage();
     return Deno.memoryUsage().heapUsed;

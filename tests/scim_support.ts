@@ -125,3 +125,16 @@ export function assertScimError(
   assertEquals(typeof answer.body.detail, "string");
   assertEquals(answer.headers.get("content-type"), SCIM_MEDIA_TYPE);
 }
+
+/**
+ * What a write that changes nothing (refused, or asking for what is there)
+ * must leave as it was: the rows, their versions and the audit trail.
+ */
+export async function scimState(svc: TestService) {
+  await svc.store.audit.seal();
+  return await svc.sql`
+    select (select count(*)::int from audit_events) as records,
+      (select json_agg(u order by u.id) from users u) as users,
+      (select json_agg(l order by l.user_id) from scim_user_links l) as links,
+      (select json_agg(g order by g.id) from scim_groups g) as groups`;
+}

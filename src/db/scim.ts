@@ -5,7 +5,7 @@
  * (ordinary audit actions naming the connection) in it.
  */
 import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
-import type { AuditParty } from "../audit/chain.ts";
+import { type AuditParty, canonicalJson } from "../audit/chain.ts";
 import {
   type AuditContext,
   auditEvents,
@@ -579,8 +579,9 @@ export function createScimStore(sql: Sql, { transaction, asCaller }: Writer) {
           if (next.name !== cur.name) changed.push("name");
           if (next.email !== cur.email) changed.push("email");
           if (next.externalId !== cur.externalId) changed.push("externalId");
+          // Compared whatever the order of their keys (jsonb keeps its own).
           if (
-            JSON.stringify(next.attributes) !== JSON.stringify(cur.attributes)
+            canonicalJson(next.attributes) !== canonicalJson(cur.attributes)
           ) changed.push("attributes");
           const columns = changed.some((f) =>
             f === "userName" || f === "name" || f === "email"
@@ -603,9 +604,10 @@ export function createScimStore(sql: Sql, { transaction, asCaller }: Writer) {
               update users set modified_at = clock_timestamp()
               where id = ${id}`;
           }
+          // Without a link the user reads as one without externalId and
+          // attributes: one is made only when they change.
           if (
-            changed.includes("externalId") || changed.includes("attributes") ||
-            cur.externalId === null
+            changed.includes("externalId") || changed.includes("attributes")
           ) {
             await link(tx, connectionId, id, next);
           }

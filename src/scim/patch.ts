@@ -6,10 +6,13 @@
  * and `add` without `path` and an object value (whose keys may be paths),
  * value-path filters, `add`/`replace` on a missing filtered value as a
  * creation (Entra), `remove` of a missing value as a no-op, `members`
- * removed by a value list (Entra) or a filter (Okta).
+ * removed by a value list (Entra) or a filter (Okta). A `remove` unassigns
+ * (RFC 7644 3.5.2.2), except what the resource cannot be without.
  */
-import { type Filter, filter as tester } from "scim2-parse-filter";
+import type { Filter } from "scim2-parse-filter";
 import type { ScimFault } from "../db/scim.ts";
+import { fault, isObject, type Json } from "./body.ts";
+import { elementTest, seeded } from "./element-filter.ts";
 import { isRefusal, parseFilter } from "./filter.ts";
 import { OPERATIONS_MAX, pastLimits } from "./limits.ts";
 import {
@@ -22,21 +25,11 @@ import {
   USER_SCHEMA,
 } from "./schema.ts";
 
-type Json = Record<string, unknown>;
-
 export interface PatchOperation {
   op: string;
   path?: string;
   value?: unknown;
 }
-
-const fault = (kind: ScimFault["fault"], detail: string): ScimFault => ({
-  fault: kind,
-  detail,
-});
-
-const isObject = (v: unknown): v is Json =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A path taken apart: the attribute (in its container), an element filter, a sub-attribute. */
 interface Path {
@@ -133,37 +126,6 @@ function drop(o: Json, name: string) {
   if (found) delete o[found[0]];
 }
 
-const lowered = (x: unknown): unknown =>
-  typeof x === "string"
-    ? x.toLowerCase()
-    : Array.isArray(x)
-    ? x.map(lowered)
-    : isObject(x)
-    ? Object.fromEntries(Object.entries(x).map(([k, v]) => [k, lowered(v)]))
-    : x;
-
-/**
- * A value path's filter made a test of elements, once for all the elements
- * an operation looks at. Elements compare as the filter library does, with
- * their string values and the filter's taken without regard to case (every
- * sub-attribute filtered on here is so).
- */
-function elementTest(f: Filter): (el: unknown) => boolean {
-  const test = tester(lowered(f) as Filter);
-  return (el) => isObject(el) && test(lowered(el));
-}
-
-/** The sub-attributes an element made from a filter gets: its `eq` comparisons. */
-function seeded(f: Path["filter"]): Json {
-  const out: Json = {};
-  const walk = (g: NonNullable<Path["filter"]>) => {
-    if (g.op === "and") g.filters.forEach(walk);
-    else if (g.op === "eq") out[g.attrPath] = g.compValue;
-  };
-  if (f) walk(f);
-  return out;
-}
-
 /**
  * The operations applied to a copy of `resource`, or the first fault.
  * `core`: the resource's schema URN, which a path may start with.
@@ -214,7 +176,45 @@ export function applyPatch(
     const over = pastLimits(res, defs);
     if (over) return over;
   }
-  return res;
+  return unassignedRequired(resource, res, defs) ?? res;
+}
+
+/**
+ * Whether `v` assigns the attribute: a multi-valued one needs an element
+ * with every required sub-attribute (an e-mail needs its address).
+ */
+function assigned(def: AttrDef, v: unknown): boolean {
+  if (v === undefined || v === null) return false;
+  if (typeof v === "string") return v.trim() !== "";
+  if (def.multi) {
+    const needed = (def.subs ?? []).filter((s) => s.required);
+    return Array.isArray(v) &&
+      v.some((el) =>
+        isObject(el) && needed.every((s) => assigned(s, entry(el, s.name)?.[1]))
+      );
+  }
+  return !isObject(v) || Object.keys(v).length > 0;
+}
+
+/**
+ * A PATCH leaves assigned what the resource cannot be without: the required
+ * attributes (userName, the e-mail, a group's displayName) and `active`,
+ * since an account is enabled or disabled, never neither. Checked on the
+ * result, so that a value removed and another added in one PATCH replace it.
+ */
+function unassignedRequired(
+  before: Json,
+  after: Json,
+  defs: AttrDef[],
+): ScimFault | undefined {
+  for (const def of defs) {
+    if (!def.required && def.name !== "active") continue;
+    if (
+      assigned(def, entry(before, def.name)?.[1]) &&
+      !assigned(def, entry(after, def.name)?.[1])
+    ) return fault("invalidValue", `${def.name} cannot be removed`);
+  }
+  return undefined;
 }
 
 function withoutPath(
