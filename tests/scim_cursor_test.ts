@@ -362,7 +362,7 @@ Deno.test("a malformed or forged cursor answers 400 invalidCursor, never a 500",
       "!!!!",
       valid.slice(0, -3),
       valid + "A",
-      "A".repeat(5000),
+      "A".repeat(9000),
       // The service's fields, forged: an impossible time, SQL, an id past
       // 32 bits, another segment, a key where the sort has none.
       cursorOf([binding, issued, back, segment, "99999999999999999999", id]),

@@ -17,10 +17,13 @@ import { listKey } from "./list-cache.ts";
 
 /** How long a cursor serves (`cursorTimeout`). */
 export const CURSOR_TIMEOUT_SECONDS = 3600;
-/** The longest cursor the service makes or reads. */
-export const CURSOR_MAX_LENGTH = 4096;
-/** A sort key's longest text (names and userNames are far shorter). */
-const KEY_MAX_LENGTH = 1024;
+/** The longest cursor the service reads: one of the longest key it makes fits. */
+export const CURSOR_MAX_LENGTH = 8192;
+/**
+ * A sort key's most bytes of UTF-8: a userName's canonical key (254
+ * characters, each folding to at most three) or a group's name stays below.
+ */
+const KEY_MAX_BYTES = 4096;
 /** How far another instance's clock may run ahead of this one's. */
 const CLOCK_SKEW_SECONDS = 300;
 const MAX_ID = 2 ** 31 - 1;
@@ -63,7 +66,7 @@ const keyFits = (kind: SortKeyKind, key: unknown) =>
     ? key === null
     : kind === "time"
     ? typeof key === "string" && microsecondsInRange(key)
-    : typeof key === "string" && key.length <= KEY_MAX_LENGTH &&
+    : typeof key === "string" && Buffer.byteLength(key) <= KEY_MAX_BYTES &&
       unstorableText(key) === undefined;
 
 /**
