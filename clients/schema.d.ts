@@ -1366,6 +1366,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/scim/v2/.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * SCIM: search users and groups (POST)
+         * @description RFC 7644 3.4.3 at the root: the users, then this connection's groups, in one ListResponse; each result has its `schemas` and `meta.resourceType` (`User` or `Group`), whatever `attributes` asks. The parameters in a SearchRequest body, as `POST /scim/v2/Users/.search` takes them: `filter` may name the attributes of either type (an attribute a type lacks matches none of its resources: `userName eq "alice"` finds no group); `sortBy` sorts each type by what it has (`userName` the users, `displayName` the groups, `meta.created` and `meta.lastModified` both; otherwise by id); `startIndex` and `cursor` page through the users and then the groups, `totalResults` counts both.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
+         *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
+         *     4. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
+         *     5. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
+         *     6. 400 `The cursor is not valid`: `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type.
+         *     7. 400 `The cursor has expired`: `cursor` was given more than `cursorTimeout` (3600) seconds ago.
+         *     8. 500 `Provisioning request failed`: any other failure.
+         */
+        post: operations["scimSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/scim/v2/Groups": {
         parameters: {
             query?: never;
@@ -1375,14 +1406,16 @@ export interface paths {
         };
         /**
          * SCIM: list groups
-         * @description This connection's groups, `totalResults` of all that match. `filter` on `id`, `displayName`, `externalId`, `members.value`, `meta.created`, `meta.lastModified` (the whole RFC 7644 grammar, compiled to SQL); `startIndex` (1-based; below 1 counts as 1), `count` (default 100, capped at 1000; 0 answers `totalResults` only), `attributes`/`excludedAttributes`. `sortBy` `displayName`, `meta.created` or `meta.lastModified`.
+         * @description This connection's groups, `totalResults` of all that match. `filter` on `id`, `displayName`, `externalId`, `members.value`, `meta.created`, `meta.lastModified` (the whole RFC 7644 grammar, compiled to SQL); `sortBy` `displayName`, `meta.created` or `meta.lastModified`; `startIndex` (1-based; below 1 counts as 1), `count` (default 100, capped at 1000; 0 answers `totalResults` only); or `cursor` (RFC 9865): empty for the first page, then the answer's `nextCursor` (absent on the last page) or `previousCursor` (absent on the first), each valid for 3600 seconds and for the same filter and sort only. A walk by cursor returns every resource that exists from its first page to its last exactly once, whatever is created or deleted meanwhile (sorted by `meta.lastModified` or a name, a resource changed meanwhile may move). `attributes`/`excludedAttributes`.
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
          *     2. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
          *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
-         *     4. 500 `Provisioning request failed`: any other failure.
+         *     4. 400 `The cursor is not valid`: `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type.
+         *     5. 400 `The cursor has expired`: `cursor` was given more than `cursorTimeout` (3600) seconds ago.
+         *     6. 500 `Provisioning request failed`: any other failure.
          */
         get: operations["scimListGroups"];
         put?: never;
@@ -1407,6 +1440,37 @@ export interface paths {
          * @description As `GET /scim/v2/Groups` with the same checks, status and headers, without a body.
          */
         head: operations["scimListGroupsHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Groups/.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * SCIM: search groups (POST)
+         * @description As `GET /scim/v2/Groups`, the parameters in a SearchRequest body (`attributes` and `excludedAttributes` as arrays).
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
+         *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
+         *     4. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
+         *     5. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
+         *     6. 400 `The cursor is not valid`: `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type.
+         *     7. 400 `The cursor has expired`: `cursor` was given more than `cursorTimeout` (3600) seconds ago.
+         *     8. 500 `Provisioning request failed`: any other failure.
+         */
+        post: operations["scimSearchGroups"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1645,14 +1709,16 @@ export interface paths {
         };
         /**
          * SCIM: list users
-         * @description Every user (made through SCIM or `/api` alike), `totalResults` of all that match. `filter` on `id`, `userName` (under the canonical key), `externalId`, `emails.value`, `emails[...]`, `active`, `displayName`, `name.formatted`, `meta.created`, `meta.lastModified` (the whole RFC 7644 grammar, compiled to SQL); `startIndex` (1-based; below 1 counts as 1), `count` (default 100, capped at 1000; 0 answers `totalResults` only), `attributes`/`excludedAttributes`. `sortBy` `userName`, `meta.created` or `meta.lastModified`; paging through every user in sequence reads the next page in index order.
+         * @description Every user (made through SCIM or `/api` alike), `totalResults` of all that match. `filter` on `id`, `userName` (under the canonical key), `externalId`, `emails.value`, `emails[...]`, `active`, `displayName`, `name.formatted`, `meta.created`, `meta.lastModified` (the whole RFC 7644 grammar, compiled to SQL); `sortBy` `userName`, `meta.created` or `meta.lastModified`; `startIndex` (1-based; below 1 counts as 1), `count` (default 100, capped at 1000; 0 answers `totalResults` only); or `cursor` (RFC 9865): empty for the first page, then the answer's `nextCursor` (absent on the last page) or `previousCursor` (absent on the first), each valid for 3600 seconds and for the same filter and sort only. A walk by cursor returns every resource that exists from its first page to its last exactly once, whatever is created or deleted meanwhile (sorted by `meta.lastModified` or a name, a resource changed meanwhile may move). `attributes`/`excludedAttributes`. Every page is read in index order: by cursor, and by `startIndex` when the pages are read in sequence.
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
          *     2. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
          *     3. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
-         *     4. 500 `Provisioning request failed`: any other failure.
+         *     4. 400 `The cursor is not valid`: `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type.
+         *     5. 400 `The cursor has expired`: `cursor` was given more than `cursorTimeout` (3600) seconds ago.
+         *     6. 500 `Provisioning request failed`: any other failure.
          */
         get: operations["scimListUsers"];
         put?: never;
@@ -1700,7 +1766,9 @@ export interface paths {
          *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
          *     4. 400 `A value is not valid`: `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`.
          *     5. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
-         *     6. 500 `Provisioning request failed`: any other failure.
+         *     6. 400 `The cursor is not valid`: `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type.
+         *     7. 400 `The cursor has expired`: `cursor` was given more than `cursorTimeout` (3600) seconds ago.
+         *     8. 500 `Provisioning request failed`: any other failure.
          */
         post: operations["scimSearchUsers"];
         delete?: never;
@@ -7925,6 +7993,85 @@ export interface operations {
             };
         };
     };
+    scimSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/scim+json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description A ListResponse of users and groups */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The body is larger than 4 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
     scimListGroups: {
         parameters: {
             query?: {
@@ -7932,6 +8079,8 @@ export interface operations {
                 attributes?: string;
                 /** @description Default 100, at most 1000 (more is capped); 0: totalResults only */
                 count?: number;
+                /** @description Pages by cursor (RFC 9865): empty for the first page, then an answer's `nextCursor` or `previousCursor` (valid for 3600 seconds, with the same filter and sort) */
+                cursor?: string;
                 /** @description Comma-separated attributes to leave out */
                 excludedAttributes?: string;
                 /** @description RFC 7644 filter: `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value paths (`emails[type eq "work"].value`) */
@@ -7939,7 +8088,7 @@ export interface operations {
                 /** @description `userName`, `meta.created` or `meta.lastModified` (Groups: `displayName`, `meta.created`, `meta.lastModified`) */
                 sortBy?: string;
                 sortOrder?: "ascending" | "descending";
-                /** @description 1-based; below 1 counts as 1 */
+                /** @description 1-based; below 1 counts as 1. Not read with `cursor` */
                 startIndex?: number;
             };
             header?: never;
@@ -7961,7 +8110,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8099,6 +8248,8 @@ export interface operations {
                 attributes?: string;
                 /** @description Default 100, at most 1000 (more is capped); 0: totalResults only */
                 count?: number;
+                /** @description Pages by cursor (RFC 9865): empty for the first page, then an answer's `nextCursor` or `previousCursor` (valid for 3600 seconds, with the same filter and sort) */
+                cursor?: string;
                 /** @description Comma-separated attributes to leave out */
                 excludedAttributes?: string;
                 /** @description RFC 7644 filter: `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value paths (`emails[type eq "work"].value`) */
@@ -8106,7 +8257,7 @@ export interface operations {
                 /** @description `userName`, `meta.created` or `meta.lastModified` (Groups: `displayName`, `meta.created`, `meta.lastModified`) */
                 sortBy?: string;
                 sortOrder?: "ascending" | "descending";
-                /** @description 1-based; below 1 counts as 1 */
+                /** @description 1-based; below 1 counts as 1. Not read with `cursor` */
                 startIndex?: number;
             };
             header?: never;
@@ -8124,7 +8275,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8152,6 +8303,85 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    scimSearchGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    [key: string]: unknown;
+                };
+                "application/scim+json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description A ListResponse of groups */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The body is larger than 4 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
             };
         };
     };
@@ -9080,6 +9310,8 @@ export interface operations {
                 attributes?: string;
                 /** @description Default 100, at most 1000 (more is capped); 0: totalResults only */
                 count?: number;
+                /** @description Pages by cursor (RFC 9865): empty for the first page, then an answer's `nextCursor` or `previousCursor` (valid for 3600 seconds, with the same filter and sort) */
+                cursor?: string;
                 /** @description Comma-separated attributes to leave out */
                 excludedAttributes?: string;
                 /** @description RFC 7644 filter: `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value paths (`emails[type eq "work"].value`) */
@@ -9087,7 +9319,7 @@ export interface operations {
                 /** @description `userName`, `meta.created` or `meta.lastModified` (Groups: `displayName`, `meta.created`, `meta.lastModified`) */
                 sortBy?: string;
                 sortOrder?: "ascending" | "descending";
-                /** @description 1-based; below 1 counts as 1 */
+                /** @description 1-based; below 1 counts as 1. Not read with `cursor` */
                 startIndex?: number;
             };
             header?: never;
@@ -9109,7 +9341,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -9247,6 +9479,8 @@ export interface operations {
                 attributes?: string;
                 /** @description Default 100, at most 1000 (more is capped); 0: totalResults only */
                 count?: number;
+                /** @description Pages by cursor (RFC 9865): empty for the first page, then an answer's `nextCursor` or `previousCursor` (valid for 3600 seconds, with the same filter and sort) */
+                cursor?: string;
                 /** @description Comma-separated attributes to leave out */
                 excludedAttributes?: string;
                 /** @description RFC 7644 filter: `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value paths (`emails[type eq "work"].value`) */
@@ -9254,7 +9488,7 @@ export interface operations {
                 /** @description `userName`, `meta.created` or `meta.lastModified` (Groups: `displayName`, `meta.created`, `meta.lastModified`) */
                 sortBy?: string;
                 sortOrder?: "ascending" | "descending";
-                /** @description 1-based; below 1 counts as 1 */
+                /** @description 1-based; below 1 counts as 1. Not read with `cursor` */
                 startIndex?: number;
             };
             header?: never;
@@ -9272,7 +9506,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
+            /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -9334,7 +9568,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting */
+            /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */

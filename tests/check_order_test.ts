@@ -27,6 +27,13 @@ const STEP_UP: Listed = [403, "Recent second factor required"];
 const MFA_FAILED: Listed = [500, "Second factor request failed"];
 const query = (...names: string[]): Listed[] =>
   names.map((name) => [400, `Invalid query parameter: ${name}`]);
+/** A SCIM list's parameters: its numbers and order, its filter, its cursor. */
+const SCIM_LIST: Listed[] = [
+  [400, "A value is not valid"],
+  [400, "The filter is not valid"],
+  [400, "The cursor is not valid"],
+  [400, "The cursor has expired"],
+];
 
 /** The audit trail's query parameters, in the order they are checked. */
 const AUDIT_PARAMETERS = [
@@ -359,8 +366,7 @@ const CONTRACT: Record<string, Listed[]> = {
   ],
   "get /scim/v2/Users": [
     [401, "A valid provisioning token is required"],
-    [400, "A value is not valid"],
-    [400, "The filter is not valid"],
+    ...SCIM_LIST,
     [500, "Provisioning request failed"],
   ],
   "post /scim/v2/Users": [
@@ -375,8 +381,7 @@ const CONTRACT: Record<string, Listed[]> = {
     [401, "A valid provisioning token is required"],
     [413, "Request body larger than 4 MiB"],
     [400, "The request is not a valid SCIM request"],
-    [400, "A value is not valid"],
-    [400, "The filter is not valid"],
+    ...SCIM_LIST,
     [500, "Provisioning request failed"],
   ],
   "get /scim/v2/Users/{id}": [
@@ -420,8 +425,7 @@ const CONTRACT: Record<string, Listed[]> = {
   ],
   "get /scim/v2/Groups": [
     [401, "A valid provisioning token is required"],
-    [400, "A value is not valid"],
-    [400, "The filter is not valid"],
+    ...SCIM_LIST,
     [500, "Provisioning request failed"],
   ],
   "post /scim/v2/Groups": [
@@ -430,6 +434,13 @@ const CONTRACT: Record<string, Listed[]> = {
     [400, "The request is not a valid SCIM request"],
     [400, "A value is not valid"],
     [409, "The value is already taken"],
+    [500, "Provisioning request failed"],
+  ],
+  "post /scim/v2/Groups/.search": [
+    [401, "A valid provisioning token is required"],
+    [413, "Request body larger than 4 MiB"],
+    [400, "The request is not a valid SCIM request"],
+    ...SCIM_LIST,
     [500, "Provisioning request failed"],
   ],
   "get /scim/v2/Groups/{id}": [
@@ -469,6 +480,13 @@ const CONTRACT: Record<string, Listed[]> = {
     [404, "Resource not found"],
     [404, "Resource not found"],
     [412, "The resource has changed (If-Match)"],
+    [500, "Provisioning request failed"],
+  ],
+  "post /scim/v2/.search": [
+    [401, "A valid provisioning token is required"],
+    [413, "Request body larger than 4 MiB"],
+    [400, "The request is not a valid SCIM request"],
+    ...SCIM_LIST,
     [500, "Provisioning request failed"],
   ],
   "get /health": [],

@@ -179,3 +179,64 @@ Deno.test("every filter of the users list and the audit trail is read from an in
   }
   assertEquals(found, []);
 });
+
+/**
+ * The sorts of all its rows a plan does itself (its subplans', such as a
+ * user's groups, aside). An incremental sort is not one: its rows come in
+ * the index's order and it reads no more of them than the page (userName's
+ * index has no id, which is unique behind it).
+ */
+function sorts(node: PlanNode & { "Parent Relationship"?: string }): string[] {
+  if (node["Parent Relationship"] === "SubPlan") return [];
+  return [
+    ...(node["Node Type"] === "Sort" ? [node["Node Type"]] : []),
+    ...(node.Plans ?? []).flatMap(sorts),
+  ];
+}
+
+Deno.test("every SCIM page by cursor is read from an index in its order, forward and back, without a sort or a sequential scan", async () => {
+  await using db = await capturingStore();
+  const { sql, store } = db;
+  await seedUsers(sql, USERS);
+  await sql`update users set modified_at = now() where id % 7 = 0`;
+  await sql`analyze users`;
+  const found: string[] = [];
+  for (
+    const sort of [
+      "id",
+      "userName",
+      "meta.created",
+      "meta.lastModified",
+    ] as const
+  ) {
+    for (const descending of [false, true]) {
+      const [middle] = await store.scim.users.list(1, {
+        sort,
+        descending,
+        offset: USERS / 2,
+        limit: 1,
+      });
+      for (const back of [false, true]) {
+        db.take();
+        const rows = await store.scim.users.list(1, {
+          sort,
+          descending,
+          limit: 101,
+          from: { at: { key: middle.sortKey, id: middle.id }, back },
+        });
+        assertEquals(rows.length, 101);
+        const [s] = reads(db.take());
+        const p = await plan(sql, s);
+        const bad = [...seqScans(p), ...sorts(p)];
+        if (bad.length) {
+          found.push(
+            `${sort} ${descending ? "desc" : "asc"} ${
+              back ? "back" : "on"
+            }: ${bad}\n${s.query}`,
+          );
+        }
+      }
+    }
+  }
+  assertEquals(found, []);
+});

@@ -111,13 +111,38 @@ export const GROUP_FILTER: Schema = {
 
 const MAX_INT = 2 ** 31 - 1;
 
-/** The SQL of a filter over `schema`'s rows; throws FilterFault. */
-export function compileFilter(sql: Sql, schema: Schema, f: Filter): Fragment {
-  const attr = (path: string) => {
-    let p = path.toLowerCase();
-    if (p.startsWith(schema.urn)) p = p.slice(schema.urn.length);
-    return p;
-  };
+/** A path as `schema` names its attributes: lower case, its URN dropped. */
+const nameIn = (schema: Schema, path: string) => {
+  const p = path.toLowerCase();
+  return p.startsWith(schema.urn) ? p.slice(schema.urn.length) : p;
+};
+
+/** Whether `schema` has the attribute (or, `multi`, the multi-valued one) a path names. */
+function knows(schema: Schema, path: string, multi: boolean): boolean {
+  const name = nameIn(schema, path);
+  if (multi) return name in schema.multi;
+  if (name in schema.attributes) return true;
+  const dot = name.indexOf(".");
+  const m = schema.multi[dot < 0 ? name : name.slice(0, dot)];
+  return m !== undefined && (dot < 0 || name.slice(dot + 1) in m.subs);
+}
+
+/**
+ * The SQL of a filter over `schema`'s rows; throws FilterFault. A filter
+ * across resource types (`others`: the other types' schemas) may name an
+ * attribute only another type has: on these rows it has no value, so its
+ * comparison is false (RFC 7644 3.4.2.2 applies a filter at the root to
+ * every type).
+ */
+export function compileFilter(
+  sql: Sql,
+  schema: Schema,
+  f: Filter,
+  others: Schema[] = [],
+): Fragment {
+  const attr = (path: string) => nameIn(schema, path);
+  const elsewhere = (path: string, multi: boolean) =>
+    others.some((o) => knows(o, path, multi));
 
   const within = (multi: Multi, body: Fragment) =>
     multi.elements.includes(" where ")
@@ -139,6 +164,11 @@ export function compileFilter(sql: Sql, schema: Schema, f: Filter): Fragment {
         return sql`(not coalesce(${compile(f.filter, scope, multis)}, false))`;
       case "[]": {
         const multi = multis[attr(f.attrPath)];
+        if (
+          !multi && scope === schema.attributes && elsewhere(f.attrPath, true)
+        ) {
+          return sql`false`;
+        }
         if (!multi) throw new FilterFault(`${f.attrPath} is not multi-valued`);
         return within(multi, compile(f.valFilter, multi.subs, {}));
       }
@@ -151,6 +181,9 @@ export function compileFilter(sql: Sql, schema: Schema, f: Filter): Fragment {
         const multi = multis[dot < 0 ? name : name.slice(0, dot)];
         const sub = multi &&
           (dot < 0 ? multi.subs["value"] : multi.subs[name.slice(dot + 1)]);
+        if ((!multi || !sub) && scope === schema.attributes) {
+          if (elsewhere(f.attrPath, false)) return sql`false`;
+        }
         if (!multi || !sub) {
           throw new FilterFault(`unknown attribute ${f.attrPath}`);
         }

@@ -20,6 +20,7 @@ import { disabledNow, disableExpired } from "./account-state.ts";
 import type { Filter } from "scim2-parse-filter";
 import { recordAudit } from "./audit.ts";
 import { compileFilter, GROUP_FILTER, USER_FILTER } from "./scim-filter.ts";
+import { createScimLists } from "./scim-list.ts";
 import { revokeMinted } from "./api-keys.ts";
 import { iso } from "./time.ts";
 import { clearLoginFailures } from "./throttle.ts";
@@ -104,15 +105,6 @@ export interface ScimFault {
 
 export const isFault = (x: unknown): x is ScimFault =>
   typeof x === "object" && x !== null && "fault" in x;
-
-/** Sort orders of the users' list (`sortBy`). */
-export type UserSort = "id" | "userName" | "meta.created" | "meta.lastModified";
-
-/** Where the previous page of a list in sequence ended: its last row's sort key. */
-export interface ListAfter {
-  key: string | null;
-  id: number;
-}
 
 /** A written request: the connection, the request's context and its deadline. */
 export interface ScimWrite {
@@ -322,30 +314,23 @@ export function createScimStore(sql: Sql, { transaction, asCaller }: Writer) {
     return ids.filter((id) => !known.has(id));
   };
 
-  const userSortKey: Record<UserSort, string> = {
-    "id": "null::text",
-    "userName": "u.username_fold",
-    "meta.created": "u.created_at::text",
-    "meta.lastModified": "coalesce(u.modified_at, u.created_at)::text",
-  };
-  const userSortExpr: Record<UserSort, string> = {
-    "id": "u.id",
-    "userName": "u.username_fold",
-    "meta.created": "u.created_at",
-    "meta.lastModified": "coalesce(u.modified_at, u.created_at)",
-  };
-  const userSortType: Record<UserSort, string> = {
-    "id": "int",
-    "userName": "text",
-    "meta.created": "timestamptz",
-    "meta.lastModified": "timestamptz",
-  };
-  const raw = (text: string) => sql.unsafe(text) as unknown as Fragment;
+  const lists = createScimLists(sql, {
+    userShown,
+    userFrom,
+    groupShown,
+    membersOf,
+  });
 
   return {
-    /** A parsed filter over users' or groups' rows as SQL; throws FilterFault. */
-    filter: (kind: "users" | "groups", f: Filter): ScimWhere =>
-      compileFilter(sql, kind === "users" ? USER_FILTER : GROUP_FILTER, f),
+    /**
+     * A parsed filter over users' or groups' rows as SQL; throws
+     * FilterFault. `across`: a filter of a search of both, in which the
+     * other's attributes match nothing here.
+     */
+    filter: (kind: "users" | "groups", f: Filter, across = false): ScimWhere =>
+      kind === "users"
+        ? compileFilter(sql, USER_FILTER, f, across ? [GROUP_FILTER] : [])
+        : compileFilter(sql, GROUP_FILTER, f, across ? [USER_FILTER] : []),
 
     connections: {
       async create(
@@ -463,55 +448,7 @@ export function createScimStore(sql: Sql, { transaction, asCaller }: Writer) {
       get: (connectionId: number, id: number) =>
         readUser(sql, connectionId, id),
 
-      /** The version of the users list (migration 004): moves with every write of users. */
-      async listVersion(): Promise<string> {
-        const [row] = await sql<{ version: string }[]>`
-          select version::text from users_version where singleton`;
-        return row.version;
-      },
-
-      async count(connectionId: number, where?: Fragment): Promise<number> {
-        const [{ n }] = await sql<{ n: number }[]>`
-          select count(*)::int as n from ${userFrom(connectionId)}
-          where ${where ?? sql`true`}`;
-        return n;
-      },
-
-      /**
-       * A page in `sort` order: from `offset`, or (a list read in sequence)
-       * right after the previous page's last row, in index order.
-       */
-      async list(
-        connectionId: number,
-        q: {
-          where?: Fragment;
-          sort: UserSort;
-          descending: boolean;
-          offset: number;
-          limit: number;
-          after?: ListAfter;
-        },
-      ): Promise<(ScimUserRow & { sortKey: string | null })[]> {
-        const expr = raw(userSortExpr[q.sort]);
-        const dir = raw(q.descending ? "desc" : "asc");
-        const cmp = raw(q.descending ? "<" : ">");
-        const after = q.after === undefined
-          ? sql`true`
-          : q.sort === "id"
-          ? sql`u.id ${cmp} ${q.after.id}`
-          : sql`(${expr}, u.id) ${cmp} (${q.after.key}::${
-            raw(userSortType[q.sort])
-          }, ${q.after.id})`;
-        return await sql<(ScimUserRow & { sortKey: string | null })[]>`
-          select ${userShown(connectionId)},
-            ${raw(userSortKey[q.sort])} as "sortKey"
-          from ${userFrom(connectionId)}
-          where ${q.where ?? sql`true`} and ${after}
-          order by ${
-          q.sort === "id" ? sql`u.id ${dir}` : sql`${expr} ${dir}, u.id ${dir}`
-        }
-          offset ${q.after ? 0 : q.offset} limit ${q.limit}`;
-      },
+      ...lists.users,
 
       /** A new user (a viewer until membership says otherwise), linked to the connection. */
       async create(
@@ -689,44 +626,7 @@ export function createScimStore(sql: Sql, { transaction, asCaller }: Writer) {
         return row;
       },
 
-      async count(connectionId: number, where?: Fragment): Promise<number> {
-        const [{ n }] = await sql<{ n: number }[]>`
-          select count(*)::int as n from scim_groups g
-          where g.connection_id = ${connectionId} and ${where ?? sql`true`}`;
-        return n;
-      },
-
-      async list(
-        connectionId: number,
-        q: {
-          where?: Fragment;
-          sort: "id" | "displayName" | "meta.created" | "meta.lastModified";
-          descending: boolean;
-          offset: number;
-          limit: number;
-          withMembers: boolean;
-        },
-      ): Promise<ScimGroupRow[]> {
-        const expr = raw(
-          {
-            "id": "g.id",
-            "displayName": "lower(g.display_name)",
-            "meta.created": "g.created_at",
-            "meta.lastModified": "g.modified_at",
-          }[q.sort],
-        );
-        const dir = raw(q.descending ? "desc" : "asc");
-        const rows = await sql<ScimGroupRow[]>`
-          select ${groupShown} from scim_groups g
-          where g.connection_id = ${connectionId} and ${q.where ?? sql`true`}
-          order by ${expr} ${dir}, g.id ${dir}
-          offset ${q.offset} limit ${q.limit}`;
-        if (q.withMembers && rows.length > 0) {
-          const members = await membersOf(rows.map((r) => r.id));
-          for (const row of rows) row.members = members.get(row.id) ?? [];
-        }
-        return rows;
-      },
+      ...lists.groups,
 
       async create(
         s: ScimGroupState,

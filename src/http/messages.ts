@@ -107,6 +107,8 @@ export const MSG = {
   scimTooLarge: "Request body larger than 4 MiB",
   scimPreconditionFailed: "The resource has changed (If-Match)",
   scimFilterUnsupported: "Filtering is not supported on this endpoint",
+  scimInvalidCursor: "The cursor is not valid",
+  scimExpiredCursor: "The cursor has expired",
   scimFailed: "Provisioning request failed",
   importContentType: "Import must be application/x-ndjson or text/csv",
   unsupportedPasswordHash: "Unsupported password hash",

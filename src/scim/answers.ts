@@ -36,3 +36,28 @@ export const listResponse = (
   itemsPerPage: resources?.length ?? 0,
   ...resources && { Resources: resources },
 });
+
+/**
+ * A ListResponse of a page by cursor (RFC 9865): the cursors of the pages
+ * beside it, where there are such pages; no `startIndex`.
+ */
+export const cursorListResponse = (
+  total: number,
+  resources: unknown[] | undefined,
+  cursors: { next?: string; previous?: string },
+) => ({
+  schemas: [LIST_SCHEMA],
+  totalResults: total,
+  itemsPerPage: resources?.length ?? 0,
+  ...cursors.previous && { previousCursor: cursors.previous },
+  ...cursors.next && { nextCursor: cursors.next },
+  ...resources && { Resources: resources },
+});
+
+/** Whether a projection (`attributes`, `excludedAttributes`) shows a group's members. */
+export const showsMembers = (
+  p: { attributes?: string[]; excluded?: string[] },
+) =>
+  !(p.excluded ?? []).some((a) => a.toLowerCase() === "members") &&
+  (!p.attributes?.length ||
+    p.attributes.some((a) => a.toLowerCase().startsWith("members")));

@@ -24,7 +24,10 @@ export type ScimType =
   | "noTarget"
   | "invalidValue"
   | "invalidVers"
-  | "sensitive";
+  | "sensitive"
+  // RFC 9865's, of cursor pagination.
+  | "invalidCursor"
+  | "expiredCursor";
 
 /** The scimType each message answers with. */
 const SCIM_TYPES: Partial<Record<Message, ScimType>> = {
@@ -35,6 +38,8 @@ const SCIM_TYPES: Partial<Record<Message, ScimType>> = {
   [MSG.scimNoTarget]: "noTarget",
   [MSG.scimMutability]: "mutability",
   [MSG.scimUniqueness]: "uniqueness",
+  [MSG.scimInvalidCursor]: "invalidCursor",
+  [MSG.scimExpiredCursor]: "expiredCursor",
 };
 
 /** A SCIM check: its message is the `detail` unless the step says more. */

@@ -6,6 +6,8 @@
  */
 
 import { DOCS_PATH } from "../http/docs.ts";
+import { CURSOR_TIMEOUT_SECONDS } from "./cursor.ts";
+import { COUNT_DEFAULT, COUNT_MAX } from "./list-query.ts";
 
 export const USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
 export const GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
@@ -294,6 +296,15 @@ export const serviceProviderConfig = (base: string) => ({
   patch: { supported: true },
   bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
   filter: { supported: true, maxResults: 1000 },
+  // RFC 9865: pages by cursor as well as by startIndex.
+  pagination: {
+    cursor: true,
+    index: true,
+    defaultPaginationMethod: "index",
+    defaultPageSize: COUNT_DEFAULT,
+    maxPageSize: COUNT_MAX,
+    cursorTimeout: CURSOR_TIMEOUT_SECONDS,
+  },
   changePassword: { supported: true },
   sort: { supported: true },
   etag: { supported: true },

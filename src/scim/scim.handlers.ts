@@ -2,20 +2,13 @@ import type { Context } from "hono";
 import { auditContext } from "../audit/context.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Config } from "../config.ts";
-import type {
-  Connection,
-  ListAfter,
-  ScimFault,
-  ScimWrite,
-  UserSort,
-} from "../db/scim.ts";
+import type { Connection, ScimFault, ScimWrite } from "../db/scim.ts";
 import { isFault } from "../db/scim.ts";
 import type { Store } from "../db/store.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
 import { versionsOf } from "../users/listing.ts";
-import { ListCache, listKey } from "./list-cache.ts";
-import { listResponse, scimBase, sendScim } from "./answers.ts";
+import { scimBase, sendScim, showsMembers } from "./answers.ts";
 import { applyPatch } from "./patch.ts";
 import {
   groupFromBody,
@@ -28,7 +21,6 @@ import {
 } from "./resources.ts";
 import { GROUP_ATTRIBUTES, USER_ATTRIBUTES } from "./schema.ts";
 import type * as routes from "./scim.routes.ts";
-import type { ListParams } from "./steps.ts";
 
 export interface ScimDeps {
   store: Store;
@@ -81,76 +73,6 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     c.set("errorDetail", f.detail);
     return f.fault;
   };
-  // Counts of a filter's users at a version of the list: paging through a
-  // million users counts them once, not once a page.
-  const counts = new ListCache<{ version: string; n: number }>((v) =>
-    2 * v.version.length + 16
-  );
-  // Where a page of a list read in sequence ended: the next page starts
-  // there in index order rather than skipping `startIndex` rows.
-  const ends = new ListCache<ListAfter>((v) => 2 * (v.key?.length ?? 0) + 16);
-
-  const SORTS: Record<string, UserSort> = {
-    "username": "userName",
-    "meta.created": "meta.created",
-    "meta.lastmodified": "meta.lastModified",
-  };
-
-  const listUsersOf = async (
-    c: Context<AppEnv>,
-    connection: Connection,
-    list: ListParams & { where?: Parameters<typeof store.scim.users.count>[1] },
-  ) => {
-    const sort = SORTS[list.sortBy?.toLowerCase() ?? ""] ?? "id";
-    const filterKey = listKey(connection.id, list.filter ?? null);
-    const version = await store.scim.users.listVersion();
-    let counted = counts.get(filterKey);
-    if (counted?.version !== version) {
-      counted = {
-        version,
-        n: await store.scim.users.count(connection.id, list.where),
-      };
-      counts.set(filterKey, counted);
-    }
-    if (list.count === 0) {
-      return send(c, 200, listResponse(counted.n, list.startIndex, undefined));
-    }
-    const sequence = (at: number) =>
-      listKey(filterKey, sort, list.descending, at);
-    const after = ends.get(sequence(list.startIndex));
-    const rows = await store.scim.users.list(connection.id, {
-      where: list.where,
-      sort,
-      descending: list.descending,
-      offset: list.startIndex - 1,
-      limit: list.count,
-      after,
-    });
-    const last = rows.at(-1);
-    if (last && rows.length === list.count) {
-      ends.set(sequence(list.startIndex + rows.length), {
-        key: last.sortKey,
-        id: last.id,
-      });
-    }
-    const at = base(c);
-    return send(
-      c,
-      200,
-      listResponse(
-        counted.n,
-        list.startIndex,
-        rows.map((r) =>
-          project(
-            userResource(r, at),
-            list.attributes,
-            list.excludedAttributes,
-          )
-        ),
-      ),
-    );
-  };
-
   /** The versions If-Match names (weakly compared), or undefined: no precondition. */
   const userVersions = (id: number, tags: string[] | undefined) =>
     tags && versionsOf(id, tags.map((t) => t));
@@ -159,12 +81,6 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
       const m = /^"g(\d+)\.(\d+)"$/.exec(t);
       return m && Number(m[1]) === id ? [m[2]] : [];
     });
-
-  const listUsers: Handler<"listUsers"> = (c, { connection, list }) =>
-    listUsersOf(c, connection, list);
-
-  const searchUsers: Handler<"searchUsers"> = (c, { connection, list }) =>
-    listUsersOf(c, connection, list);
 
   const getUser: Handler<"getUser"> = async (
     c,
@@ -287,57 +203,6 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     return outcome === "deleted" ? c.body(null, 204) as never : outcome;
   };
 
-  const withMembers = (p: { attributes?: string[]; excluded?: string[] }) =>
-    !(p.excluded ?? []).some((a) => a.toLowerCase() === "members") &&
-    (!p.attributes?.length ||
-      p.attributes.some((a) => a.toLowerCase().startsWith("members")));
-
-  const GROUP_SORTS: Record<
-    string,
-    "displayName" | "meta.created" | "meta.lastModified"
-  > = {
-    "displayname": "displayName",
-    "meta.created": "meta.created",
-    "meta.lastmodified": "meta.lastModified",
-  };
-
-  const listGroups: Handler<"listGroups"> = async (
-    c,
-    { connection, list },
-  ) => {
-    const total = await store.scim.groups.count(connection.id, list.where);
-    if (list.count === 0) {
-      return send(c, 200, listResponse(total, list.startIndex, undefined));
-    }
-    const rows = await store.scim.groups.list(connection.id, {
-      where: list.where,
-      sort: GROUP_SORTS[list.sortBy?.toLowerCase() ?? ""] ?? "id",
-      descending: list.descending,
-      offset: list.startIndex - 1,
-      limit: list.count,
-      withMembers: withMembers({
-        attributes: list.attributes,
-        excluded: list.excludedAttributes,
-      }),
-    });
-    const at = base(c);
-    return send(
-      c,
-      200,
-      listResponse(
-        total,
-        list.startIndex,
-        rows.map((r) =>
-          project(
-            groupResource(r, at),
-            list.attributes,
-            list.excludedAttributes,
-          )
-        ),
-      ),
-    );
-  };
-
   const sendGroup = async (
     c: Context<AppEnv>,
     connection: Connection,
@@ -348,7 +213,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     const row = await store.scim.groups.get(
       connection.id,
       id,
-      withMembers(projection),
+      showsMembers(projection),
     );
     if (!row) return "not_found" as const;
     const resource = groupResource(row, base(c));
@@ -442,14 +307,11 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
   };
 
   return {
-    listUsers,
-    searchUsers,
     getUser,
     createUser,
     replaceUser,
     patchUser,
     deleteUser,
-    listGroups,
     getGroup,
     createGroup,
     replaceGroup,

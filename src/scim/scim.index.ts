@@ -8,6 +8,8 @@ import * as connectionRoutes from "./connections.routes.ts";
 import { createConnectionHandlers } from "./connections.handlers.ts";
 import { createDiscoveryHandlers } from "./discovery.handlers.ts";
 import * as discoveryRoutes from "./discovery.routes.ts";
+import { createListHandlers } from "./lists.handlers.ts";
+import * as listRoutes from "./lists.routes.ts";
 import { createScimHandlers, type ScimDeps } from "./scim.handlers.ts";
 import * as routes from "./scim.routes.ts";
 
@@ -30,6 +32,7 @@ export function mountScim(
   });
   mountAll(app, connectionRoutes, createConnectionHandlers(deps), steps);
   mountAll(app, discoveryRoutes, createDiscoveryHandlers(deps), steps);
+  mountAll(app, listRoutes, createListHandlers(deps), steps);
   mountAll(app, routes, createScimHandlers(deps), steps);
 }
 

@@ -1,6 +1,7 @@
 /**
  * `/scim/v2` (RFC 7643/7644): Users and Groups with the connection's
- * bearer token (discovery, without one, is in discovery.routes.ts). Every check answers a SCIM error
+ * bearer token (discovery, without one, is in discovery.routes.ts; the
+ * lists and searches in lists.routes.ts). Every check answers a SCIM error
  * (errors.ts); the steps are in steps.ts.
  */
 import { z } from "@hono/zod-openapi";
@@ -14,7 +15,6 @@ import {
   invalidFilter,
   invalidSyntax,
   invalidValue,
-  listQuery,
   noSuchId,
   notFound,
   preconditionFailed,
@@ -84,36 +84,6 @@ const projection = passes<
 });
 
 const failed = failure(MSG.scimFailed);
-
-const listDescription = (what: string, filterable: string) =>
-  `${what}, \`totalResults\` of all that match. \`filter\` on ${filterable} (the whole RFC 7644 grammar, compiled to SQL); ` +
-  "`startIndex` (1-based; below 1 counts as 1), `count` (default 100, capped at 1000; 0 answers `totalResults` only), " +
-  "`attributes`/`excludedAttributes`.";
-
-export const listUsers = scimRoute({
-  operationId: "scimListUsers",
-  method: "get",
-  path: "/scim/v2/Users",
-  summary: "SCIM: list users",
-  description: listDescription(
-    "Every user (made through SCIM or `/api` alike)",
-    "`id`, `userName` (under the canonical key), `externalId`, `emails.value`, `emails[...]`, `active`, `displayName`, `name.formatted`, `meta.created`, `meta.lastModified`",
-  ) +
-    " `sortBy` `userName`, `meta.created` or `meta.lastModified`; paging through every user in sequence reads the next page in index order.",
-  responses: { 200: scimJson("A ListResponse of users") },
-  steps: [listQuery("users", "query"), failed],
-});
-
-export const searchUsers = scimRoute({
-  operationId: "scimSearchUsers",
-  method: "post",
-  path: "/scim/v2/Users/.search",
-  summary: "SCIM: search users (POST)",
-  description:
-    "As `GET /scim/v2/Users`, the parameters in a SearchRequest body (`attributes` and `excludedAttributes` as arrays).",
-  responses: { 200: scimJson("A ListResponse of users") },
-  steps: [scimBody, listQuery("users", "body"), failed],
-});
 
 export const getUser = scimRoute({
   operationId: "scimGetUser",
@@ -197,19 +167,6 @@ export const deleteUser = scimRoute({
     outcome("precondition_failed", preconditionFailed),
     failed,
   ],
-});
-
-export const listGroups = scimRoute({
-  operationId: "scimListGroups",
-  method: "get",
-  path: "/scim/v2/Groups",
-  summary: "SCIM: list groups",
-  description: listDescription(
-    "This connection's groups",
-    "`id`, `displayName`, `externalId`, `members.value`, `meta.created`, `meta.lastModified`",
-  ) + " `sortBy` `displayName`, `meta.created` or `meta.lastModified`.",
-  responses: { 200: scimJson("A ListResponse of groups") },
-  steps: [listQuery("groups", "query"), failed],
 });
 
 export const getGroup = scimRoute({

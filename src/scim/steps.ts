@@ -1,13 +1,10 @@
 /**
  * The steps of `/scim/v2` routes, each answering its checks as SCIM errors
- * (errors.ts): the connection's bearer token, a body of up to 4 MiB, the
- * list's parameters (a filter compiled to SQL by the store), If-Match
- * compared weakly. `scimRoute` declares a route with them.
+ * (errors.ts): the connection's bearer token, a body of up to 4 MiB,
+ * If-Match compared weakly (a list's parameters: list-query.ts). `scimRoute` declares a route with them.
  */
-import { type RouteConfig, z } from "@hono/zod-openapi";
-import type { Filter } from "scim2-parse-filter";
-import type { Connection, ScimWhere } from "../db/scim.ts";
-import { FilterFault } from "../db/scim-filter.ts";
+import type { RouteConfig } from "@hono/zod-openapi";
+import type { Connection } from "../db/scim.ts";
 import { entityTags } from "../http/conditional.ts";
 import { MSG } from "../http/messages.ts";
 import { route, type RouteDraft } from "../http/openapi.ts";
@@ -19,15 +16,10 @@ import {
   unstorableText,
 } from "../http/steps.ts";
 import { scimCheck, scimError, scimErrorForm } from "./errors.ts";
-import { isRefusal, parseFilter } from "./filter.ts";
 import { scimTokenHash } from "./token.ts";
 
 /** Bodies under /scim/v2 may be this large (Group Push of thousands of members). */
 export const SCIM_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
-
-/** The largest `count` a list answers; more is capped. */
-export const COUNT_MAX = 1000;
-export const COUNT_DEFAULT = 100;
 
 export const unauthorised = scimCheck(
   401,
@@ -110,166 +102,11 @@ export const invalidValue = scimCheck(
   MSG.scimInvalidValue,
   "a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL",
 );
-const badListParameter = scimCheck(
-  400,
-  MSG.scimInvalidValue,
-  "`startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`",
-);
 export const invalidFilter = scimCheck(
   400,
   MSG.scimInvalidFilter,
   "`filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting",
 );
-
-/** A list request's parameters, from the query (GET) or the body (`POST /.search`). */
-export interface ListParams {
-  filter?: Filter;
-  startIndex: number;
-  count: number;
-  sortBy?: string;
-  descending: boolean;
-  attributes?: string[];
-  excludedAttributes?: string[];
-}
-
-const commaList = (v: unknown) =>
-  typeof v === "string"
-    ? v.split(",").map((s) => s.trim()).filter(Boolean)
-    : Array.isArray(v)
-    ? v.filter((s): s is string => typeof s === "string")
-    : undefined;
-
-/**
- * The list's parameters. `startIndex` below 1 counts as 1 and `count`
- * below 0 as 0 (RFC 7644 3.4.2.4); `count` above 1000 is 1000.
- */
-function listParams(
-  input: Record<string, unknown>,
-): ListParams | { fault: "invalidFilter" | "invalidValue"; detail: string } {
-  const get = (name: string) => {
-    const key = Object.keys(input).find((k) =>
-      k.toLowerCase() === name.toLowerCase()
-    );
-    return key === undefined ? undefined : input[key];
-  };
-  const int = (name: string, fallback: number) => {
-    const v = get(name);
-    if (v === undefined || v === "") return fallback;
-    const n = typeof v === "number" ? v : Number(v);
-    return Number.isSafeInteger(n) ? n : undefined;
-  };
-  const startIndex = int("startIndex", 1);
-  if (startIndex === undefined) {
-    return { fault: "invalidValue", detail: "startIndex must be an integer" };
-  }
-  const count = int("count", COUNT_DEFAULT);
-  if (count === undefined) {
-    return { fault: "invalidValue", detail: "count must be an integer" };
-  }
-  const sortOrder = get("sortOrder");
-  if (
-    sortOrder !== undefined && sortOrder !== "ascending" &&
-    sortOrder !== "descending"
-  ) {
-    return {
-      fault: "invalidValue",
-      detail: "sortOrder must be ascending or descending",
-    };
-  }
-  const sortBy = get("sortBy");
-  if (sortBy !== undefined && typeof sortBy !== "string") {
-    return { fault: "invalidValue", detail: "sortBy must be a string" };
-  }
-  const rawFilter = get("filter");
-  let filter: Filter | undefined;
-  if (rawFilter !== undefined && rawFilter !== "") {
-    if (typeof rawFilter !== "string") {
-      return { fault: "invalidFilter", detail: "filter must be a string" };
-    }
-    const parsed = parseFilter(rawFilter);
-    if (isRefusal(parsed)) {
-      return { fault: "invalidFilter", detail: parsed.detail };
-    }
-    filter = parsed;
-  }
-  return {
-    filter,
-    startIndex: Math.max(1, startIndex),
-    count: Math.min(COUNT_MAX, Math.max(0, count)),
-    sortBy: sortBy || undefined,
-    descending: sortOrder === "descending",
-    attributes: commaList(get("attributes")),
-    excludedAttributes: commaList(get("excludedAttributes")),
-  };
-}
-
-/** The list's parameters and its filter compiled for `kind`'s rows (the store's). */
-export const listQuery = (kind: "users" | "groups", from: "query" | "body") =>
-  passes<"list", ListParams & { where?: ScimWhere }>(
-    "list",
-    [badListParameter, invalidFilter],
-    (c, { deps, got }) => {
-      const input = from === "query"
-        ? c.req.query()
-        : got.body as Record<string, unknown>;
-      const params = listParams(input);
-      if ("fault" in params) {
-        return scimError(
-          c,
-          400,
-          params.fault === "invalidFilter"
-            ? MSG.scimInvalidFilter
-            : MSG.scimInvalidValue,
-          params.detail,
-        );
-      }
-      if (!params.filter) return params;
-      try {
-        return {
-          ...params,
-          where: deps.store.scim.filter(kind, params.filter),
-        };
-      } catch (e) {
-        if (!(e instanceof FilterFault)) throw e;
-        return scimError(c, 400, MSG.scimInvalidFilter, e.message);
-      }
-    },
-    from === "query"
-      ? {
-        query: LIST_QUERY,
-      }
-      : undefined,
-  );
-
-const LIST_QUERY = z.object({
-  filter: z.string().optional().openapi({
-    description:
-      'RFC 7644 filter: `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value paths (`emails[type eq "work"].value`)',
-    example: 'userName eq "alice@example.com"',
-  }),
-  startIndex: z.string().optional().openapi({
-    type: "integer",
-    description: "1-based; below 1 counts as 1",
-    example: 1,
-  }),
-  count: z.string().optional().openapi({
-    type: "integer",
-    description:
-      "Default 100, at most 1000 (more is capped); 0: totalResults only",
-    example: 100,
-  }),
-  sortBy: z.string().optional().openapi({
-    description:
-      "`userName`, `meta.created` or `meta.lastModified` (Groups: `displayName`, `meta.created`, `meta.lastModified`)",
-  }),
-  sortOrder: z.enum(["ascending", "descending"]).optional(),
-  attributes: z.string().optional().openapi({
-    description: "Comma-separated attributes to return (and `id`, `schemas`)",
-  }),
-  excludedAttributes: z.string().optional().openapi({
-    description: "Comma-separated attributes to leave out",
-  }),
-});
 
 /** The tags of If-Match, weak or strong alike (RFC 7644 3.14); undefined: no precondition. */
 export const scimIfMatch = passes<"ifMatch", string[] | undefined>(

@@ -103,12 +103,19 @@ export function decodeCursor(cursor: string): ListPosition | undefined {
     return undefined;
   }
   const m = /^(-?[0-9]{1,18})\.([0-9]{1,10})$/.exec(text);
-  if (!m) return undefined;
+  if (!m || !microsecondsInRange(m[1])) return undefined;
   const id = Number(m[2]);
-  // Eighteen digits stay below PostgreSQL's last timestamp (294276 AD), not
-  // always above its first.
-  if (BigInt(m[1]) < FIRST_TIMESTAMP_US) return undefined;
   return id <= 2_147_483_647 ? { at: m[1], id } : undefined;
+}
+
+/**
+ * Whether `text` is microseconds since the epoch of a time PostgreSQL can
+ * hold: eighteen digits stay below its last timestamp (294276 AD), not
+ * always above its first.
+ */
+export function microsecondsInRange(text: string): boolean {
+  return /^-?[0-9]{1,18}$/.test(text) &&
+    BigInt(text) >= FIRST_TIMESTAMP_US;
 }
 
 /** PostgreSQL's first timestamp, 4714-11-24 00:00 UTC BC, in microseconds since 1970. */

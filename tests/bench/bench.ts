@@ -1364,8 +1364,9 @@ function percentiles(ms: number[]) {
 
 /**
  * SCIM on the million: `userName eq` under wrk, every page of the users
- * in sequence (count=100) as an identity provider reads them, one client,
- * and group PATCHes adding 1,000 members each in one request.
+ * in sequence (count=100) as an identity provider reads them, by
+ * `startIndex` and by cursor, one client, and group PATCHes adding 1,000
+ * members each in one request.
  */
 async function scimRows(
   wrkPath: string,
@@ -1438,6 +1439,37 @@ async function scimRows(
       fmt(pages)
     } pages in sequence (one client; ${fmt(seen)} users read)`,
     { p50: paged.p50, p99: paged.p99, errors },
+  );
+
+  // Every page by cursor (RFC 9865), in sequence, as one identity provider
+  // walks them: each page a keyset read from the place the last one ended.
+  const cursorTimes: number[] = [];
+  let cursorErrors = 0;
+  let walked = 0;
+  let cursor: string | undefined = "";
+  while (cursor !== undefined) {
+    const t = performance.now();
+    const res: Response = await fetch(
+      `${service.baseUrl}/scim/v2/Users?count=100&cursor=${cursor}`,
+      { headers: auth },
+    );
+    const body: { Resources: unknown[]; nextCursor?: string } = await res
+      .json();
+    cursorTimes.push(performance.now() - t);
+    if (res.status !== 200) {
+      cursorErrors++;
+      break;
+    }
+    walked += body.Resources.length;
+    cursor = body.nextCursor;
+  }
+  if (walked !== n) cursorErrors++;
+  const byCursor = percentiles(cursorTimes);
+  row(
+    `GET /scim/v2/Users?cursor=&count=100, all ${
+      fmt(cursorTimes.length)
+    } pages by nextCursor (one client; ${fmt(walked)} users read)`,
+    { p50: byCursor.p50, p99: byCursor.p99, errors: cursorErrors },
   );
 
   // Group PATCH: 1,000 members added in one request, five groups.
