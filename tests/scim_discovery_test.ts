@@ -5,7 +5,7 @@
  * the service requires and what it sets itself declared as such, and a
  * `filter` refused where nothing is filtered.
  */
-import { assert, assertEquals } from "./support/assert.ts";
+import { assertEquals } from "./support/assert.ts";
 import { sharedService, type TestService } from "./support/service.ts";
 import {
   assertScimError,
