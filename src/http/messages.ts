@@ -108,6 +108,8 @@ export const MSG = {
   scimPreconditionFailed: "The resource has changed (If-Match)",
   scimFilterUnsupported: "Filtering is not supported on this endpoint",
   scimFailed: "Provisioning request failed",
+  scimTooManyOperations: "Too many operations",
+  scimPayloadTooLarge: "Payload too large",
   importContentType: "Import must be application/x-ndjson or text/csv",
   unsupportedPasswordHash: "Unsupported password hash",
   importNotFound: "Import not found",
