@@ -117,7 +117,10 @@ export function singleRequest(
   ) return syntax("version must be an entity tag", seen);
   const rawPath = field(op, "path");
   const match = typeof rawPath === "string" ? PATH.exec(rawPath) : null;
-  if (!match || (method === "POST") !== (match[2] === undefined)) {
+  if (
+    !match || (method === "POST") !== (match[2] === undefined) ||
+    match[2] === "." || match[2] === ".."
+  ) {
     return syntax(
       "path must be /Users or /Groups for a POST, /Users/{id} or /Groups/{id} otherwise",
       seen,
@@ -129,13 +132,16 @@ export function singleRequest(
     detail: `Unresolved bulkId: ${ref}`,
     ...seen,
   });
-  let path = rawPath as string;
-  if (match[2]?.startsWith(REFERENCE)) {
-    const ref = match[2].slice(REFERENCE.length);
-    const id = ids.get(ref);
+  let id: string | undefined = match[2];
+  if (id?.startsWith(REFERENCE)) {
+    const ref = id.slice(REFERENCE.length);
+    id = ids.get(ref);
     if (id === undefined) return unresolved(ref);
-    path = `/${match[1]}/${id}`;
   }
+  // Encoded, so that the id stays one segment of the URL, as sent.
+  const path = id === undefined
+    ? `/${match[1]}`
+    : `/${match[1]}/${encodeURIComponent(id)}`;
   const data = field(op, "data");
   let missing: string | undefined;
   const resolved = method === "DELETE" ? undefined : resolve(data, (ref) => {
