@@ -1397,6 +1397,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/scim/v2/Bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * SCIM: many operations in one request (Bulk)
+         * @description RFC 7644 3.7. `POST`, `PUT`, `PATCH` and `DELETE` of `/Users` and `/Groups`, in order, each exactly as its single request (its checks, its status, its audit records naming the connection); not atomic: an operation that failed leaves the ones before it applied. A POST's `bulkId` names its new resource: `bulkId:<bulkId>` in a later operation's path or in any value of its `data` (a group's `members`) stands for its id; a `bulkId` that failed or has not come yet answers that operation 400 `invalidValue` (`Unresolved bulkId: <bulkId>`). `version` is the operation's `If-Match`. `failOnErrors`: the operations after that many failures are not run. Each operation's answer has its `status`, `location` and `version`, and a failed one's SCIM error as `response`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
+         *     2. 413 `Payload too large`: the body is larger than `maxPayloadSize` (4,194,304 bytes).
+         *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, `Operations` is not a list of objects, or `failOnErrors` is not a positive integer.
+         *     4. 413 `Too many operations`: `Operations` has more than `maxOperations` (1,000).
+         *     5. 500 `Provisioning request failed`: any other failure.
+         */
+        post: operations["scimBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/scim/v2/Groups": {
         parameters: {
             query?: never;
@@ -1680,7 +1708,7 @@ export interface paths {
         };
         /**
          * SCIM: what the service supports
-         * @description PATCH, filter (at most 1000 results a page), sort, ETags and password changes are supported; bulk is not, and pages are by index only.
+         * @description PATCH, bulk (at most 1000 operations and 4 MiB), filter (at most 1000 results a page), sort, ETags and password changes are supported; pages are by index only.
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *
@@ -2418,6 +2446,53 @@ export interface components {
              *     ]
              */
             recoveryCodes: string[];
+        };
+        ScimBulkRequest: {
+            /** @description Stop after this many operations failed */
+            failOnErrors?: number;
+            Operations: {
+                /** @description Names a POST's new resource: `bulkId:<bulkId>` in a later operation's path or values stands for its id */
+                bulkId?: string;
+                /** @description The single request's body (POST, PUT, PATCH) */
+                data?: {
+                    [key: string]: unknown;
+                };
+                /** @enum {string} */
+                method: "POST" | "PUT" | "PATCH" | "DELETE";
+                /** @example /Users */
+                path: string;
+                /** @description As `If-Match` of the single request (PUT, PATCH, DELETE) */
+                version?: string;
+            }[];
+            /**
+             * @example [
+             *       "urn:ietf:params:scim:api:messages:2.0:BulkRequest"
+             *     ]
+             */
+            schemas: string[];
+        };
+        ScimBulkResponse: {
+            Operations: {
+                bulkId?: string;
+                /** @description The resource's URL (absent when a POST failed) */
+                location?: string;
+                /** @enum {string} */
+                method: "POST" | "PUT" | "PATCH" | "DELETE";
+                /** @description The SCIM error of an operation that failed */
+                response?: {
+                    [key: string]: unknown;
+                };
+                /** @example 201 */
+                status: string;
+                /** @description The resource's version after the operation */
+                version?: string;
+            }[];
+            /**
+             * @example [
+             *       "urn:ietf:params:scim:api:messages:2.0:BulkResponse"
+             *     ]
+             */
+            schemas: string[];
         };
         ScimConnection: {
             /**
@@ -8049,6 +8124,79 @@ export interface operations {
                 };
             };
             /** @description The body is larger than 4 MiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    scimBulk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScimBulkRequest"];
+                "application/scim+json": components["schemas"]["ScimBulkRequest"];
+            };
+        };
+        responses: {
+            /** @description A BulkResponse, one answer per operation run */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimBulkResponse"];
+                };
+            };
+            /** @description The body is not a JSON object, `Operations` is not a list of objects, or `failOnErrors` is not a positive integer */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No `Authorization: Bearer usc_...` of a live provisioning connection */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the token scheme */
+                    "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The body is larger than `maxPayloadSize` (4,194,304 bytes); `Operations` has more than `maxOperations` (1,000) */
             413: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */

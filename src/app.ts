@@ -21,7 +21,7 @@ import { FixedPathRouter } from "./http/router.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import { mountKeys } from "./api-keys/api-keys.index.ts";
-import { answersInScimForm, mountScim } from "./scim/scim.index.ts";
+import { answersInScimForm, exceptBulk, mountScim } from "./scim/scim.index.ts";
 import { mountMfa } from "./mfa/mfa.index.ts";
 import { mountUsers } from "./users/users.index.ts";
 import { exceptImportUploads, mountImports } from "./imports/imports.index.ts";
@@ -111,9 +111,9 @@ export function createApp(deps: AppDeps) {
     log,
     sessions,
     trustProxy: config.TRUST_PROXY,
-    deadline: exceptImportUploads(
+    deadline: exceptBulk(exceptImportUploads(
       deadline(config.REQUEST_TIMEOUT_MS, statementTimeoutMs(config)),
-    ),
+    )),
   });
 
   app.openAPIRegistry.registerComponent("securitySchemes", "cookieAuth", {

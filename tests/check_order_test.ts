@@ -489,6 +489,13 @@ const CONTRACT: Record<string, Listed[]> = {
     ...SCIM_LIST,
     [500, "Provisioning request failed"],
   ],
+  "post /scim/v2/Bulk": [
+    [401, "A valid provisioning token is required"],
+    [413, "Payload too large"],
+    [400, "The request is not a valid SCIM request"],
+    [413, "Too many operations"],
+    [500, "Provisioning request failed"],
+  ],
   "get /health": [],
   "get /health/live": [],
   "get /health/ready": [],

@@ -167,7 +167,7 @@ Deno.test("SCIMMY discovers the service from /ServiceProviderConfig, /ResourceTy
   const svc = await service();
   const { config, resourceTypes } = await discover(svc);
   assertEquals(config.patch.supported, true);
-  assertEquals(config.bulk.supported, false);
+  assertEquals(config.bulk.supported, true);
   assertEquals(config.filter, { supported: true, maxResults: 1000 });
   assertEquals(Object.keys(resourceTypes), ["User", "Group"]);
   assertEquals(resourceTypes.User.endpoint, "/Users");

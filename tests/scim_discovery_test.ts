@@ -262,10 +262,14 @@ Deno.test('RFC 7644 4: on /ServiceProviderConfig, /ResourceTypes and /Schemas "I
   }
 });
 
-Deno.test("RFC 7643 5: /ServiceProviderConfig says what is built (no bulk, pages by index and by cursor) and points to documentation the service serves", async () => {
+Deno.test("RFC 7643 5: /ServiceProviderConfig says what is built (bulk with its limits, pages by index and by cursor) and points to documentation the service serves", async () => {
   const svc = await fresh();
   const { body: config } = await discover(svc, "/ServiceProviderConfig");
-  assertEquals(config.bulk.supported, false);
+  assertEquals(config.bulk, {
+    supported: true,
+    maxOperations: 1000,
+    maxPayloadSize: 4194304,
+  });
   assertEquals(
     [config.pagination.index, config.pagination.cursor],
     [true, true],

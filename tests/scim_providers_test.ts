@@ -164,7 +164,7 @@ Deno.test("/scim/v2 answers 401 with WWW-Authenticate: Bearer without a token, w
   assertEquals(config.patch.supported, true);
   assertEquals(config.filter, { supported: true, maxResults: 1000 });
   assertEquals(config.etag.supported, true);
-  assertEquals(config.bulk.supported, false);
+  assertEquals(config.bulk.supported, true);
   const schemas = await (await svc.fetch("/scim/v2/Schemas")).json();
   assertEquals(
     schemas.Resources.map((s: { id: string }) => s.id),

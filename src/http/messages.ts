@@ -110,6 +110,8 @@ export const MSG = {
   scimInvalidCursor: "The cursor is not valid",
   scimExpiredCursor: "The cursor has expired",
   scimFailed: "Provisioning request failed",
+  scimTooManyOperations: "Too many operations",
+  scimPayloadTooLarge: "Payload too large",
   importContentType: "Import must be application/x-ndjson or text/csv",
   unsupportedPasswordHash: "Unsupported password hash",
   importNotFound: "Import not found",

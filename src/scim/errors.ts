@@ -87,17 +87,26 @@ export function scimError(
   return scimErrorForm.respond(c, status, message);
 }
 
+/** A SCIM error body: `message`'s scimType, `detail` (else the message) in words. */
+export const scimErrorBody = (
+  status: number,
+  message: Message,
+  detail: string = message,
+) => {
+  const scimType = SCIM_TYPES[message];
+  return {
+    schemas: [ERROR_SCHEMA],
+    status: String(status),
+    ...scimType && { scimType },
+    detail,
+  };
+};
+
 export const scimErrorForm: ErrorForm = {
   respond(c, status, message, headers) {
-    const detail = (c as Context<AppEnv>).get("errorDetail") ?? message;
-    const scimType = SCIM_TYPES[message];
+    const detail = (c as Context<AppEnv>).get("errorDetail");
     return c.body(
-      JSON.stringify({
-        schemas: [ERROR_SCHEMA],
-        status: String(status),
-        ...scimType && { scimType },
-        detail,
-      }),
+      JSON.stringify(scimErrorBody(status, message, detail)),
       status as 400,
       {
         ...headers,
@@ -110,12 +119,7 @@ export const scimErrorForm: ErrorForm = {
     const examples = Object.fromEntries(
       checks.map((c) => [c.message, {
         summary: c.when,
-        value: {
-          schemas: [ERROR_SCHEMA],
-          status: String(status),
-          ...SCIM_TYPES[c.message] && { scimType: SCIM_TYPES[c.message] },
-          detail: c.message,
-        },
+        value: scimErrorBody(status, c.message),
       }]),
     );
     const headers = Object.assign({}, ...checks.map((c) => c.headers ?? {}));

@@ -8,6 +8,7 @@
 import { DOCS_PATH } from "../http/docs.ts";
 import { CURSOR_TIMEOUT_SECONDS } from "./cursor.ts";
 import { COUNT_DEFAULT, COUNT_MAX } from "./list-query.ts";
+import { BULK_MAX_OPERATIONS, BULK_MAX_PAYLOAD_BYTES } from "./bulk.ts";
 
 export const USER_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:User";
 export const GROUP_SCHEMA = "urn:ietf:params:scim:schemas:core:2.0:Group";
@@ -294,7 +295,11 @@ export const serviceProviderConfig = (base: string) => ({
   schemas: ["urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"],
   documentationUri: new URL(`${DOCS_PATH}#/SCIM`, base).href,
   patch: { supported: true },
-  bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
+  bulk: {
+    supported: true,
+    maxOperations: BULK_MAX_OPERATIONS,
+    maxPayloadSize: BULK_MAX_PAYLOAD_BYTES,
+  },
   filter: { supported: true, maxResults: 1000 },
   // RFC 9865: pages by cursor as well as by startIndex.
   pagination: {

@@ -1,9 +1,12 @@
-import type { OpenAPIHono } from "@hono/zod-openapi";
-import { mountAll } from "../http/endpoint.ts";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { NO_DEADLINE } from "../db/write.ts";
+import { type Deadline, mountAll } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
 import type { StepDeps } from "../http/steps.ts";
 import type { Context } from "hono";
 import { scimErrorForm } from "./errors.ts";
+import { createBulkHandlers, type ServeSingle } from "./bulk.handlers.ts";
+import * as bulkRoutes from "./bulk.routes.ts";
 import * as connectionRoutes from "./connections.routes.ts";
 import { createConnectionHandlers } from "./connections.handlers.ts";
 import { createDiscoveryHandlers } from "./discovery.handlers.ts";
@@ -33,8 +36,45 @@ export function mountScim(
   mountAll(app, connectionRoutes, createConnectionHandlers(deps), steps);
   mountAll(app, discoveryRoutes, createDiscoveryHandlers(deps), steps);
   mountAll(app, listRoutes, createListHandlers(deps), steps);
-  mountAll(app, routes, createScimHandlers(deps), steps);
+  const handlers = createScimHandlers(deps);
+  mountAll(app, routes, handlers, steps);
+  mountAll(
+    app,
+    bulkRoutes,
+    createBulkHandlers({
+      config: deps.config,
+      serve: singleRequests(handlers, steps),
+    }),
+    steps,
+  );
 }
+
+/**
+ * The single requests a Bulk's operations stand for, served by the same
+ * routes and handlers apart from the app's middleware (the Bulk request
+ * was counted once). A Bulk's operations are writes only (bulk.ts).
+ */
+function singleRequests(
+  handlers: ReturnType<typeof createScimHandlers>,
+  steps: StepDeps,
+): ServeSingle {
+  const single = new OpenAPIHono<AppEnv>({ strict: true });
+  mountAll(single, routes, handlers, steps);
+  return (req, env) => single.fetch(req, env);
+}
+
+/**
+ * The request deadline, but for a Bulk: each of its operations has the
+ * deadline its single request has, and the whole is bounded by
+ * maxOperations instead.
+ */
+export const exceptBulk = (deadline: Deadline): Deadline => (c, serve) => {
+  if (c.req.method === "POST" && c.req.path === bulkRoutes.bulk.path) {
+    c.set("writeBy", NO_DEADLINE);
+    return Promise.resolve(serve(c));
+  }
+  return deadline(c, serve);
+};
 
 /** Where identity providers speak SCIM. */
 const SCIM_BASE = "/scim/v2";

@@ -4,8 +4,10 @@
  * If-Match compared weakly (a list's parameters: list-query.ts). `scimRoute` declares a route with them.
  */
 import type { RouteConfig } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { Connection } from "../db/scim.ts";
 import { entityTags } from "../http/conditional.ts";
+import type { AppEnv } from "../http/env.ts";
 import { MSG } from "../http/messages.ts";
 import { route, type RouteDraft } from "../http/openapi.ts";
 import {
@@ -49,27 +51,40 @@ export const invalidSyntax = scimCheck(
   "the body is not a JSON object, or its operations are malformed",
 );
 
+/**
+ * The body as a JSON object of at most 4 MiB: TOO_LARGE past that, else
+ * the 400 `invalidSyntax` of a body that is none.
+ */
+export async function scimObject(
+  c: Context<AppEnv>,
+): Promise<Record<string, unknown> | typeof TOO_LARGE | Response> {
+  const text = await readText(c.req.raw, SCIM_BODY_LIMIT_BYTES);
+  if (text === TOO_LARGE) return text;
+  let value: unknown;
+  try {
+    value = text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return scimError(
+      c,
+      400,
+      MSG.scimInvalidSyntax,
+      "the body must be a JSON object",
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
 /** The body: JSON, an object, at most 4 MiB, text PostgreSQL can store. */
 export const scimBody = passes<"body", Record<string, unknown>>(
   "body",
   [tooLarge, invalidSyntax],
   async (c) => {
-    const text = await readText(c.req.raw, SCIM_BODY_LIMIT_BYTES);
-    if (text === TOO_LARGE) return scimError(c, 413, MSG.scimTooLarge);
-    let value: unknown;
-    try {
-      value = text === undefined ? undefined : JSON.parse(text);
-    } catch {
-      value = undefined;
-    }
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      return scimError(
-        c,
-        400,
-        MSG.scimInvalidSyntax,
-        "the body must be a JSON object",
-      );
-    }
+    const value = await scimObject(c);
+    if (value === TOO_LARGE) return scimError(c, 413, MSG.scimTooLarge);
+    if (value instanceof Response) return value;
     const where = unstorableText(value);
     if (where) {
       // Said by the write's invalidValue check, as a value it cannot keep.
@@ -80,7 +95,7 @@ export const scimBody = passes<"body", Record<string, unknown>>(
         `${where.join(".")} holds NUL or a lone surrogate`,
       );
     }
-    return value as Record<string, unknown>;
+    return value;
   },
   {
     body: {

@@ -1,0 +1,138 @@
+import type { Context } from "hono";
+import type { Config } from "../config.ts";
+import type { Handlers } from "../http/endpoint.ts";
+import type { AppEnv } from "../http/env.ts";
+import { scimBase, sendScim } from "./answers.ts";
+import {
+  BULK_RESPONSE_SCHEMA,
+  type Refused,
+  type SingleRequest,
+  singleRequest,
+} from "./bulk.ts";
+import type * as routes from "./bulk.routes.ts";
+import { SCIM_MEDIA_TYPE, scimErrorBody } from "./errors.ts";
+
+type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
+
+/**
+ * Serves a single request (`POST /scim/v2/Users`, ...) as the service
+ * would, with the connection information of the request it came in.
+ */
+export type ServeSingle = (
+  req: Request,
+  env: unknown,
+) => Response | Promise<Response>;
+
+export interface BulkDeps {
+  config: Pick<Config, "TRUST_PROXY">;
+  serve: ServeSingle;
+}
+
+/** One operation's answer in the BulkResponse (RFC 7644 3.7.3). */
+interface Answer {
+  method?: string;
+  bulkId?: string;
+  location?: string;
+  version?: string;
+  status: string;
+  response?: unknown;
+}
+
+/** The SCIM error a failed single request answered, if it is JSON. */
+async function errorOf(res: Response): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Headers of the Bulk request that its operations do not share. */
+const OWN_HEADERS = [
+  "content-length",
+  "content-type",
+  "if-match",
+  "transfer-encoding",
+];
+
+/**
+ * Each operation is sent, as its single request, to the routes that serve
+ * that request alone (`serve`): the same steps, checks, handlers and audit
+ * records, its own status. Only the bulkId references are the Bulk's own.
+ */
+export function createBulkHandlers({ config, serve }: BulkDeps) {
+  /** The single request as the Bulk's client would have sent it. */
+  const requestOf = (c: Context<AppEnv>, one: SingleRequest) => {
+    const headers = new Headers(c.req.raw.headers);
+    for (const name of OWN_HEADERS) headers.delete(name);
+    if (one.version !== undefined) headers.set("if-match", one.version);
+    const hasBody = one.method !== "DELETE" && one.data !== undefined;
+    if (hasBody) headers.set("content-type", SCIM_MEDIA_TYPE);
+    return new Request(new URL(`/scim/v2${one.path}`, c.req.url), {
+      method: one.method,
+      headers,
+      ...hasBody && { body: JSON.stringify(one.data) },
+    });
+  };
+
+  const refusal = (r: Refused): Answer => ({
+    ...r.method !== undefined && { method: r.method },
+    ...r.bulkId !== undefined && { bulkId: r.bulkId },
+    status: String(r.status),
+    response: scimErrorBody(r.status, r.message, r.detail),
+  });
+
+  /** Runs one operation; a POST's new id is kept under its bulkId. */
+  const run = async (
+    c: Context<AppEnv>,
+    op: unknown,
+    ids: Map<string, string>,
+    base: string,
+  ): Promise<Answer> => {
+    const one = singleRequest(op, ids);
+    if ("status" in one) return refusal(one);
+    const res = await serve(requestOf(c, one), c.env);
+    const ok = res.status < 300;
+    const location = one.method === "POST"
+      ? res.headers.get("location") ?? undefined
+      : `${base}${one.path}`;
+    if (ok && one.method === "POST" && one.bulkId !== undefined && location) {
+      ids.set(one.bulkId, location.slice(location.lastIndexOf("/") + 1));
+    }
+    const version = ok ? res.headers.get("etag") ?? undefined : undefined;
+    // A failure's SCIM error is its answer's `response`; a success's body
+    // is not repeated (RFC 7644 3.7.3 lets it be left out).
+    let response: unknown;
+    if (ok) await res.body?.cancel();
+    else response = await errorOf(res);
+    return {
+      method: one.method,
+      ...one.bulkId !== undefined && { bulkId: one.bulkId },
+      ...location !== undefined && { location },
+      ...version !== undefined && { version },
+      status: String(res.status),
+      ...response !== undefined && { response },
+    };
+  };
+
+  const bulk: Handler<"bulk"> = async (c, { bulk }) => {
+    const base = scimBase(c, config.TRUST_PROXY);
+    const ids = new Map<string, string>();
+    const answers: Answer[] = [];
+    let errors = 0;
+    for (const op of bulk.operations) {
+      const answer = await run(c, op, ids, base);
+      answers.push(answer);
+      if (Number(answer.status) >= 400 && ++errors === bulk.failOnErrors) {
+        break;
+      }
+    }
+    return sendScim(c, 200, {
+      schemas: [BULK_RESPONSE_SCHEMA],
+      Operations: answers,
+    });
+  };
+
+  return { bulk };
+}
