@@ -1708,7 +1708,7 @@ export interface paths {
         };
         /**
          * SCIM: what the service supports
-         * @description PATCH, bulk (at most 1000 operations and 4 MiB), filter (at most 1000 results a page), sort, ETags and password changes are supported; pages are by index only.
+         * @description PATCH, bulk (at most 1000 operations and 4 MiB), filter (at most 1000 results a page), sort, ETags and password changes are supported; pages by index (the default) and by cursor (RFC 9865).
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *

@@ -61,7 +61,7 @@ export const serviceProviderConfig = openScimRoute({
   path: "/scim/v2/ServiceProviderConfig",
   summary: "SCIM: what the service supports",
   description:
-    "PATCH, bulk (at most 1000 operations and 4 MiB), filter (at most 1000 results a page), sort, ETags and password changes are supported; pages are by index only.",
+    "PATCH, bulk (at most 1000 operations and 4 MiB), filter (at most 1000 results a page), sort, ETags and password changes are supported; pages by index (the default) and by cursor (RFC 9865).",
   responses: { 200: scimJson("The service provider configuration") },
   steps: [noFilter, failed],
 });
