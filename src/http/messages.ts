@@ -110,6 +110,7 @@ export const MSG = {
   scimInvalidCursor: "The cursor is not valid",
   scimExpiredCursor: "The cursor has expired",
   scimFailed: "Provisioning request failed",
+  scimManagedElsewhere: "User is managed elsewhere",
   importContentType: "Import must be application/x-ndjson or text/csv",
   unsupportedPasswordHash: "Unsupported password hash",
   importNotFound: "Import not found",
