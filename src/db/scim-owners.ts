@@ -42,6 +42,11 @@ export function createScimOwners(sql: Sql, roles: ScimRoles) {
     ): Promise<Allowed | typeof MANAGED_ELSEWHERE> {
       const connectionId = write.connection.id;
       if (userIds.length === 0) return { governed: [], takeOver: [] };
+      // Locked first, read after: the standing is read with a snapshot
+      // taken once a concurrent takeover of the same users has committed.
+      await tx`
+        select id from users where id = any(${userIds}::int[])
+        order by id for update`;
       const rows = await tx<
         (AuditParty & {
           role: Role;
@@ -62,7 +67,7 @@ export function createScimOwners(sql: Sql, roles: ScimRoles) {
           then 'takeOver'
           else 'elsewhere' end as standing
         from users u where u.id = any(${userIds}::int[])
-        order by u.id for update of u`;
+        order by u.id`;
       const elsewhere = rows.filter((r) => r.standing === "elsewhere");
       if (elsewhere.length > 0) {
         if (!change) return MANAGED_ELSEWHERE;
