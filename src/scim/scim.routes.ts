@@ -198,7 +198,7 @@ export const createGroup = scimRoute({
   path: "/scim/v2/Groups",
   summary: "SCIM: create a group",
   description:
-    "`displayName` (not unique), `externalId` (unique in the connection), `members` (users' ids). Members of a group the connection's `adminGroups` names are admins, of its other groups viewers.",
+    "`displayName` (not unique), `externalId` (unique in the connection), `members` (users' ids). The connection's own users among the members of a group its `adminGroups` names are admins, of its other groups viewers; a viewer no other connection owns becomes its own. A member read-only to it (another connection's, or an admin it did not make) is refused when the group would change their role.",
   responses: { 201: scimJson("Created", LOCATION) },
   steps: [scimBody, projection, ...groupFaults(writeFaults), failed],
 });
