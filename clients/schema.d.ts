@@ -1449,7 +1449,7 @@ export interface paths {
         put?: never;
         /**
          * SCIM: create a group
-         * @description `displayName` (not unique), `externalId` (unique in the connection), `members` (users' ids). Members of a group the connection's `adminGroups` names are admins, of its other groups viewers.
+         * @description `displayName` (not unique), `externalId` (unique in the connection), `members` (users' ids). The connection's own users among the members of a group its `adminGroups` names are admins, of its other groups viewers; a viewer no other connection owns becomes its own. A member read-only to it (another connection's, or an admin it did not make) is refused when the group would change their role.
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *
@@ -1457,8 +1457,9 @@ export interface paths {
          *     2. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
          *     3. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
          *     4. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
-         *     5. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     6. 500 `Provisioning request failed`: any other failure.
+         *     5. 403 `User is managed elsewhere`: the user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups.
+         *     6. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     7. 500 `Provisioning request failed`: any other failure.
          */
         post: operations["scimCreateGroup"];
         delete?: never;
@@ -1534,8 +1535,9 @@ export interface paths {
          *     5. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
          *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
          *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
-         *     8. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     9. 500 `Provisioning request failed`: any other failure.
+         *     8. 403 `User is managed elsewhere`: the user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups.
+         *     9. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     10. 500 `Provisioning request failed`: any other failure.
          */
         put: operations["scimReplaceGroup"];
         post?: never;
@@ -1549,7 +1551,8 @@ export interface paths {
          *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
          *     3. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
          *     4. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
-         *     5. 500 `Provisioning request failed`: any other failure.
+         *     5. 403 `User is managed elsewhere`: the user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups.
+         *     6. 500 `Provisioning request failed`: any other failure.
          */
         delete: operations["scimDeleteGroup"];
         options?: never;
@@ -1575,8 +1578,9 @@ export interface paths {
          *     9. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
          *     10. 400 `The path matches no value`: a PATCH `remove` has no path.
          *     11. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
-         *     12. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     13. 500 `Provisioning request failed`: any other failure.
+         *     12. 403 `User is managed elsewhere`: the user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups.
+         *     13. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     14. 500 `Provisioning request failed`: any other failure.
          */
         patch: operations["scimPatchGroup"];
         trace?: never;
@@ -1835,10 +1839,11 @@ export interface paths {
          *     3. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
          *     4. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
          *     5. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
-         *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
-         *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
-         *     8. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     9. 500 `Provisioning request failed`: any other failure.
+         *     6. 403 `User is managed elsewhere`: the user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups.
+         *     7. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     8. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     9. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     10. 500 `Provisioning request failed`: any other failure.
          */
         put: operations["scimReplaceUser"];
         post?: never;
@@ -1851,8 +1856,9 @@ export interface paths {
          *     1. 401 `A valid provisioning token is required`: no `Authorization: Bearer usc_...` of a live provisioning connection.
          *     2. 404 `Resource not found`: the id cannot name a resource (not a positive integer).
          *     3. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
-         *     4. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
-         *     5. 500 `Provisioning request failed`: any other failure.
+         *     4. 403 `User is managed elsewhere`: the user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups.
+         *     5. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     6. 500 `Provisioning request failed`: any other failure.
          */
         delete: operations["scimDeleteUser"];
         options?: never;
@@ -1872,14 +1878,15 @@ export interface paths {
          *     3. 413 `Request body larger than 4 MiB`: the body is larger than 4 MiB.
          *     4. 400 `The request is not a valid SCIM request`: the body is not a JSON object, or its operations are malformed.
          *     5. 404 `Resource not found`: no such resource of this connection (a group of another connection included).
-         *     6. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
-         *     7. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
-         *     8. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
-         *     9. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
-         *     10. 400 `The path matches no value`: a PATCH `remove` has no path.
-         *     11. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
-         *     12. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
-         *     13. 500 `Provisioning request failed`: any other failure.
+         *     6. 403 `User is managed elsewhere`: the user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups.
+         *     7. 412 `The resource has changed (If-Match)`: `If-Match` names none of the resource's current version (compared weakly).
+         *     8. 400 `A value is not valid`: a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL.
+         *     9. 400 `The path names no attribute`: a PATCH path names no attribute of the schemas (or is malformed).
+         *     10. 400 `The filter is not valid`: `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting.
+         *     11. 400 `The path matches no value`: a PATCH `remove` has no path.
+         *     12. 400 `The attribute cannot be changed`: a PATCH path names a read-only attribute (`id`, `meta`, `groups`).
+         *     13. 409 `The value is already taken`: userName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection.
+         *     14. 500 `Provisioning request failed`: any other failure.
          */
         patch: operations["scimPatchUser"];
         trace?: never;
@@ -1973,7 +1980,7 @@ export interface components {
         };
         AuditRecord: {
             /** @enum {string} */
-            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
+            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
             /** @description Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task and failed, throttled or refused logins */
             actor: components["schemas"]["AuditParty"] | null;
             /**
@@ -1982,7 +1989,7 @@ export interface components {
              */
             clientAddress: string | null;
             /**
-             * @description Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}, and `key.revoked` {keyId, name, reason: minter removed} when the key's minter was deleted, disabled or demoted; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId} (`url`: the origin and path alone, never a query, fragment or user info); else {}
+             * @description Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}, and `key.revoked` {keyId, name, reason: minter removed} when the key's minter was deleted, disabled or demoted; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId}; `scim.user_linked` {connection: {id, name}}: a provisioning connection took over an existing user on its first write to them (`url`: the origin and path alone, never a query, fragment or user info); else {}
              * @example {
              *       "from": "viewer",
              *       "to": "admin"
@@ -2023,7 +2030,7 @@ export interface components {
         };
         CreatedWebhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -2110,7 +2117,7 @@ export interface components {
              *       "user.deleted"
              *     ]
              */
-            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[] | null;
+            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[] | null;
             /**
              * @description A note for people, at most 500 characters.
              * @example Directory sync
@@ -2664,7 +2671,7 @@ export interface components {
         WebAuthnOptions: Record<string, never>;
         Webhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -2706,7 +2713,7 @@ export interface components {
              * @description The record's action
              * @enum {string}
              */
-            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
+            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
         };
     };
     responses: never;
@@ -2763,7 +2770,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -2858,7 +2865,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -2931,7 +2938,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -3045,7 +3052,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -8354,6 +8361,17 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
+            /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
             /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
             409: {
                 headers: {
@@ -8655,6 +8673,17 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
+            /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
             /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
@@ -8737,6 +8766,17 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
+            403: {
+                headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -8884,6 +8924,17 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
+            403: {
+                headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -9886,6 +9937,17 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
+            /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
             /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
@@ -9968,6 +10030,17 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
+            403: {
+                headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
@@ -10115,6 +10188,17 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
+            403: {
+                headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;

@@ -36,6 +36,13 @@ export async function clearScim(svc: TestService) {
   await svc.sql`delete from scim_connections`;
 }
 
+/** A shared service's getter that clears SCIM state first. */
+export const freshScim = (service: () => Promise<TestService>) => async () => {
+  const svc = await service();
+  await clearScim(svc);
+  return svc;
+};
+
 export interface ScimAnswer {
   status: number;
   headers: Headers;

@@ -30,6 +30,7 @@ export const AUDIT_ACTIONS = [
   "connection.created",
   "connection.updated",
   "connection.deleted",
+  "scim.user_linked",
   "password.upgraded",
   "import.started",
   "import.finished",

@@ -344,6 +344,17 @@ export const scimEvents = {
       connection,
     ),
 
+  /** The connection took over an existing user on its first write to them. */
+  userLinked: (
+    target: AuditParty,
+    connection: ConnectionRef,
+    context: AuditContext,
+  ) =>
+    byConnection(
+      event("scim.user_linked", null, target, {}, context),
+      connection,
+    ),
+
   group: (
     action: "group.created" | "group.updated" | "group.deleted",
     group: { id: number; displayName: string },

@@ -7,7 +7,7 @@
  * the database as a time.
  */
 import type { PendingQuery, Row, Sql } from "postgres";
-import type { ScimGroupRow, ScimUserRow } from "./scim.ts";
+import type { ScimGroupRow, ScimUserRow } from "./scim-types.ts";
 
 type Fragment = PendingQuery<Row[]>;
 

@@ -112,6 +112,7 @@ export const MSG = {
   scimFailed: "Provisioning request failed",
   scimTooManyOperations: "Too many operations",
   scimPayloadTooLarge: "Payload too large",
+  scimManagedElsewhere: "User is managed elsewhere",
   importContentType: "Import must be application/x-ndjson or text/csv",
   unsupportedPasswordHash: "Unsupported password hash",
   importNotFound: "Import not found",

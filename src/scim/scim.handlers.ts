@@ -3,7 +3,7 @@ import { auditContext } from "../audit/context.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Config } from "../config.ts";
 import type { Connection, ScimFault, ScimWrite } from "../db/scim.ts";
-import { isFault } from "../db/scim.ts";
+import { isFault, MANAGED_ELSEWHERE } from "../db/scim.ts";
 import type { Store } from "../db/store.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
@@ -239,6 +239,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     const read = groupFromBody(body);
     if (isFault(read)) return bodyFaulted(faulted(c, read));
     const row = await store.scim.groups.create(read, writeOf(c, connection));
+    if (row === MANAGED_ELSEWHERE) return row;
     if (isFault(row)) return bodyFaulted(faulted(c, row));
     const sent = await sendGroup(c, connection, row.id, 201, projection);
     // Deleted at once by another request: answered as created, without members.

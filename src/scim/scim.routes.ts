@@ -15,6 +15,7 @@ import {
   invalidFilter,
   invalidSyntax,
   invalidValue,
+  managedElsewhere,
   noSuchId,
   notFound,
   preconditionFailed,
@@ -53,6 +54,14 @@ const writeFaults = [
   outcome("invalidValue", invalidValue),
   outcome("uniqueness", uniqueness),
 ] as const;
+
+/** A group's write: its members are checked before the users concerned. */
+const groupFaults = (faults: typeof writeFaults | typeof patchFaults) =>
+  [
+    ...faults.slice(0, -1),
+    outcome("managed_elsewhere", managedElsewhere),
+    outcome("uniqueness", uniqueness),
+  ] as const;
 
 /** A PATCH's: its paths' too. */
 const patchFaults = [
@@ -124,6 +133,7 @@ export const replaceUser = scimRoute({
     scimIfMatch,
     projection,
     outcome("not_found", notFound),
+    outcome("managed_elsewhere", managedElsewhere),
     outcome("precondition_failed", preconditionFailed),
     ...writeFaults,
     failed,
@@ -145,6 +155,7 @@ export const patchUser = scimRoute({
     scimIfMatch,
     projection,
     outcome("not_found", notFound),
+    outcome("managed_elsewhere", managedElsewhere),
     outcome("precondition_failed", preconditionFailed),
     ...patchFaults,
     failed,
@@ -164,6 +175,7 @@ export const deleteUser = scimRoute({
     id,
     scimIfMatch,
     outcome("not_found", notFound),
+    outcome("managed_elsewhere", managedElsewhere),
     outcome("precondition_failed", preconditionFailed),
     failed,
   ],
@@ -186,9 +198,9 @@ export const createGroup = scimRoute({
   path: "/scim/v2/Groups",
   summary: "SCIM: create a group",
   description:
-    "`displayName` (not unique), `externalId` (unique in the connection), `members` (users' ids). Members of a group the connection's `adminGroups` names are admins, of its other groups viewers.",
+    "`displayName` (not unique), `externalId` (unique in the connection), `members` (users' ids). The connection's own users among the members of a group its `adminGroups` names are admins, of its other groups viewers; a viewer no other connection owns becomes its own. A member read-only to it (another connection's, or an admin it did not make) is refused when the group would change their role.",
   responses: { 201: scimJson("Created", LOCATION) },
-  steps: [scimBody, projection, ...writeFaults, failed],
+  steps: [scimBody, projection, ...groupFaults(writeFaults), failed],
 });
 
 export const replaceGroup = scimRoute({
@@ -207,7 +219,7 @@ export const replaceGroup = scimRoute({
     projection,
     outcome("not_found", notFound),
     outcome("precondition_failed", preconditionFailed),
-    ...writeFaults,
+    ...groupFaults(writeFaults),
     failed,
   ],
 });
@@ -228,7 +240,7 @@ export const patchGroup = scimRoute({
     projection,
     outcome("not_found", notFound),
     outcome("precondition_failed", preconditionFailed),
-    ...patchFaults,
+    ...groupFaults(patchFaults),
     failed,
   ],
 });
@@ -246,6 +258,7 @@ export const deleteGroup = scimRoute({
     scimIfMatch,
     outcome("not_found", notFound),
     outcome("precondition_failed", preconditionFailed),
+    outcome("managed_elsewhere", managedElsewhere),
     failed,
   ],
 });

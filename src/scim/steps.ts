@@ -151,6 +151,11 @@ export const preconditionFailed = scimCheck(
   MSG.scimPreconditionFailed,
   "`If-Match` names none of the resource's current version (compared weakly)",
 );
+export const managedElsewhere = scimCheck(
+  403,
+  MSG.scimManagedElsewhere,
+  "the user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups",
+);
 export const uniqueness = scimCheck(
   409,
   MSG.scimUniqueness,

@@ -1,0 +1,136 @@
+/**
+ * What the SCIM store's parts share: the rows and states a connection reads
+ * and writes, the faults a write answers, and a write's connection.
+ */
+import type { PendingQuery, Row } from "postgres";
+import type { AuditContext, ConnectionRef } from "../audit/events.ts";
+import type { Role } from "../users/user.ts";
+import type { WriteBy } from "./write.ts";
+
+type Fragment = PendingQuery<Row[]>;
+
+/** A compiled filter (scim-filter.ts), as the lists take it. */
+export type ScimWhere = Fragment;
+
+/** A provisioning connection as the API shows it: never its token. */
+export interface Connection {
+  id: number;
+  name: string;
+  adminGroups: string[];
+  /** ISO 8601 in UTC with milliseconds. */
+  createdAt: string;
+}
+
+/** A user as a connection reads it. */
+export interface ScimUserRow {
+  id: number;
+  username: string;
+  name: string;
+  email: string;
+  role: Role;
+  created: string;
+  modified: string;
+  /** The row's version: the user's ETag with `expired` (src/users/listing.ts). */
+  version: string;
+  expired: boolean;
+  active: boolean;
+  externalId: string | null;
+  /** The attributes the service has no column for, as the connection sent them. */
+  attributes: Record<string, unknown>;
+  /** The connection's groups the user is a member of, by id. */
+  groups: { value: number; display: string }[];
+}
+
+/** What a SCIM write makes of a user. */
+export interface ScimUserState {
+  username: string;
+  name: string;
+  email: string;
+  active: boolean;
+  externalId: string | null;
+  attributes: Record<string, unknown>;
+  /** Set to change the password; a new user without one cannot log in with a password. */
+  passwordHash?: string;
+}
+
+export interface ScimGroupRow {
+  id: number;
+  displayName: string;
+  externalId: string | null;
+  created: string;
+  modified: string;
+  version: string;
+  /** Undefined when not asked for. */
+  members?: { value: number; display: string }[];
+}
+
+export interface ScimGroupState {
+  displayName: string;
+  externalId: string | null;
+  members: number[];
+}
+
+/** Why a SCIM write was refused, with the words its answer says. */
+export interface ScimFault {
+  fault:
+    | "invalidValue"
+    | "invalidFilter"
+    | "invalidPath"
+    | "noTarget"
+    | "mutability"
+    | "invalidSyntax"
+    | "uniqueness";
+  detail: string;
+}
+
+export const isFault = (x: unknown): x is ScimFault =>
+  typeof x === "object" && x !== null && "fault" in x;
+
+/** A written request: the connection, the request's context and its deadline. */
+export interface ScimWrite {
+  connection: ConnectionRef;
+  context: AuditContext;
+  writeBy: WriteBy;
+}
+
+/** The user, or a member the change concerns, is read-only to the connection (scim-owners.ts). */
+export const MANAGED_ELSEWHERE = "managed_elsewhere";
+
+/** What a deletion of a user or group answers. */
+export type ScimRemoved =
+  | "deleted"
+  | "not_found"
+  | typeof MANAGED_ELSEWHERE
+  | "precondition_failed";
+
+const UNIQUE_VIOLATION = "23505";
+
+/** The write's outcome, or the `uniqueness` fault of the unique key it broke (and so rolled back). */
+export async function orTaken<T>(write: Promise<T>): Promise<T | ScimFault> {
+  try {
+    return await write;
+  } catch (e) {
+    const err = e as { code?: string; constraint_name?: string };
+    if (err?.code !== UNIQUE_VIOLATION) throw e;
+    const constraint = err.constraint_name ?? "";
+    return {
+      fault: "uniqueness",
+      detail: constraint.includes("external_id")
+        ? "externalId is already taken in this connection"
+        : constraint.includes("email")
+        ? "the e-mail address is already taken"
+        : "userName is already taken",
+    };
+  }
+}
+
+/** Attributes kept a user: at most this many bytes of JSON. */
+export const ATTRIBUTES_MAX_BYTES = 16 * 1024;
+
+/** The fault of group members naming no user. */
+export const unknownMembers = (ids: number[]): ScimFault => ({
+  fault: "invalidValue",
+  detail: `no user has the id ${ids.slice(0, 5).join(", ")}${
+    ids.length > 5 ? ", ..." : ""
+  } (members)`,
+});
