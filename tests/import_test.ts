@@ -9,48 +9,16 @@ import bcryptjs from "bcryptjs";
 import { argon2i, argon2id } from "hash-wasm";
 import { importUsers } from "../src/cli/import.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
-import { ndjson, person } from "./support/imports.ts";
-import { ADMIN, sharedService, type TestService } from "./support/service.ts";
+import {
+  finished,
+  importErrors,
+  ndjson,
+  person,
+  postImport,
+} from "./support/imports.ts";
+import { ADMIN, sharedService } from "./support/service.ts";
 
 const service = sharedService();
-
-/** Posts an import body and answers the status and JSON body. */
-async function postImport(
-  svc: TestService,
-  body: BodyInit,
-  { type = "application/x-ndjson", query = "" } = {},
-) {
-  const res = await svc.adminFetch(`/api/imports${query}`, {
-    method: "POST",
-    headers: { "content-type": type },
-    body,
-  });
-  return {
-    status: res.status,
-    location: res.headers.get("location"),
-    body: await res.json(),
-  };
-}
-
-/** Polls the import until it ends; answers its last status. */
-async function finished(svc: TestService, id: number, deadlineMs = 60_000) {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const { data } = await svc.admin.GET("/api/imports/{id}", {
-      params: { path: { id } },
-    });
-    if (data && !["queued", "running"].includes(data.status)) return data;
-    if (Date.now() > until) throw new Error(`import ${id} did not end`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function importErrors(svc: TestService, id: number) {
-  const { data } = await svc.admin.GET("/api/imports/{id}/errors", {
-    params: { path: { id } },
-  });
-  return data!;
-}
 
 Deno.test("a body of NDJSON is stored, queued and answered 202 with its Location", async () => {
   const svc = await service();
