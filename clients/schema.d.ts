@@ -2231,7 +2231,7 @@ export interface components {
         };
         ImportError: {
             /**
-             * @description The message `POST /api/users` answers for such a body (a name the file gave before: `Username or email already exists`); `Invalid request body` for a line that is no JSON object, not UTF-8, longer than 64 KiB, or a CSV row with another number of fields than its header; `Unsupported password hash`
+             * @description The message `POST /api/users` answers for such a body (a name the file gave before: `Username or email already exists`); `Invalid request body` for a line that is no JSON object, not UTF-8, longer than 64 KiB, or a CSV record with another number of fields than its header or over 64 KiB (its quoted lines included); `Unsupported password hash`
              * @example Email must be a valid address
              */
             error: string;
@@ -2258,7 +2258,7 @@ export interface components {
             /** @description A plain password, hashed with bcrypt (bcrypt-bound: give hashes for speed). Not with `passwordHash`. */
             password?: string;
             /**
-             * @description A hash kept as given and checked at login by its algorithm; the first successful login replaces it with bcrypt (`password.upgraded` `{from}`). Formats: bcrypt (`$2a$`, `$2b$`, `$2y$`, cost at most 14), argon2id and argon2i (PHC `$argon2id$v=19$m=,t=,p=$salt$hash`, at most 128 MiB and memory times passes at most 1 GiB), scrypt (PHC `$scrypt$ln=,r=,p=$salt$hash`, N·r·p at most 2^20), PBKDF2-SHA256 (PHC `$pbkdf2-sha256$i=,l=$salt$hash`, passlib's `$pbkdf2-sha256$<rounds>$salt$hash`, Django's `pbkdf2_sha256$<iterations>$salt$hash`, at most 2,000,000 iterations), Firebase scrypt as Supabase Auth writes it (`$fbscrypt$v=1,n=<mem_cost>,r=<rounds>,p=1,ss=<salt separator>,sk=<signer key>$<salt>$<hash>`, base64). Anything else, or a work factor over these ceilings (over about a second to check): `Unsupported password hash`. Neither `password` nor `passwordHash`: the user cannot log in with a password until one is set.
+             * @description A hash kept as given and checked at login by its algorithm; the first successful login replaces it with bcrypt (`password.upgraded` `{from}`). Formats: bcrypt (`$2a$`, `$2b$`, `$2y$`, cost at most 14), argon2id and argon2i (PHC `$argon2id$v=19$m=,t=,p=$salt$hash`, at most 128 MiB and memory times passes at most 1 GiB), scrypt (PHC `$scrypt$ln=,r=,p=$salt$hash`, N·r·p at most 2^20, memory 128·r·(N + 2 + p) bytes at most 129 MiB, N below 2^(16·r)), PBKDF2-SHA256 (PHC `$pbkdf2-sha256$i=,l=$salt$hash`, passlib's `$pbkdf2-sha256$<rounds>$salt$hash`, Django's `pbkdf2_sha256$<iterations>$salt$hash`, iterations times the key's 32-byte blocks at most 2,000,000), Firebase scrypt as Supabase Auth writes it (`$fbscrypt$v=1,n=<mem_cost>,r=<rounds>,p=1,ss=<salt separator>,sk=<signer key>$<salt>$<hash>`, base64, bounded as scrypt). Anything else, or a work factor over these ceilings (over about a second to check): `Unsupported password hash`. Neither `password` nor `passwordHash`: the user cannot log in with a password until one is set.
              * @example $argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$lB0dmV8d3XhKDN1MK0vmNY5gmlbe7xB4Emq+zZI8Rmk
              */
             passwordHash?: string;

@@ -743,3 +743,34 @@ Deno.test(withTool(
     clean(c);
   },
 ));
+
+Deno.test(withTool(
+  "an address that names no page of the console, a malformed one included, shows Page not found with the way back to users",
+  CHROMIUM_TOOL,
+  async () => {
+    await using c = await openConsole();
+    const { svc, page } = c;
+    await signIn(page, svc.baseUrl);
+    for (
+      const hash of [
+        "#/users/%E0%A4%A",
+        "#/webhooks/%",
+        "#/imports/%ZZ",
+        "#/nowhere",
+      ]
+    ) {
+      // Opened afresh, as a shared link would be.
+      await page.goto("about:blank");
+      await page.goto(`${svc.baseUrl}/admin${hash}`);
+      await heading(page, "Page not found");
+    }
+    await accessible(page, "the page-not-found view");
+    await page.goto(`${svc.baseUrl}/admin#/users`);
+    await heading(page, "Users");
+    await page.goto(`${svc.baseUrl}/admin#/users/%E0%A4%A`);
+    await heading(page, "Page not found");
+    await page.getByRole("link", { name: "Back to users" }).click();
+    await heading(page, "Users");
+    clean(c);
+  },
+));

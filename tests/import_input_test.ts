@@ -5,6 +5,7 @@
  */
 import { assert, assertEquals } from "./support/assert.ts";
 import { rawHttp } from "./support/raw.ts";
+import { postImport, runImport } from "./support/imports.ts";
 import { IMPORT_BATCH } from "../src/imports/worker.ts";
 import { uploadChunks } from "../src/cli/import.ts";
 import {
@@ -18,45 +19,6 @@ const service = sharedService({}, { bcryptCost: 4 });
 
 /** A bcrypt hash (cost 4) given as is: the fast path. */
 const HASH = "$2b$04$rL60lBa65WZtYM2QmI89X.WlfUKG2zn/R.cpZa33.2kUZ6IEAd3SO";
-
-async function postImport(
-  svc: TestService,
-  body: BodyInit,
-  { type = "application/x-ndjson", query = "" } = {},
-) {
-  const res = await svc.adminFetch(`/api/imports${query}`, {
-    method: "POST",
-    headers: { "content-type": type },
-    body,
-  });
-  return { status: res.status, body: await res.json() };
-}
-
-async function finished(svc: TestService, id: number, deadlineMs = 60_000) {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const { data } = await svc.admin.GET("/api/imports/{id}", {
-      params: { path: { id } },
-    });
-    if (data && !["queued", "running"].includes(data.status)) return data;
-    if (Date.now() > until) throw new Error(`import ${id} did not end`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function importErrors(svc: TestService, id: number) {
-  const { data } = await svc.admin.GET("/api/imports/{id}/errors", {
-    params: { path: { id } },
-  });
-  return data!;
-}
-
-async function run(svc: TestService, body: BodyInit, options = {}) {
-  const res = await postImport(svc, body, options);
-  assertEquals(res.status, 202, JSON.stringify(res.body));
-  const done = await finished(svc, res.body.id);
-  return { done, errors: await importErrors(svc, res.body.id) };
-}
 
 const line = (username: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -92,7 +54,7 @@ Deno.test("each refused NDJSON record is named by its line with the message POST
     ...enc.encode(line("good2", { email: "GOOD1@example.com" }) + "\n"),
     ...enc.encode(line("good3")),
   ]);
-  const { done, errors } = await run(svc, body);
+  const { done, errors } = await runImport(svc, body);
   assertEquals(errors, [
     { line: 2, error: "Invalid request body" },
     { line: 3, error: "Invalid request body" },
@@ -120,7 +82,7 @@ Deno.test("a name given twice in one file is refused the second time, also batch
     (_, i) => line(`user${i}`, { password: null, passwordHash: HASH }),
   );
   lines.push(line("user3", { email: "again@example.com" }));
-  const { done, errors } = await run(svc, lines.join("\n"), {
+  const { done, errors } = await runImport(svc, lines.join("\n"), {
     query: "?onConflict=skip",
   });
   assertEquals(errors, [
@@ -141,7 +103,9 @@ Deno.test("CSV: a header names the fields, a quoted field may hold a newline, a 
     'csv4,"Quote ""inside""",csv4@example.com,viewer,csv4-password',
     'csv5,"never closed,csv5@example.com,viewer,csv5-password',
   ].join("\r\n");
-  const { errors } = await run(svc, csv, { type: "text/csv; charset=utf-8" });
+  const { errors } = await runImport(svc, csv, {
+    type: "text/csv; charset=utf-8",
+  });
   assertEquals(errors, [
     { line: 5, error: "Invalid request body" },
     { line: 7, error: "Invalid request body" },
@@ -160,9 +124,36 @@ Deno.test("CSV: a header names the fields, a quoted field may hold a newline, a 
   assert(login.ok, "the quoted newline is part of the password");
 });
 
+Deno.test("a CSV record over 64 KiB, its quoted lines included, is refused at its first line and the rows after it are read", async () => {
+  const svc = await service();
+  // 2,000 lines of 40 bytes in one quoted name: each line short, the record not.
+  const long = Array.from({ length: 2000 }, () => "x".repeat(40)).join("\n");
+  const csv = [
+    "username,name,email,password",
+    "big1,First,big1@example.com,big1-password",
+    `big2,"${long}",big2@example.com,big2-password`,
+    "big3,Third,big3@example.com,big3-password",
+  ].join("\n");
+  const { errors } = await runImport(svc, csv, { type: "text/csv" });
+  assertEquals(errors, [{ line: 3, error: "Invalid request body" }]);
+  assertEquals(await usernames(svc), ["big1", "big3"]);
+});
+
+Deno.test("a CSV line over 64 KiB is refused at its own line and the next row is read", async () => {
+  const svc = await service();
+  const csv = [
+    "username,name,email,password",
+    `wide1,${"w".repeat(70_000)},wide1@example.com,wide1-password`,
+    "wide2,Second,wide2@example.com,wide2-password",
+  ].join("\n");
+  const { errors } = await runImport(svc, csv, { type: "text/csv" });
+  assertEquals(errors, [{ line: 2, error: "Invalid request body" }]);
+  assertEquals(await usernames(svc), ["wide2"]);
+});
+
 Deno.test("CSV without an email column: every row is `All fields are required`", async () => {
   const svc = await service();
-  const { errors } = await run(
+  const { errors } = await runImport(
     svc,
     "username,name,password\nnomail,No Mail,nomail-password\n",
     { type: "text/csv" },

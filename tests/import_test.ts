@@ -9,48 +9,16 @@ import bcryptjs from "bcryptjs";
 import { argon2i, argon2id } from "hash-wasm";
 import { importUsers } from "../src/cli/import.ts";
 import { assert, assertEquals, assertMatch } from "./support/assert.ts";
-import { ndjson, person } from "./support/imports.ts";
-import { ADMIN, sharedService, type TestService } from "./support/service.ts";
+import {
+  finished,
+  importErrors,
+  ndjson,
+  person,
+  postImport,
+} from "./support/imports.ts";
+import { ADMIN, newUser, sharedService } from "./support/service.ts";
 
 const service = sharedService();
-
-/** Posts an import body and answers the status and JSON body. */
-async function postImport(
-  svc: TestService,
-  body: BodyInit,
-  { type = "application/x-ndjson", query = "" } = {},
-) {
-  const res = await svc.adminFetch(`/api/imports${query}`, {
-    method: "POST",
-    headers: { "content-type": type },
-    body,
-  });
-  return {
-    status: res.status,
-    location: res.headers.get("location"),
-    body: await res.json(),
-  };
-}
-
-/** Polls the import until it ends; answers its last status. */
-async function finished(svc: TestService, id: number, deadlineMs = 60_000) {
-  const until = Date.now() + deadlineMs;
-  for (;;) {
-    const { data } = await svc.admin.GET("/api/imports/{id}", {
-      params: { path: { id } },
-    });
-    if (data && !["queued", "running"].includes(data.status)) return data;
-    if (Date.now() > until) throw new Error(`import ${id} did not end`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function importErrors(svc: TestService, id: number) {
-  const { data } = await svc.admin.GET("/api/imports/{id}/errors", {
-    params: { path: { id } },
-  });
-  return data!;
-}
 
 Deno.test("a body of NDJSON is stored, queued and answered 202 with its Location", async () => {
   const svc = await service();
@@ -287,6 +255,82 @@ Deno.test("hashes of unknown formats or over the work ceiling are refused as `Un
       error: "Unsupported password hash",
     })),
   );
+});
+
+Deno.test("PBKDF2 counts its iterations once per 32-byte block of key, and scrypt takes what scrypt itself takes within 129 MiB: the rest is `Unsupported password hash`", async () => {
+  const svc = await service();
+  const salt = new Uint8Array(16);
+  const key = (length: number) => new Uint8Array(length).fill(7);
+  const hashes: [string, "taken" | "refused"][] = [
+    [
+      `$pbkdf2-sha256$i=2000000,l=128$${unpadded(salt)}$${unpadded(key(128))}`,
+      "refused",
+    ],
+    [`$pbkdf2-sha256$700000$${ab64(salt)}$${ab64(key(96))}`, "refused"],
+    [`pbkdf2_sha256$1000001$salt$${b64(key(64))}`, "refused"],
+    [`pbkdf2_sha256$1000000$salt$${b64(key(64))}`, "taken"],
+    [
+      `$pbkdf2-sha256$i=500000,l=128$${unpadded(salt)}$${unpadded(key(128))}`,
+      "taken",
+    ],
+    // N of 2^(16·r): scrypt refuses it.
+    [`$scrypt$ln=16,r=1,p=1$${unpadded(salt)}$${unpadded(key(32))}`, "refused"],
+    // 320 MiB: 128·r·(N + 2 + p) bytes.
+    [
+      `$scrypt$ln=1,r=524288,p=1$${unpadded(salt)}$${unpadded(key(32))}`,
+      "refused",
+    ],
+    [
+      `$fbscrypt$v=1,n=16,r=1,p=1,ss=Bw==,sk=${FIREBASE.signerKey}$${FIREBASE.salt}$${FIREBASE.hash}`,
+      "refused",
+    ],
+    [`$scrypt$ln=15,r=1,p=1$${unpadded(salt)}$${unpadded(key(32))}`, "taken"],
+    [`$scrypt$ln=17,r=8,p=1$${unpadded(salt)}$${unpadded(key(32))}`, "taken"],
+  ];
+  const res = await postImport(
+    svc,
+    ndjson(
+      hashes.map(([hash], i) => person(`bound${i}`, { passwordHash: hash })),
+    ),
+  );
+  const done = await finished(svc, res.body.id);
+  assertEquals(
+    await importErrors(svc, res.body.id),
+    hashes.flatMap(([, verdict], i) =>
+      verdict === "refused"
+        ? [{ line: i + 1, error: "Unsupported password hash" }]
+        : []
+    ),
+  );
+  assertEquals(done.created, hashes.filter(([, v]) => v === "taken").length);
+});
+
+Deno.test("a login against a stored hash past the ceiling, or one its library refuses, answers as a wrong password", async () => {
+  const svc = await service();
+  const salt = unpadded(new Uint8Array(16));
+  // Stored before the ceiling held them: no import takes them now.
+  const stored = [
+    `$pbkdf2-sha256$i=2000000,l=128$${salt}$${unpadded(new Uint8Array(128))}`,
+    `$scrypt$ln=16,r=1,p=1$${salt}$${unpadded(new Uint8Array(32))}`,
+  ];
+  for (const [i, hash] of stored.entries()) {
+    const username = `stale${i}`;
+    const created = await svc.admin.POST("/api/users", {
+      body: newUser(username, "stale-password"),
+    });
+    assertEquals(created.response.status, 201);
+    await svc.sql`
+      update users set password_hash = ${hash} where username = ${username}`;
+    const login = await svc.client().login(username, "stale-password");
+    assertEquals(
+      login.ok ? { status: login.status } : {
+        status: login.status,
+        error: "error" in login ? login.error : undefined,
+      },
+      { status: 401, error: "Invalid username or password" },
+      hash,
+    );
+  }
 });
 
 Deno.test("a cancelled import stops after its batch under way and keeps the users it created", async () => {

@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, onEnrollmentRequired, onSignedOut, send } from "./api.ts";
 import type { Account } from "../../clients/mod.ts";
 import { StepUpDialog } from "./factor.tsx";
-import { FACTORS_PATH, PAGES } from "./pages.tsx";
+import { FACTORS_PATH, NOT_FOUND, PAGES } from "./pages.tsx";
 import {
   currentLocation,
   href,
@@ -74,7 +74,7 @@ function App() {
     );
   }
 
-  let page = PAGES[0];
+  let page = NOT_FOUND;
   let params: Record<string, string> = {};
   for (const p of PAGES) {
     const found = match(p.pattern, loc.path);

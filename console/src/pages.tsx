@@ -12,6 +12,8 @@ import { ScimConnections } from "./pages/scim.tsx";
 import { UserPage } from "./pages/user.tsx";
 import { Users } from "./pages/users.tsx";
 import { WebhookPage, Webhooks } from "./pages/webhooks.tsx";
+import { href } from "./router.ts";
+import { Title } from "./ui.tsx";
 
 /** The signed-in person's own factors, linked beside their name. */
 export const FACTORS_PATH = "/factors";
@@ -23,7 +25,7 @@ export interface PageProps {
 }
 
 export interface Page {
-  /** `/users/:id`; the first that matches wins, the first of all is the default. */
+  /** `/users/:id`; the first that matches wins (an empty hash is `/users`). */
   pattern: string;
   title: string;
   /** The navigation entry it highlights. */
@@ -100,3 +102,19 @@ export const PAGES: Page[] = [
     render: ({ query }) => <Factors query={query} />,
   },
 ];
+
+/** What an address no page matches shows (an unknown path, a malformed one). */
+export const NOT_FOUND: Page = {
+  pattern: "",
+  title: "Page not found",
+  section: "",
+  render: () => (
+    <>
+      <Title>Page not found</Title>
+      <p>No page of the console is at this address.</p>
+      <p>
+        <a href={href("/users")}>Back to users</a>
+      </p>
+    </>
+  ),
+};

@@ -50,7 +50,11 @@ export function useLocation(): Location {
   return loc;
 }
 
-/** Matches `/users/:id` against `/users/7`: `{id: "7"}`, or undefined. */
+/**
+ * Matches `/users/:id` against `/users/7`: `{id: "7"}`, or undefined, also
+ * when a parameter is no valid percent-encoding (`%E0%A4%A`): such an
+ * address names no page.
+ */
 export function match(
   pattern: string,
   path: string,
@@ -61,8 +65,18 @@ export function match(
   const params: Record<string, string> = {};
   for (let i = 0; i < want.length; i++) {
     if (want[i].startsWith(":")) {
-      params[want[i].slice(1)] = decodeURIComponent(got[i]);
+      const value = decoded(got[i]);
+      if (value === undefined) return undefined;
+      params[want[i].slice(1)] = value;
     } else if (want[i] !== got[i]) return undefined;
   }
   return params;
+}
+
+function decoded(part: string): string | undefined {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return undefined;
+  }
 }

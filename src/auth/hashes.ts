@@ -27,8 +27,8 @@ export type HashScheme =
 
 /**
  * The most work a hash given at import may ask of a login: each bound is
- * about a second on one core of a current server, and beyond it the hash
- * is `Unsupported password hash`.
+ * about a second on one core of a current server, and 128 MiB of memory at
+ * the most; beyond it the hash is `Unsupported password hash`.
  */
 export const WORK_CEILING = {
   /** bcrypt's cost (2^cost rounds). */
@@ -37,15 +37,24 @@ export const WORK_CEILING = {
   argon2MemoryKiB: 131_072,
   argon2MemoryTimesPasses: 1_048_576,
   argon2Parallelism: 16,
-  /** scrypt's N·r·p (128 bytes each: 2^20 is 128 MiB of mixing). */
+  /** scrypt's N·r·p (each step mixes 128·r bytes). */
   scryptWork: 2 ** 20,
-  /** PBKDF2-SHA256 iterations. */
-  pbkdf2Iterations: 2_000_000,
+  /**
+   * scrypt's memory as OpenSSL takes it, 128·r·(N + 2 + p) bytes: 128 MiB
+   * of mixing (N·r of 2^20) and a margin for its other terms.
+   */
+  scryptMemoryBytes: 129 * 1024 * 1024,
+  /**
+   * PBKDF2-SHA256's iterations times its 32-byte blocks (a longer key
+   * repeats every iteration once per block).
+   */
+  pbkdf2IterationBlocks: 2_000_000,
 } as const;
 
 /** A stored hash read: its scheme, and how a password is checked against it. */
 export interface KnownHash {
   scheme: HashScheme;
+  /** Never rejects: a check that fails is a password that does not match. */
   check(password: string): Promise<boolean>;
 }
 
@@ -106,8 +115,8 @@ const deriveScrypt = (
       password,
       salt,
       length,
-      // Room for the ceiling's memory (128 · N · r bytes) and a margin.
-      { ...options, maxmem: 256 * 1024 * 1024 },
+      // scryptWithin held the parameters to this.
+      { ...options, maxmem: WORK_CEILING.scryptMemoryBytes },
       (e, key) => e ? reject(e) : resolve(key),
     )
   );
@@ -124,8 +133,9 @@ function pbkdf2Hash(
   digest: Uint8Array,
 ): KnownHash | undefined {
   if (
-    iterations < 1 || iterations > WORK_CEILING.pbkdf2Iterations ||
-    !digestFits(digest)
+    iterations < 1 || !digestFits(digest) ||
+    iterations * Math.ceil(digest.length / 32) >
+      WORK_CEILING.pbkdf2IterationBlocks
   ) return undefined;
   return {
     scheme: "pbkdf2-sha256",
@@ -137,17 +147,33 @@ function pbkdf2Hash(
   };
 }
 
-function scryptWithin(n: number, r: number, p: number) {
-  return n >= 2 && r >= 1 && p >= 1 &&
-    n * r * p <= WORK_CEILING.scryptWork;
+/**
+ * Within the ceiling, and parameters scrypt itself takes (OpenSSL refuses
+ * N of 2^(16·r) or more), so that a login never finds them refused.
+ */
+function scryptWithin(ln: number, r: number, p: number) {
+  const n = 2 ** ln;
+  return ln >= 1 && r >= 1 && p >= 1 && ln < 16 * r &&
+    n * r * p <= WORK_CEILING.scryptWork &&
+    128 * r * (n + 2 + p) <= WORK_CEILING.scryptMemoryBytes;
 }
 
 /**
  * The hash read, when it is one of the formats and within the ceiling;
- * undefined otherwise (`Unsupported password hash` at import). Parsing
- * does no hashing.
+ * undefined otherwise (`Unsupported password hash` at import; at login, a
+ * stored hash the ceiling refuses, one kept from before it, is checked as
+ * no hash: a wrong password). Parsing does no hashing.
  */
 export function knownHash(stored: string): KnownHash | undefined {
+  const known = readHash(stored);
+  return known && {
+    scheme: known.scheme,
+    // A library's refusal is no 500 at login: the password does not match.
+    check: (password) => known.check(password).catch(() => false),
+  };
+}
+
+function readHash(stored: string): KnownHash | undefined {
   if (stored.length > 1024) return undefined;
   let m: RegExpExecArray | null;
   if ((m = BCRYPT.exec(stored))) {
@@ -169,16 +195,15 @@ export function knownHash(stored: string): KnownHash | undefined {
     ) return undefined;
     return {
       scheme: scheme as "argon2id" | "argon2i",
-      check: (password) => argon2Verify(stored, password).catch(() => false),
+      check: (password) => argon2Verify(stored, password),
     };
   }
   if ((m = SCRYPT.exec(stored))) {
-    const [, ln, rText, pText, salt, digestText] = m;
-    const [n, r, p] = [2 ** int(ln), int(rText), int(pText)];
+    const [, lnText, rText, pText, salt, digestText] = m;
+    const [ln, r, p] = [int(lnText), int(rText), int(pText)];
     const digest = bytes(digestText);
-    if (int(ln) > 30 || !scryptWithin(n, r, p) || !digestFits(digest)) {
-      return undefined;
-    }
+    if (!scryptWithin(ln, r, p) || !digestFits(digest)) return undefined;
+    const n = 2 ** ln;
     return {
       scheme: "scrypt",
       check: async (password) =>
@@ -205,12 +230,11 @@ export function knownHash(stored: string): KnownHash | undefined {
     return pbkdf2Hash(int(m[1]), m[2], bytes(m[3]));
   }
   if ((m = FBSCRYPT.exec(stored))) {
-    const [, nText, rText, pText, separator, signerKey, salt, digestText] = m;
-    const [n, r, p] = [2 ** int(nText), int(rText), int(pText)];
+    const [, lnText, rText, pText, separator, signerKey, salt, digestText] = m;
+    const [ln, r, p] = [int(lnText), int(rText), int(pText)];
     const digest = bytes(digestText);
-    if (int(nText) > 30 || !scryptWithin(n, r, p) || !digestFits(digest)) {
-      return undefined;
-    }
+    if (!scryptWithin(ln, r, p) || !digestFits(digest)) return undefined;
+    const n = 2 ** ln;
     return {
       scheme: "firebase-scrypt",
       check: async (password) => {

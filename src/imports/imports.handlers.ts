@@ -7,7 +7,8 @@ import type { Handlers } from "../http/endpoint.ts";
 import { jsonArrayBody } from "../http/json-array.ts";
 import type * as routes from "./imports.routes.ts";
 import { formatOf } from "./imports.routes.ts";
-import { IMPORT_LIMITS, ImportTooLarge, readImport } from "./read.ts";
+import { ImportTooLarge } from "./lines.ts";
+import { IMPORT_LIMITS, readImport } from "./read.ts";
 
 export interface ImportDeps {
   store: Store;
