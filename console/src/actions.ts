@@ -33,6 +33,7 @@ const LISTED: Record<AuditAction, true> = {
   "connection.created": true,
   "connection.updated": true,
   "connection.deleted": true,
+  "scim.user_linked": true,
   "password.upgraded": true,
   "import.started": true,
   "import.finished": true,
