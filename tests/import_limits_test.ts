@@ -20,24 +20,50 @@ const service = sharedService({}, { inProcess: false, bcryptCost: 4 });
 
 const MiB = 1024 * 1024;
 
-/** A CSV body: the header, `first`, then plain rows up to about `bytes`, streamed. */
-function csvStream(first: string, bytes: number) {
-  const encoder = new TextEncoder();
-  let sent = 0;
-  let n = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (sent >= bytes) return controller.close();
-      let text = sent === 0 ? `username,name,email,role\n${first}\n` : "";
-      while (text.length < 64 * 1024) {
-        n++;
-        text += `row${n},Person ${n},row${n}@example.com,viewer\n`;
-      }
-      const chunk = encoder.encode(text);
-      sent += chunk.length;
-      controller.enqueue(chunk);
-    },
-  });
+/**
+ * POSTs a CSV body from a process of its own, as a client would (a sender
+ * in this process would share the event loop it is meant to leave free):
+ * the header, `first`, then about `bytes` of plain rows, streamed. The rows
+ * repeat: a quote left open swallows them anyway. Answers the status and
+ * the JSON body.
+ */
+async function uploadCsv(
+  url: string,
+  cookie: string,
+  first: string,
+  bytes: number,
+) {
+  const sender = `
+    const encoder = new TextEncoder();
+    const rows = Array.from({ length: 1500 },
+      (_, n) => "row" + n + ",Person " + n + ",row" + n + "@example.com,viewer\\n").join("");
+    const chunk = encoder.encode(rows);
+    let sent = -1;
+    const body = new ReadableStream({
+      pull(controller) {
+        if (sent < 0) {
+          sent = 0;
+          return controller.enqueue(encoder.encode("username,name,email,role\\n" + Deno.env.get("FIRST") + "\\n"));
+        }
+        if (sent >= Number(Deno.env.get("BYTES"))) return controller.close();
+        sent += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+    const res = await fetch(Deno.env.get("URL"), {
+      method: "POST",
+      headers: { "content-type": "text/csv", cookie: Deno.env.get("COOKIE") },
+      body,
+    });
+    console.log(JSON.stringify({ status: res.status, body: await res.json() }));
+  `;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", sender],
+    env: { URL: url, COOKIE: cookie, FIRST: first, BYTES: String(bytes) },
+    stderr: "inherit",
+  }).output();
+  assertEquals(out.code, 0, "the sender ran");
+  return JSON.parse(new TextDecoder().decode(out.stdout));
 }
 
 const rssMiB = () => Math.round(Deno.memoryUsage().rss / MiB);
@@ -49,14 +75,13 @@ Deno.test("a CSV quote left open before 48 MB of lines is one refused record, re
   const before = rssMiB();
   let peak = before;
   const sampler = setInterval(() => peak = Math.max(peak, rssMiB()), 50);
-  const probed = await besideHealthProbe(svc.baseUrl, async () => {
-    const res = await fetch(`${svc.baseUrl}/api/imports`, {
-      method: "POST",
-      headers: { "content-type": "text/csv", cookie },
-      body: csvStream('stray,"Stray Quote,stray@example.com,viewer', 48 * MiB),
-    });
-    return { status: res.status, body: await res.json() };
-  });
+  const probed = await besideHealthProbe(svc.baseUrl, () =>
+    uploadCsv(
+      `${svc.baseUrl}/api/imports`,
+      cookie,
+      'stray,"Stray Quote,stray@example.com,viewer',
+      48 * MiB,
+    ));
   clearInterval(sampler);
   console.log(
     `rss before ${before} MiB, peak ${peak} MiB during the upload; ` +

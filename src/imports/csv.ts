@@ -6,8 +6,8 @@
  * past that it is refused at its first line and read on to its end without
  * being held (a quote left open makes the rest of the body that one
  * record). Fields are cut from each line by searching for the next quote
- * or comma, never built a character at a time, so memory holds one line
- * and at most one record however the body runs.
+ * or comma, never built a character at a time, so memory holds at most
+ * one record beside the lines being read, however the body runs.
  */
 import type { StoredRecord } from "../db/imports.ts";
 import { type Line, LINE_LIMIT_BYTES, UNREADABLE } from "./lines.ts";
@@ -27,8 +27,8 @@ const QUOTE = 0x22;
  * record (there are no columns to match).
  */
 export async function* csvRecords(
-  lines: AsyncIterable<Line>,
-): AsyncGenerator<StoredRecord> {
+  batches: AsyncIterable<Line[]>,
+): AsyncGenerator<StoredRecord[]> {
   let header: string[] | undefined;
   /** The record's fields so far, and the pieces of the field under way. */
   let fields: string[] = [];
@@ -107,27 +107,31 @@ export async function* csvRecords(
     return { line: start, record: JSON.stringify(value), problem: null };
   };
 
-  for await (const { number, text, bytes } of lines) {
-    if (quoted) {
-      // The newline is the field's.
-      size += 1 + bytes;
-      if (held) pieces.push("\n");
-    } else {
-      start = number;
-      size = bytes;
-      held = true;
+  for await (const lines of batches) {
+    const out: StoredRecord[] = [];
+    for (const { number, text, bytes } of lines) {
+      if (quoted) {
+        // The newline is the field's.
+        size += 1 + bytes;
+        if (held) pieces.push("\n");
+      } else {
+        start = number;
+        size = bytes;
+        held = true;
+      }
+      if (held && size > RECORD_LIMIT_BYTES) {
+        // Read on to the record's end, holding none of it.
+        held = false;
+        fields = [];
+        pieces = [];
+      }
+      if (text === null) broken = true;
+      else scan(text);
+      if (quoted) continue;
+      const r = record();
+      if (r) out.push(r);
     }
-    if (held && size > RECORD_LIMIT_BYTES) {
-      // Read on to the record's end, holding none of it.
-      held = false;
-      fields = [];
-      pieces = [];
-    }
-    if (text === null) broken = true;
-    else scan(text);
-    if (quoted) continue;
-    const r = record();
-    if (r) yield r;
+    yield out;
   }
-  if (quoted) yield { line: start, record: null, problem: UNREADABLE };
+  if (quoted) yield [{ line: start, record: null, problem: UNREADABLE }];
 }

@@ -1,6 +1,8 @@
 /**
- * An import body's physical lines as it streams in: memory holds one line,
- * at most LINE_LIMIT_BYTES, however long a line or the body is.
+ * An import body's physical lines as it streams in: memory holds the lines
+ * of one chunk of the body (the server reads 64 KiB at a time) and the
+ * start of at most one line, at most LINE_LIMIT_BYTES, however long a line
+ * or the body is.
  */
 import { MSG } from "../http/messages.ts";
 
@@ -25,7 +27,7 @@ export interface Line {
   bytes: number;
 }
 
-/** The longest the reading runs before other work gets the event loop. */
+/** The longest the reading runs before other work gets the event loop (ms). */
 const TURN_MS = 10;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -33,12 +35,14 @@ const NEWLINE = 0x0a;
 
 /**
  * The body's lines (without `\n`, a `\r` before it dropped), counted from
- * 1; throws ImportTooLarge once more than `limitBytes` came.
+ * 1, those that end in one chunk of the body together (one promise a
+ * chunk, not a line); throws ImportTooLarge once more than `limitBytes`
+ * came.
  */
 export async function* linesOf(
   body: ReadableStream<Uint8Array>,
   limitBytes: number,
-): AsyncGenerator<Line> {
+): AsyncGenerator<Line[]> {
   let number = 0;
   let size = 0;
   let parts: Uint8Array[] = [];
@@ -75,31 +79,49 @@ export async function* linesOf(
       partsLength = 0;
       return;
     }
-    // A copy: the stream may reuse its chunk's memory.
-    parts.push(piece.slice());
+    parts.push(piece);
     partsLength += piece.length;
   };
-  let turn = performance.now();
+  const turns = eventLoopTurns();
   for await (const chunk of body) {
-    // A body that arrives faster than it is read resolves each read at
-    // once: the other requests get their turn between chunks.
-    if (performance.now() - turn > TURN_MS) {
-      await new Promise((resolve) => setTimeout(resolve, 0));
-      turn = performance.now();
-    }
+    const began = performance.now();
     size += chunk.length;
     if (size > limitBytes) throw new ImportTooLarge();
+    const lines: Line[] = [];
     let from = 0;
     for (;;) {
       const at = chunk.indexOf(NEWLINE, from);
       if (at < 0) break;
       keep(chunk.subarray(from, at));
-      yield take();
+      lines.push(take());
       from = at + 1;
     }
-    if (from < chunk.length) keep(chunk.subarray(from));
+    // A copy of what the next chunk ends: the stream may reuse this one's memory.
+    if (from < chunk.length) keep(chunk.slice(from));
+    if (lines.length > 0) yield lines;
+    await turns.due(began);
   }
-  if (partsLength > 0 || tooLong) yield take();
+  if (partsLength > 0 || tooLong) yield [take()];
+}
+
+/**
+ * A body that arrives faster than it is read (buffered) resolves each read
+ * at once, without a turn of the event loop: other requests would wait for
+ * the whole body. `due(began)` counts the reading's work since `began`
+ * (the consumer's too, while it holds the lines) and lets the loop turn
+ * once TURN_MS of it ran (by a timer: Deno polls no socket between
+ * immediates). Waiting for the body is not counted: the loop turns then.
+ */
+function eventLoopTurns() {
+  let busy = 0;
+  return {
+    async due(began: number) {
+      busy += performance.now() - began;
+      if (busy <= TURN_MS) return;
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      busy = 0;
+    },
+  };
 }
 
 function concat(parts: Uint8Array[], length: number) {

@@ -22,24 +22,27 @@ export type ImportFormat = "ndjson" | "csv";
 
 /** NDJSON: each non-blank line one JSON object. */
 async function* ndjsonRecords(
-  lines: AsyncIterable<Line>,
-): AsyncGenerator<StoredRecord> {
-  for await (const { number, text } of lines) {
-    if (text === null) {
-      yield { line: number, record: null, problem: UNREADABLE };
-      continue;
-    }
-    if (text.trim() === "") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      value = undefined;
-    }
-    // A raw NUL cannot be in valid JSON (and text holds none): stored as read.
-    yield isObject(value)
-      ? { line: number, record: text, problem: null }
-      : { line: number, record: null, problem: UNREADABLE };
+  batches: AsyncIterable<Line[]>,
+): AsyncGenerator<StoredRecord[]> {
+  for await (const lines of batches) {
+    yield lines.flatMap(({ number, text }): StoredRecord[] => {
+      if (text === null) {
+        return [{ line: number, record: null, problem: UNREADABLE }];
+      }
+      if (text.trim() === "") return [];
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        value = undefined;
+      }
+      // A raw NUL cannot be in valid JSON (and text holds none): stored as read.
+      return [
+        isObject(value)
+          ? { line: number, record: text, problem: null }
+          : { line: number, record: null, problem: UNREADABLE },
+      ];
+    });
   }
 }
 
@@ -59,12 +62,14 @@ export async function* readImport(
   const records = format === "csv" ? csvRecords(lines) : ndjsonRecords(lines);
   let batch: StoredRecord[] = [];
   let count = 0;
-  for await (const r of records) {
-    if (++count > limits.records) throw new ImportTooLarge();
-    batch.push(r);
-    if (batch.length >= UPLOAD_BATCH) {
-      yield batch;
-      batch = [];
+  for await (const some of records) {
+    for (const r of some) {
+      if (++count > limits.records) throw new ImportTooLarge();
+      batch.push(r);
+      if (batch.length >= UPLOAD_BATCH) {
+        yield batch;
+        batch = [];
+      }
     }
   }
   if (batch.length > 0) yield batch;
