@@ -1,7 +1,8 @@
 /**
  * `deno task test [deno test options and paths]`: `deno test -A --parallel
- * tests/` (or only the paths given) with deno test's own output and exit
- * code, then one line naming how many tests were skipped and why, taken
+ * tests/` but tests/alone/, then `deno test tests/alone/` one file at a
+ * time (or only the paths given, together), with deno test's own output
+ * and exit code, then one line naming how many tests were skipped and why, taken
  * from the reason each ignored test's name ends with in parentheses
  * (tests/support/conditions.ts). An ignored test whose name gives no
  * reason fails the run.
@@ -46,27 +47,13 @@ function isPath(arg: string): boolean {
 }
 
 const run = await beginRun();
-const child = new Deno.Command(Deno.execPath(), {
-  args: [
-    "test",
-    "-A",
-    "--parallel",
-    "--no-check",
-    "--v8-flags=--expose-gc",
-    ...(Deno.args.some(isPath) ? [] : ["tests/"]),
-    ...Deno.args,
-  ],
-  env: { DENO_JOBS: jobs, TMPDIR: run.tmpDir, [RUN_ID]: run.id },
-  stdout: "piped",
-  stderr: "inherit",
-}).spawn();
-// An interrupt ends deno test (the terminal sends it to both, and a
-// SIGTERM is passed on); this process then removes what the run made.
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  Deno.addSignalListener(signal, () => {
-    if (signal === "SIGTERM") child.kill(signal);
-  });
-}
+
+/**
+ * Tests that hold the service to a time, `/health` within 250 ms beside a
+ * hostile request: run after the rest, one file at a time, so that what
+ * they measure is the service and not the other test files on the cores.
+ */
+const ALONE = "tests/alone/";
 
 const ignored: string[] = [];
 const decoder = new TextDecoder();
@@ -82,12 +69,47 @@ const scan = (text: string) => {
     if (match) ignored.push(match[1]);
   }
 };
-for await (const chunk of child.stdout) {
-  await Deno.stdout.write(chunk);
-  scan(decoder.decode(chunk, { stream: true }));
+
+/** One `deno test` of these arguments, its output passed on: its exit code. */
+async function denoTest(args: string[], jobs: string): Promise<number> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["test", "-A", "--no-check", "--v8-flags=--expose-gc", ...args],
+    env: { DENO_JOBS: jobs, TMPDIR: run.tmpDir, [RUN_ID]: run.id },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  // An interrupt ends deno test (the terminal sends it to both, and a
+  // SIGTERM is passed on); this process then removes what the run made.
+  const passOn = () => {
+    interrupted = true;
+    child.kill("SIGTERM");
+  };
+  Deno.addSignalListener("SIGTERM", passOn);
+  try {
+    for await (const chunk of child.stdout) {
+      await Deno.stdout.write(chunk);
+      scan(decoder.decode(chunk, { stream: true }));
+    }
+    scan("\n");
+    return (await child.status).code;
+  } finally {
+    Deno.removeSignalListener("SIGTERM", passOn);
+  }
 }
-scan("\n");
-const { code } = await child.status;
+let interrupted = false;
+Deno.addSignalListener("SIGINT", () => interrupted = true);
+
+// Paths given: those, together. None: the suite without tests/alone/ in
+// parallel, then tests/alone/ with one file at a time.
+const code = Deno.args.some(isPath)
+  ? await denoTest(["--parallel", ...Deno.args], jobs)
+  : await denoTest(
+    ["--parallel", `--ignore=${ALONE}`, "tests/", ...Deno.args],
+    jobs,
+  );
+const aloneCode = Deno.args.some(isPath) || interrupted
+  ? 0
+  : await denoTest([ALONE, ...Deno.args], "1");
 await endRun(run, Deno.env.get("DATABASE_URL"));
 
 /** The reason an ignored test's name ends with: its last "(...)" group. */
@@ -132,4 +154,6 @@ if (!checked.success) {
   await Deno.stderr.write(checked.stderr);
   console.error("deno check tests/ failed: the run fails with it");
 }
-Deno.exit(code || (unexplained.length || !checked.success ? 1 : 0));
+Deno.exit(
+  code || aloneCode || (unexplained.length || !checked.success ? 1 : 0),
+);

@@ -5,16 +5,16 @@
  * caches of bounded bytes. Each answers a SCIM 400 at once, with `/health`
  * answering within 250 ms beside it, and nothing of the request written.
  */
-import { assert, assertEquals } from "./support/assert.ts";
-import { healthBeside } from "./support/health.ts";
-import { collectGarbage, sharedService } from "./support/service.ts";
+import { assert, assertEquals } from "../support/assert.ts";
+import { healthBeside } from "../support/health.ts";
+import { collectGarbage, sharedService } from "../support/service.ts";
 import {
   assertScimError,
   patchOp,
   type ScimAnswer,
   scimState as state,
   withFrank,
-} from "./scim_support.ts";
+} from "../scim_support.ts";
 
 const service = sharedService({}, { bcryptCost: 4, inProcess: false });
 
@@ -35,7 +35,7 @@ Deno.test("a filter with a string left open over many newlines answers 400 inval
   const { svc, idp } = await setUp();
   const filter = 'userName eq "' + "\n".repeat(26);
   const answer = await healthBeside(
-    svc,
+    svc.baseUrl,
     "open string",
     () => idp.get(`/Users?filter=${encodeURIComponent(filter)}`),
   );
@@ -66,7 +66,7 @@ Deno.test("filters past the limits answer 400 invalidFilter Filter too complex: 
   for (const [filter, detail] of cases) {
     const what = filter.slice(0, 30);
     const answer = await healthBeside(
-      svc,
+      svc.baseUrl,
       what,
       () => idp.post("/Users/.search", search(filter)),
     );
@@ -136,7 +136,7 @@ Deno.test("a PATCH path's filter meets the same limits: 400 invalidFilter, nothi
     ]
   ) {
     const answer = await healthBeside(
-      svc,
+      svc.baseUrl,
       path.slice(0, 30),
       () =>
         idp.patch(
@@ -154,7 +154,7 @@ Deno.test("a PATCH of more than 1,000 operations answers 400 invalidSyntax, noth
   const before = await state(svc);
   const op = { op: "replace", path: "displayName", value: "Frank" };
   const answer = await healthBeside(
-    svc,
+    svc.baseUrl,
     "1,001 operations",
     () =>
       idp.patch(
@@ -188,7 +188,7 @@ Deno.test("4,000 e-mails then 800 filtered replaces answer 400 invalidValue at o
     value: "x",
   }));
   const answer = await healthBeside(
-    svc,
+    svc.baseUrl,
     "4,000 e-mails",
     () =>
       idp.patch(

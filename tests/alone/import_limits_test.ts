@@ -3,17 +3,14 @@
  * one refused record however much follows it, read in memory bounded by
  * the record's limit, while /health answers.
  */
-import { assertEquals } from "./support/assert.ts";
-import {
-  assertHealthAnswered,
-  besideHealthProbe,
-} from "./support/health-probe.ts";
-import { finished, importErrors } from "./support/imports.ts";
+import { assertEquals } from "../support/assert.ts";
+import { assertHealthAnswered, probeHealth } from "../support/health.ts";
+import { finished, importErrors } from "../support/imports.ts";
 import {
   collectGarbage,
   loginCookie,
   sharedService,
-} from "./support/service.ts";
+} from "../support/service.ts";
 
 // Over the port: the probe and the upload meet in the server as clients' would.
 const service = sharedService({}, { inProcess: false, bcryptCost: 4 });
@@ -75,7 +72,7 @@ Deno.test("a CSV quote left open before 48 MB of lines is one refused record, re
   const before = rssMiB();
   let peak = before;
   const sampler = setInterval(() => peak = Math.max(peak, rssMiB()), 50);
-  const probed = await besideHealthProbe(svc.baseUrl, () =>
+  const probed = await probeHealth(svc.baseUrl, () =>
     uploadCsv(
       `${svc.baseUrl}/api/imports`,
       cookie,
@@ -96,5 +93,5 @@ Deno.test("a CSV quote left open before 48 MB of lines is one refused record, re
   assertEquals(await importErrors(svc, probed.result.body.id), [
     { line: 2, error: "Invalid request body" },
   ]);
-  assertHealthAnswered(probed);
+  assertHealthAnswered("a 48 MB CSV with a quote left open", probed);
 });

@@ -11,15 +11,15 @@
  * again. Known attacks stand first among each property's cases.
  */
 import fc from "fast-check";
-import { assert, assertEquals } from "./support/assert.ts";
-import { type Instance, sleep, spawnService } from "./support/process.ts";
-import { loginCookie, testDatabase } from "./support/service.ts";
-import { PATCH_SCHEMA, SCIM_MEDIA_TYPE, USER_SCHEMA } from "./scim_support.ts";
+import { assert, assertEquals } from "../support/assert.ts";
+import { type Instance, sleep, spawnService } from "../support/process.ts";
+import { assertHealthAnswered, probeHealth } from "../support/health.ts";
+import { loginCookie, testDatabase } from "../support/service.ts";
+import { PATCH_SCHEMA, SCIM_MEDIA_TYPE, USER_SCHEMA } from "../scim_support.ts";
 
 const SEED = Number(Deno.env.get("FUZZ_SEED") ?? Date.now() % 2 ** 31);
 console.log(`fuzz seed ${SEED} (FUZZ_SEED=${SEED} repeats this run)`);
 
-const HEALTH_WITHIN_MS = 250;
 const MiB = 1024 * 1024;
 const PEAK_GROWTH_MAX = 256 * MiB;
 /** What may stay after a case: the heap V8 grew and has not handed back yet. */
@@ -70,11 +70,11 @@ async function procBytes(pid: number, field: string): Promise<number> {
 }
 
 /**
- * Runs one case while /health is asked every 20 ms; answers the case's
+ * Runs one case while /health is asked every 10 ms; answers the case's
  * status after checking the guarantees. The peak is the kernel's own high
  * water mark, reset before the case (writing 5 to clear_refs).
  */
-async function probed(
+async function oneCase(
   label: string,
   send: (svc: Running) => Promise<number>,
 ): Promise<number> {
@@ -82,34 +82,13 @@ async function probed(
   const { pid, baseUrl } = svc.instance;
   const before = await procBytes(pid, "VmRSS");
   await Deno.writeTextFile(`/proc/${pid}/clear_refs`, "5");
-  let probing = true;
-  let slowest = 0;
-  const probe = (async () => {
-    while (probing) {
-      const started = performance.now();
-      const res = await fetch(`${baseUrl}/health`, {
-        signal: AbortSignal.timeout(CASE_TIMEOUT_MS),
-      }).catch(() => undefined);
-      await res?.body?.cancel();
-      slowest = Math.max(slowest, performance.now() - started);
-      await sleep(20);
-    }
-  })();
-  let status;
-  try {
-    status = await send(svc);
-  } finally {
-    probing = false;
-    await probe;
-  }
+  const probed = await probeHealth(baseUrl, () => send(svc));
+  const status = probed.result;
   const peak = await procBytes(pid, "VmHWM");
   const after = await procBytes(pid, "VmRSS");
   const what = `${label} (FUZZ_SEED=${SEED})`;
   assert(status < 500, `${what}: answered ${status}`);
-  assert(
-    slowest <= HEALTH_WITHIN_MS,
-    `${what}: /health took ${Math.round(slowest)} ms`,
-  );
+  assertHealthAnswered(what, probed);
   assert(
     peak - before <= PEAK_GROWTH_MAX,
     `${what}: memory rose from ${before / MiB | 0} MiB to ${
@@ -223,7 +202,7 @@ Deno.test("fuzz: no SCIM filter holds the service, answers 5xx or costs memory",
         { weight: 1, arbitrary: fc.constantFrom(...hostileFilters) },
       ),
       async (filter) => {
-        const status = await probed(
+        const status = await oneCase(
           `filter ${JSON.stringify(filter.slice(0, 80))}`,
           // A long one in a body, as a request line has its own limit.
           (svc) =>
@@ -329,7 +308,7 @@ Deno.test("fuzz: no SCIM PATCH body holds the service, answers 5xx or costs memo
         });
         assertEquals(res.status, 201);
         const { id } = await res.json();
-        const status = await probed(
+        const status = await oneCase(
           `PATCH of ${operations.length} operations`,
           (svc) =>
             scim(svc, "PATCH", `/Users/${id}`, {
@@ -400,7 +379,7 @@ Deno.test("fuzz: no CSV upload holds the service, answers 5xx or costs memory", 
         { weight: 1, arbitrary: fc.constantFrom(...hostileCsv) },
       ),
       async (body) => {
-        const status = await probed(
+        const status = await oneCase(
           `CSV of ${body.length} characters`,
           (svc) => upload(svc, body, "text/csv"),
         );
@@ -436,7 +415,7 @@ Deno.test("fuzz: no NDJSON upload holds the service, answers 5xx or costs memory
         { weight: 1, arbitrary: fc.constantFrom(...hostileNdjson) },
       ),
       async (body) => {
-        const status = await probed(
+        const status = await oneCase(
           `NDJSON of ${body.length} characters`,
           (svc) => upload(svc, body, "application/x-ndjson"),
         );
@@ -518,7 +497,7 @@ Deno.test("fuzz: no imported password hash makes a login hold the service or ans
         assertEquals(res.status, 202);
         const job = await ended(svc, (await res.json()).id);
         assertEquals(job.status, "finished");
-        const status = await probed(
+        const status = await oneCase(
           `login with the hash ${passwordHash.slice(0, 60)}`,
           (svc) =>
             send(svc, "/api/auth/login", {
