@@ -162,13 +162,15 @@ export function createScimLists(sql: Sql, shapes: ListShapes) {
     const order = o.kind === "none"
       ? sql`${idCol} ${dir}`
       : sql`${raw(o.expr)} ${dir}, ${idCol} ${dir}`;
+    // The key made as text for the rows kept only, not for every row read.
+    const sortKey = raw(o.kind === "none" ? "null" : o.expr);
     return await sql<ListAfter[]>`
-      select id, key from (
-        select ${idCol} as id, ${keyOf(o)} as key,
+      select t.id, ${keyOf({ expr: "t.k", kind: o.kind })} as key from (
+        select ${idCol} as id, ${sortKey} as k,
           row_number() over (order by ${order}) as n
         from ${from} where ${where}) t
-      where n % ${q.every} = 0
-      order by n`;
+      where t.n % ${q.every} = 0
+      order by t.n`;
   };
 
   return {

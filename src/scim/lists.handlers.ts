@@ -124,12 +124,15 @@ export function createListHandlers(
     if (known?.version !== version) {
       const entry = {
         version,
+        // A list too long to read within the statement timeout (a sort
+        // whose index leaves the rows to read, a filter no index answers)
+        // has no places at this version: its pages are read by offset.
         places: store.scim.users.places(connection.id, {
           where: list.where.users,
           sort: list.userSort,
           descending: list.descending,
           every: PLACE_EVERY,
-        }),
+        }).catch(() => []),
         bytes: 0,
       };
       known = entry;
@@ -141,9 +144,6 @@ export function createListHandlers(
           0,
         );
         placesKnown.set(key, entry);
-      }, () => {
-        // A failed read is not kept: the next request reads them again.
-        if (placesKnown.get(key) === entry) placesKnown.delete(key);
       });
     }
     const at = (await known.places)[k - 1];
