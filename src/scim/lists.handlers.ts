@@ -55,6 +55,18 @@ export function createListHandlers(
     { version: string; places: Promise<ListAfter[]>; bytes: number }
   >((v) => 2 * v.version.length + v.bytes);
 
+  // The users list's version, read once a request: its count and its
+  // places are known at that version.
+  const versions = new WeakMap<ListRequest, Promise<string>>();
+  const versionOf = (list: ListRequest) => {
+    let version = versions.get(list);
+    if (!version) {
+      version = store.scim.users.listVersion();
+      versions.set(list, version);
+    }
+    return version;
+  };
+
   const totalOf = async (
     type: Type,
     connection: Connection,
@@ -64,7 +76,7 @@ export function createListHandlers(
       return await store.scim.groups.count(connection.id, list.where.groups);
     }
     const filterKey = listKey(connection.id, list.filter ?? null);
-    const version = await store.scim.users.listVersion();
+    const version = await versionOf(list);
     let counted = counts.get(filterKey);
     if (counted?.version !== version) {
       counted = {
@@ -119,7 +131,7 @@ export function createListHandlers(
       list.userSort,
       list.descending,
     );
-    const version = await store.scim.users.listVersion();
+    const version = await versionOf(list);
     let known = placesKnown.get(key);
     if (known?.version !== version) {
       const entry = {
