@@ -12,6 +12,7 @@ import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import { seedAudit, seedUsers } from "./support/seed.ts";
 import { testDatabase } from "./support/service.ts";
+import { isRefusal, parseFilter } from "../src/scim/filter.ts";
 
 const USERS = 30_000;
 const AUDIT_RECORDS = 50_000;
@@ -25,6 +26,14 @@ interface PlanNode {
   "Node Type": string;
   "Relation Name"?: string;
   Plans?: PlanNode[];
+}
+
+interface AnalyzedNode extends PlanNode {
+  "Actual Rows"?: number;
+  "Actual Loops"?: number;
+  "Rows Removed by Filter"?: number;
+  "Rows Removed by Index Recheck"?: number;
+  Plans?: AnalyzedNode[];
 }
 
 /** The store on the test's database, and every statement it sent since `take` was last called. */
@@ -67,9 +76,14 @@ function seqScans(node: PlanNode): string[] {
 const reads = (statements: Statement[]) =>
   statements.filter((s) => /\bfrom (users|audit_events)\b/.test(s.query));
 
-async function plan(sql: Sql, s: Statement): Promise<PlanNode> {
+/** The statement's plan; `analyze`: as it ran, with the rows each node read. */
+async function plan(
+  sql: Sql,
+  s: Statement,
+  analyze = false,
+): Promise<AnalyzedNode> {
   const [row] = await sql.unsafe(
-    `explain (format json) ${s.query}`,
+    `explain (${analyze ? "analyze, " : ""}format json) ${s.query}`,
     s.parameters as never[],
   );
   const json = row["QUERY PLAN"];
@@ -236,6 +250,109 @@ Deno.test("every SCIM page by cursor is read from an index in its order, forward
           );
         }
       }
+    }
+  }
+  assertEquals(found, []);
+});
+
+/** The rows of users a plan read (kept or filtered out), as it ran. */
+function usersRead(node: AnalyzedNode): number {
+  const here = node["Relation Name"] === "users"
+    ? ((node["Actual Rows"] ?? 0) + (node["Rows Removed by Filter"] ?? 0) +
+      (node["Rows Removed by Index Recheck"] ?? 0)) *
+      (node["Actual Loops"] ?? 1)
+    : 0;
+  return here + (node.Plans ?? []).reduce((n, p) => n + usersRead(p), 0);
+}
+
+/** Times a user shown (its groups read) was made: the loops of the subplans. */
+function subplanLoops(
+  node: AnalyzedNode & { "Parent Relationship"?: string },
+): number {
+  const here = node["Parent Relationship"] === "SubPlan"
+    ? node["Actual Loops"] ?? 0
+    : 0;
+  return here + (node.Plans ?? []).reduce((n, p) => n + subplanLoops(p), 0);
+}
+
+Deno.test("a SCIM lookup by userName, e-mail or externalId, and a userName prefix, read only the users they find", async () => {
+  await using db = await capturingStore();
+  const { sql, store } = db;
+  await seedUsers(sql, USERS);
+  const [{ id: connectionId }] = await sql<{ id: number }[]>`
+    insert into scim_connections (name, token_hash)
+    values ('plans', '\\x01') returning id`;
+  // A link in ten keeps e-mails of its own, as an identity provider sent them.
+  await sql`
+    insert into scim_user_links (connection_id, user_id, external_id, attributes)
+    select ${connectionId}, id, 'ext-' || id, jsonb_build_object('emails',
+      jsonb_build_array(jsonb_build_object('value', 'Work' || id || '@corp.test',
+        'type', 'work')))
+    from users where id % 10 = 0`;
+  await sql`analyze users`;
+  await sql`analyze scim_user_links`;
+  const filters = [
+    'userName eq "USER777"',
+    'emails.value eq "USER777@EXAMPLE.COM"',
+    'emails.value eq "work7770@CORP.test"',
+    'emails[type eq "work" and value eq "work7770@corp.test"]',
+    'externalId eq "ext-7770"',
+    'userName sw "user7777"',
+  ];
+  const found: string[] = [];
+  for (const text of filters) {
+    const filter = parseFilter(text);
+    if (isRefusal(filter)) throw new Error(`${text}: ${filter.detail}`);
+    const where = store.scim.filter("users", filter);
+    db.take();
+    const rows = await store.scim.users.list(connectionId, {
+      where,
+      sort: "id",
+      descending: false,
+      limit: 100,
+    });
+    assert(rows.length > 0, `${text}: nobody found`);
+    await store.scim.users.count(connectionId, where);
+    for (const s of reads(db.take())) {
+      const read = usersRead(await plan(sql, s, true));
+      if (read > 100) found.push(`${text}: ${read} users read\n${s.query}`);
+    }
+  }
+  assertEquals(found, []);
+});
+
+Deno.test("a SCIM page deep in the list makes only its own users, and from a place reads fewer than a thousand more", async () => {
+  await using db = await capturingStore();
+  const { sql, store } = db;
+  await seedUsers(sql, USERS);
+  await sql`vacuum analyze users`;
+  const found: string[] = [];
+  for (const sort of ["id", "userName", "meta.created"] as const) {
+    const q = { sort, descending: false } as const;
+    db.take();
+    const byOffset = await store.scim.users.list(1, {
+      ...q,
+      offset: USERS / 2,
+      limit: 100,
+    });
+    for (const s of reads(db.take())) {
+      const loops = subplanLoops(await plan(sql, s, true));
+      if (loops > 100) found.push(`${sort} by offset: ${loops} users made`);
+    }
+    // The 15th place is the 15,000th user: the page at 15,001 starts after it.
+    const places = await store.scim.users.places(1, { ...q, every: 1000 });
+    assertEquals(places.length, Math.floor(USERS / 1000));
+    db.take();
+    const fromPlace = await store.scim.users.list(1, {
+      ...q,
+      offset: USERS / 2 - 15_000,
+      limit: 100,
+      from: { at: places[14], back: false },
+    });
+    assertEquals(fromPlace.map((r) => r.id), byOffset.map((r) => r.id));
+    for (const s of reads(db.take())) {
+      const read = usersRead(await plan(sql, s, true));
+      if (read > 1_100) found.push(`${sort} from a place: ${read} users read`);
     }
   }
   assertEquals(found, []);

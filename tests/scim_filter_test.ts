@@ -140,6 +140,7 @@ Deno.test("every filter of the table selects what its predicate in plain SQL sel
     ],
     ['userName co "ice"', "lower(u.username) like '%ice%'"],
     ['userName sw "car"', "lower(u.username) like 'car%'"],
+    ['userName sw "ALICE.0@"', "lower(u.username) like 'alice.0@%'"],
     ['userName ew ".org"', "lower(u.username) like '%.org'"],
     ['userName gt "eve"', "lower(u.username) > 'eve' collate \"C\""],
     [
@@ -195,6 +196,22 @@ Deno.test("every filter of the table selects what its predicate in plain SQL sel
       emails("e->>'type' = 'work' and lower(e->>'value') like 'frank%'"),
     ],
     ['emails[type eq "home"]', emails("e->>'type' = 'home'")],
+    [
+      'emails.value eq "EVE4@HOME.TEST"',
+      emails("lower(e->>'value') = 'eve4@home.test'"),
+    ],
+    [
+      'emails eq "Bob.1@Example.org"',
+      emails("lower(e->>'value') = 'bob.1@example.org'"),
+    ],
+    [
+      'emails[type eq "home" and value eq "eve4@Home.Test"]',
+      emails("e->>'type' = 'home' and lower(e->>'value') = 'eve4@home.test'"),
+    ],
+    [
+      'not (emails.value eq "EVE4@HOME.TEST")',
+      `not ${emails("lower(e->>'value') = 'eve4@home.test'")}`,
+    ],
     [
       'emails[type eq "home" and value co "1"]',
       emails("e->>'type' = 'home' and e->>'value' like '%1%'"),

@@ -11,6 +11,7 @@
 import type { PendingQuery, Row, Sql } from "postgres";
 import type { Filter } from "scim2-parse-filter";
 import { canonicalKey } from "../users/canonical.ts";
+import { prefixRange, textOp } from "./scim-filter-text.ts";
 
 type Fragment = PendingQuery<Row[]>;
 
@@ -32,6 +33,12 @@ interface Attribute {
 interface Multi {
   elements: string;
   subs: Record<string, Attribute>;
+  /**
+   * The rows that may have an element whose `value` equals `v` regardless
+   * of case, found by an index: a condition the exact one is added to, so
+   * that `value eq` reads those rows only.
+   */
+  lookup?: (sql: Sql, v: string) => Fragment;
 }
 
 export interface Schema {
@@ -78,6 +85,11 @@ export const USER_FILTER: Schema = {
         then l.attributes->'emails'
         else jsonb_build_array(jsonb_build_object('value', u.email,
           'primary', true)) end) e`,
+      // Migration 024: an address the user has, or one a link keeps.
+      lookup: (sql, v) =>
+        sql`u.id in (select id from users where lower(email) = lower(${v}::text)
+          union all select user_id from scim_user_links
+          where scim_email_values(attributes) @> array[lower(${v}::text)])`,
       subs: {
         "value": { kind: "ci", column: "(e->>'value')" },
         "type": { kind: "ci", column: "(e->>'type')" },
@@ -144,10 +156,15 @@ export function compileFilter(
   const elsewhere = (path: string, multi: boolean) =>
     others.some((o) => knows(o, path, multi));
 
-  const within = (multi: Multi, body: Fragment) =>
-    multi.elements.includes(" where ")
+  /** Some element satisfies `body`; `value`: one it then has, which an index may find. */
+  const within = (multi: Multi, body: Fragment, value?: string) => {
+    const some = multi.elements.includes(" where ")
       ? sql`exists (select 1 from ${raw(sql, multi.elements)} and ${body})`
       : sql`exists (select 1 from ${raw(sql, multi.elements)} where ${body})`;
+    return multi.lookup && value !== undefined
+      ? sql`(${multi.lookup(sql, value)} and ${some})`
+      : some;
+  };
 
   const compile = (
     f: Filter,
@@ -170,7 +187,11 @@ export function compileFilter(
           return sql`false`;
         }
         if (!multi) throw new FilterFault(`${f.attrPath} is not multi-valued`);
-        return within(multi, compile(f.valFilter, multi.subs, {}));
+        return within(
+          multi,
+          compile(f.valFilter, multi.subs, {}),
+          valueEq(f.valFilter),
+        );
       }
       default: {
         if (!isComparison(f)) throw new FilterFault(`unknown operator`);
@@ -187,7 +208,11 @@ export function compileFilter(
         if (!multi || !sub) {
           throw new FilterFault(`unknown attribute ${f.attrPath}`);
         }
-        return within(multi, compare(sql, sub, f));
+        return within(
+          multi,
+          compare(sql, sub, f),
+          sub === multi.subs["value"] ? eqString(f) : undefined,
+        );
       }
     }
   };
@@ -223,6 +248,20 @@ function merged(filters: Filter[]): Filter[] {
     } else out.push(f);
   }
   return out;
+}
+
+/** The string a comparison says its attribute equals, if it does. */
+const eqString = (f: Filter) =>
+  f.op === "eq" && typeof f.compValue === "string" ? f.compValue : undefined;
+
+/** The string an element's `value` equals in a filter of elements (alone or in an `and`), if it says one. */
+function valueEq(f: Filter): string | undefined {
+  if (f.op === "and") {
+    return f.filters.map(valueEq).find((v) => v !== undefined);
+  }
+  return isComparison(f) && f.attrPath.toLowerCase() === "value"
+    ? eqString(f)
+    : undefined;
 }
 
 type Comparison = Extract<Filter, { compValue: unknown } | { op: "pr" }>;
@@ -296,49 +335,29 @@ function compare(sql: Sql, a: Attribute, f: Comparison): Fragment {
         }
         return sql`(${col} ${raw(sql, sign)} ${n}::int)`;
       }
-      return textOp(sql, sql`${col}::text`, op, text);
+      return known(textOp(sql, sql`${col}::text`, op, text), op);
     }
     default: {
       if (typeof v !== "string") {
         throw new FilterFault(`${f.attrPath} compares with a string`);
       }
-      if (a.kind === "canonical") return textOp(sql, col, op, canonicalKey(v));
-      if (a.kind === "ci") {
-        return textOp(sql, sql`lower(${col})`, op, v.toLowerCase(), true);
+      if (a.kind === "canonical") {
+        const key = canonicalKey(v);
+        const exact = known(textOp(sql, col, op, key), op);
+        return op === "sw" ? prefixRange(sql, col, key, exact) : exact;
       }
-      return textOp(sql, col, op, v);
+      if (a.kind === "ci") {
+        return known(
+          textOp(sql, sql`lower(${col})`, op, v.toLowerCase(), true),
+          op,
+        );
+      }
+      return known(textOp(sql, col, op, v), op);
     }
   }
 }
 
-function textOp(
-  sql: Sql,
-  col: Fragment,
-  op: Comparison["op"],
-  v: string,
-  lowered = false,
-): Fragment {
-  const value = lowered ? sql`lower(${v}::text)` : sql`${v}::text`;
-  switch (op) {
-    case "eq":
-      return sql`(${col} = ${value})`;
-    case "ne":
-      return sql`(${col} <> ${value})`;
-    case "co":
-      return sql`(strpos(${col}, ${value}) > 0)`;
-    case "sw":
-      return sql`(left(${col}, length(${value})) = ${value})`;
-    case "ew":
-      return sql`(right(${col}, length(${value})) = ${value})`;
-    case "gt":
-      return sql`(${col} > ${value} collate "C")`;
-    case "ge":
-      return sql`(${col} >= ${value} collate "C")`;
-    case "lt":
-      return sql`(${col} < ${value} collate "C")`;
-    case "le":
-      return sql`(${col} <= ${value} collate "C")`;
-    default:
-      throw new FilterFault(`unknown operator ${op}`);
-  }
+function known(compared: Fragment | undefined, op: string): Fragment {
+  if (!compared) throw new FilterFault(`unknown operator ${op}`);
+  return compared;
 }

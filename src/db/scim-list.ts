@@ -44,9 +44,9 @@ interface PageQuery<S> {
   sort: S;
   descending: boolean;
   limit: number;
-  /** Rows skipped from the start: a page by `startIndex`. */
+  /** Rows skipped, from the start or from the place: a page by `startIndex`. */
   offset?: number;
-  /** A page by place, read in index order (the offset is not used). */
+  /** A page by place, read in index order. */
   from?: Keyset;
 }
 
@@ -128,14 +128,49 @@ export function createScimLists(sql: Sql, shapes: ListShapes) {
     const order = o.kind === "none"
       ? sql`${idCol} ${dir}`
       : sql`${expr} ${dir}, ${idCol} ${dir}`;
-    return sql<(R & { sortKey: string | null })[]>`
-      select ${shown}, ${keyOf(o)} as "sortKey"
-      from ${from}
-      where ${where} and ${place}
-      order by ${order}
-      offset ${q.from ? 0 : q.offset ?? 0} limit ${q.limit}`.then((rows) =>
-      back ? rows.reverse() : rows
-    );
+    const offset = q.offset ?? 0;
+    // Rows skipped are read as ids alone (often from the index alone): a
+    // row shown is made (its groups, its times as text) for the page only.
+    const rows = offset === 0
+      ? sql<(R & { sortKey: string | null })[]>`
+        select ${shown}, ${keyOf(o)} as "sortKey"
+        from ${from}
+        where ${where} and ${place}
+        order by ${order}
+        limit ${q.limit}`
+      : sql<(R & { sortKey: string | null })[]>`
+        select ${shown}, ${keyOf(o)} as "sortKey"
+        from ${from}
+        where ${idCol} in (select ${idCol} from ${from}
+          where ${where} and ${place}
+          order by ${order}
+          offset ${offset} limit ${q.limit})
+        order by ${order}`;
+    return rows.then((rows) => back ? rows.reverse() : rows);
+  };
+
+  /** Every `every`-th row's place in `o`'s order (the `every`-th, the 2×`every`-th, ...). */
+  const places = async (
+    from: Fragment,
+    where: Fragment,
+    o: Order,
+    id: string,
+    q: { descending: boolean; every: number },
+  ): Promise<ListAfter[]> => {
+    const dir = raw(q.descending ? "desc" : "asc");
+    const idCol = raw(id);
+    const order = o.kind === "none"
+      ? sql`${idCol} ${dir}`
+      : sql`${raw(o.expr)} ${dir}, ${idCol} ${dir}`;
+    // The key made as text for the rows kept only, not for every row read.
+    const sortKey = raw(o.kind === "none" ? "null" : o.expr);
+    return await sql<ListAfter[]>`
+      select t.id, ${keyOf({ expr: "t.k", kind: o.kind })} as key from (
+        select ${idCol} as id, ${sortKey} as k,
+          row_number() over (order by ${order}) as n
+        from ${from} where ${where}) t
+      where t.n % ${q.every} = 0
+      order by t.n`;
   };
 
   return {
@@ -154,7 +189,26 @@ export function createScimLists(sql: Sql, shapes: ListShapes) {
         return n;
       },
 
-      /** A page in `sort` order, from `offset` or from a place. */
+      /**
+       * Every `every`-th user's place in `sort` order: where a page deep
+       * in the list starts reading (a count of `every` rows at most then
+       * skipped, instead of all before it).
+       */
+      places: (
+        connectionId: number,
+        q: Pick<PageQuery<UserSort>, "where" | "sort" | "descending"> & {
+          every: number;
+        },
+      ) =>
+        places(
+          shapes.userFrom(connectionId),
+          q.where ?? sql`true`,
+          USER_ORDER[q.sort],
+          "u.id",
+          q,
+        ),
+
+      /** A page in `sort` order: `offset` rows skipped from the start or from a place. */
       list: (connectionId: number, q: PageQuery<UserSort>) =>
         page<ScimUserRow>(
           shapes.userShown(connectionId),

@@ -41,6 +41,10 @@ export class ListCache<V> {
     }
   }
 
+  delete(key: string) {
+    this.#drop(key);
+  }
+
   /** The bytes held now, as `sizeOf` counts them. */
   get bytes() {
     return this.#bytes;

@@ -34,6 +34,9 @@ const TYPES: Record<ListKind, Type[]> = {
 
 type Row = { id: number; sortKey: string | null };
 
+/** How far apart the places kept of a list are, in users. */
+const PLACE_EVERY = 1000;
+
 export function createListHandlers(
   { store, config }: Pick<ScimDeps, "store" | "config">,
 ) {
@@ -45,6 +48,24 @@ export function createListHandlers(
   // Where a page of a list read in sequence ended: the next page starts
   // there in index order rather than skipping `startIndex` rows.
   const ends = new ListCache<ListAfter>((v) => 2 * (v.key?.length ?? 0) + 16);
+  // Every PLACE_EVERY-th user's place in a list at a version: a page far
+  // into the list skips fewer than PLACE_EVERY users, not all before it.
+  // An entry counts its places' bytes once they are read.
+  const placesKnown = new ListCache<
+    { version: string; places: Promise<ListAfter[]>; bytes: number }
+  >((v) => 2 * v.version.length + v.bytes);
+
+  // The users list's version, read once a request: its count and its
+  // places are known at that version.
+  const versions = new WeakMap<ListRequest, Promise<string>>();
+  const versionOf = (list: ListRequest) => {
+    let version = versions.get(list);
+    if (!version) {
+      version = store.scim.users.listVersion();
+      versions.set(list, version);
+    }
+    return version;
+  };
 
   const totalOf = async (
     type: Type,
@@ -55,7 +76,7 @@ export function createListHandlers(
       return await store.scim.groups.count(connection.id, list.where.groups);
     }
     const filterKey = listKey(connection.id, list.filter ?? null);
-    const version = await store.scim.users.listVersion();
+    const version = await versionOf(list);
     let counted = counts.get(filterKey);
     if (counted?.version !== version) {
       counted = {
@@ -91,7 +112,57 @@ export function createListHandlers(
         withMembers: showsMembers(projectionOf(list)),
       });
 
-  /** `limit` users from the `offset`-th: after the previous page when it was read here. */
+  /**
+   * The place of the last of the first `skipped` users (a multiple of
+   * PLACE_EVERY) at or before `offset`, from the list's places at its
+   * version, found once a version and shared by the requests that wait
+   * for them; none before the first PLACE_EVERY.
+   */
+  const placeBefore = async (
+    connection: Connection,
+    list: ListRequest,
+    offset: number,
+  ): Promise<{ at: ListAfter; skipped: number } | undefined> => {
+    const k = Math.floor(offset / PLACE_EVERY);
+    if (k === 0) return undefined;
+    const key = listKey(
+      connection.id,
+      list.filter ?? null,
+      list.userSort,
+      list.descending,
+    );
+    const version = await versionOf(list);
+    let known = placesKnown.get(key);
+    if (known?.version !== version) {
+      const entry = {
+        version,
+        // A list too long to read within the statement timeout (a sort
+        // whose index leaves the rows to read, a filter no index answers)
+        // has no places at this version: its pages are read by offset.
+        places: store.scim.users.places(connection.id, {
+          where: list.where.users,
+          sort: list.userSort,
+          descending: list.descending,
+          every: PLACE_EVERY,
+        }).catch(() => []),
+        bytes: 0,
+      };
+      known = entry;
+      placesKnown.set(key, entry);
+      entry.places.then((places) => {
+        if (placesKnown.get(key) !== entry) return;
+        entry.bytes = places.reduce(
+          (n, p) => n + 2 * (p.key?.length ?? 0) + 16,
+          0,
+        );
+        placesKnown.set(key, entry);
+      });
+    }
+    const at = (await known.places)[k - 1];
+    return at && { at, skipped: k * PLACE_EVERY };
+  };
+
+  /** `limit` users from the `offset`-th: after the previous page when it was read here, else from the nearest place. */
   const usersFrom = async (
     connection: Connection,
     list: ListRequest,
@@ -106,13 +177,17 @@ export function createListHandlers(
         at,
       );
     const after = ends.get(sequence(offset));
+    const near = after
+      ? undefined
+      : await placeBefore(connection, list, offset);
+    const at = after ?? near?.at;
     const rows = await store.scim.users.list(connection.id, {
       where: list.where.users,
       sort: list.userSort,
       descending: list.descending,
-      offset,
+      offset: after ? 0 : offset - (near?.skipped ?? 0),
       limit,
-      ...after && { from: { at: after, back: false } },
+      ...at && { from: { at, back: false } },
     });
     const last = rows.at(-1);
     if (last && rows.length === limit) {

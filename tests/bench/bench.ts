@@ -1186,6 +1186,12 @@ async function main() {
  */
 const MILLION_HEADING = "## A million users";
 const AGAINST_HEADING = "## Side by side with another checkout";
+const SCIM_HEADING = "## SCIM at a million users";
+/** The head of the tables of requests at a million users. */
+const REQUEST_TABLE = [
+  "| request | req/s | p50 ms | p99 ms | errors | target met |",
+  "|---|--:|--:|--:|--:|---|",
+];
 const KEPT_MARKER = "<!-- written by hand below: kept by the bench -->";
 
 /** `--million`: every kind of request on a million users and audit records. */
@@ -1193,6 +1199,8 @@ async function million() {
   const wrkPath = await findWrk();
   const connections = 8;
   const users = opts.millionUsers;
+  // `--scim`: the SCIM rows alone, written as their own section.
+  const scimOnly = Deno.args.includes("--scim");
   const loadAtStart = await uptime();
   console.log(`load: ${loadAtStart}`);
   await using db = await scratchDatabase("ua_bench");
@@ -1207,7 +1215,7 @@ async function million() {
   const [{ id: seededAdmin }] = await sql<{ id: number }[]>`
       select id from users where role = 'admin' order by id desc limit 1`;
   const started = performance.now();
-  await seedAudit(sql, users, { users, actorId: seededAdmin });
+  if (!scimOnly) await seedAudit(sql, users, { users, actorId: seededAdmin });
   console.log(
     `seeded ${fmt(users)} audit records in ${
       fmt(performance.now() - started)
@@ -1286,7 +1294,7 @@ async function million() {
   ];
   const rows: string[] = [];
   let deleteFrom = firstDeleted;
-  for (const [scenario, load] of loads) {
+  for (const [scenario, load] of scimOnly ? [] : loads) {
     console.log(`${scenario} ...`);
     // A second alone first (the JIT, the pool, the plan cache), then measured.
     const warm = await wrk(wrkPath, service, sid, {
@@ -1309,9 +1317,29 @@ async function million() {
     console.log(row);
     rows.push(row);
   }
-  rows.push(
-    ...await scimRows(wrkPath, service, sid, connections, username, sql),
+  const scimLoadAtStart = await uptime();
+  const scim = await scimRows(
+    wrkPath,
+    service,
+    sid,
+    connections,
+    username,
+    sql,
   );
+  const scimSection = [
+    SCIM_HEADING,
+    "",
+    `\`deno task bench --million${scimOnly ? " --scim" : ""}\` (${
+      fmt(users)
+    } users seeded besides the bench's admin, and one made through SCIM for the \`externalId\` row; wrk ${connections} connections, ${opts.duration} s per row after 1 s alone; PostgreSQL on the same machine; target p99 < 50 ms and no error answers, creations ≥ 1,000 a second). \`uptime\` at the start: \`${scimLoadAtStart}\`; at the end: \`${await uptime()}\`.`,
+    "",
+    ...REQUEST_TABLE,
+    ...scim,
+    "",
+  ].join("\n");
+  await writeSection(scimSection);
+  console.log(`\n${scimSection}\nwrote ${opts.out}`);
+  if (scimOnly) return;
   // Twice: the first long list a process serves grows its heap to the
   // size it then keeps (see docs/performance.md); the second shows what
   // a list holds.
@@ -1341,8 +1369,7 @@ async function million() {
       (await sql`show server_version`)[0].server_version
     } on the same machine; target p99 < 50 ms and no error answers). \`uptime\` at the start: \`${loadAtStart}\`; at the end: \`${loadAtEnd}\`.`,
     "",
-    "| request | req/s | p50 ms | p99 ms | errors | target met |",
-    "|---|--:|--:|--:|--:|---|",
+    ...REQUEST_TABLE,
     ...rows,
     "",
     "| streamed full list, one request | time | memory |",
@@ -1413,6 +1440,48 @@ async function scimRows(
     errors: m.errors,
   });
 
+  // An identity provider's own user, for the externalId lookup.
+  const linked = await fetch(`${service.baseUrl}/scim/v2/Users`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/scim+json" },
+    body: JSON.stringify({
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+      userName: "bench-linked",
+      externalId: "bench-external-1",
+      emails: [{ value: "bench-linked@example.com", primary: true }],
+    }),
+  });
+  if (linked.status !== 201) throw new Error(`linked: ${linked.status}`);
+  await linked.body?.cancel();
+  const more: [string, string][] = [
+    [
+      'GET /scim/v2/Users?filter=emails.value eq "..." (an address in other case)',
+      `emails.value eq "${username.toUpperCase()}@example.com"`,
+    ],
+    [
+      'GET /scim/v2/Users?filter=externalId eq "..."',
+      'externalId eq "bench-external-1"',
+    ],
+    [
+      'GET /scim/v2/Users?filter=userName sw "user77777" (11 users)',
+      'userName sw "user77777"',
+    ],
+  ].map(([name, f]) => [name, `filter=${encodeURIComponent(f)}`]);
+  more.push(
+    ["GET /scim/v2/Users?startIndex=1&count=100", "startIndex=1&count=100"],
+    [
+      "GET /scim/v2/Users?startIndex=500001&count=100",
+      "startIndex=500001&count=100",
+    ],
+  );
+  for (const [name, query] of more) {
+    const load: Load = { ...eq, path: `/scim/v2/Users?${query}` };
+    console.log(`${name} ...`);
+    await wrk(wrkPath, service, sid, { ...load, duration: 1 });
+    const r = await wrk(wrkPath, service, sid, load);
+    row(name, { rps: r.rps, p50: r.p50Ms, p99: r.p99Ms, errors: r.errors });
+  }
+
   // Every page in sequence, as one identity provider reads them.
   const [{ n }] = await sql<{ n: number }[]>`
     select count(*)::int as n from users`;
@@ -1447,7 +1516,9 @@ async function scimRows(
   let cursorErrors = 0;
   let walked = 0;
   let cursor: string | undefined = "";
+  let halfway: string | undefined;
   while (cursor !== undefined) {
+    if (halfway === undefined && walked >= n / 2) halfway = cursor;
     const t = performance.now();
     const res: Response = await fetch(
       `${service.baseUrl}/scim/v2/Users?count=100&cursor=${cursor}`,
@@ -1471,6 +1542,17 @@ async function scimRows(
     } pages by nextCursor (one client; ${fmt(walked)} users read)`,
     { p50: byCursor.p50, p99: byCursor.p99, errors: cursorErrors },
   );
+  if (halfway !== undefined) {
+    const name = "GET /scim/v2/Users?cursor=&count=100 (a cursor halfway)";
+    const load: Load = {
+      ...eq,
+      path: `/scim/v2/Users?count=100&cursor=${halfway}`,
+    };
+    console.log(`${name} ...`);
+    await wrk(wrkPath, service, sid, { ...load, duration: 1 });
+    const r = await wrk(wrkPath, service, sid, load);
+    row(name, { rps: r.rps, p50: r.p50Ms, p99: r.p99Ms, errors: r.errors });
+  }
 
   // Group PATCH: 1,000 members added in one request, five groups.
   // Viewers only: a member of a group outside the connection's adminGroups
@@ -1504,6 +1586,7 @@ async function scimRows(
     if (res.status !== 200 || body.members?.length !== 1000) patchErrors++;
   }
   const patched = percentiles(patchTimes);
+  rows.push(await scimCreations(service.baseUrl, auth));
   const line =
     `| PATCH /scim/v2/Groups/:id adding 1,000 members in one request (5 groups, one at a time) | - | ${
       fmt(patched.p50, 1)
@@ -1513,6 +1596,56 @@ async function scimRows(
   console.log(line);
   rows.push(line);
   return rows;
+}
+
+/**
+ * 20,000 users created through `POST /scim/v2/Users` without passwords by
+ * 12 writers at once, as an identity provider's import sends them: users
+ * a second over the whole run, and each request's latency.
+ */
+async function scimCreations(
+  baseUrl: string,
+  auth: Record<string, string>,
+): Promise<string> {
+  const total = 20_000;
+  const writers = 12;
+  const times: number[] = [];
+  let errors = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: writers }, async () => {
+      while (next < total) {
+        const i = next++;
+        const t = performance.now();
+        const res = await fetch(`${baseUrl}/scim/v2/Users`, {
+          method: "POST",
+          headers: { ...auth, "content-type": "application/scim+json" },
+          body: JSON.stringify({
+            schemas: ["urn:ietf:params:scim:schemas:core:2.0:User"],
+            userName: `scim-bench-${i}@example.org`,
+            externalId: `scim-bench-${i}`,
+            name: { givenName: "Scim", familyName: `Bench ${i}` },
+            emails: [{ value: `scim-bench-${i}@example.org`, primary: true }],
+          }),
+        });
+        await res.body?.cancel();
+        times.push(performance.now() - t);
+        if (res.status !== 201) errors++;
+      }
+    }),
+  );
+  const rate = total / ((performance.now() - started) / 1000);
+  const p = percentiles(times);
+  const line = `| POST /scim/v2/Users, ${
+    fmt(total)
+  } users without passwords, ${writers} writers at once | ${fmt(rate)} | ${
+    fmt(p.p50, 1)
+  } | ${fmt(p.p99, 1)} | ${fmt(errors)} | ${
+    rate >= 1000 && errors === 0 ? "yes (≥ 1,000 users a second)" : "**no**"
+  } |`;
+  console.log(line);
+  return line;
 }
 
 /**
