@@ -10,7 +10,7 @@ type Fragment = PendingQuery<Row[]>;
 /**
  * `exact`, a `sw` of `col` by `prefix`, as the range of keys in byte order
  * that start with it (collation "C", which an index of the column has:
- * migration 024), so the index reads those rows only.
+ * migration 025), so the index reads those rows only.
  */
 export function prefixRange(
   sql: Sql,

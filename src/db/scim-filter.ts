@@ -85,7 +85,7 @@ export const USER_FILTER: Schema = {
         then l.attributes->'emails'
         else jsonb_build_array(jsonb_build_object('value', u.email,
           'primary', true)) end) e`,
-      // Migration 024: an address the user has, or one a link keeps.
+      // Migration 025: an address the user has, or one a link keeps.
       lookup: (sql, v) =>
         sql`u.id in (select id from users where lower(email) = lower(${v}::text)
           union all select user_id from scim_user_links
