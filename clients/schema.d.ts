@@ -523,18 +523,19 @@ export interface paths {
         put?: never;
         /**
          * Import users
-         * @description Up to 1,000,000 records as NDJSON (`application/x-ndjson`) or CSV (`text/csv`, header row), streamed into the database as they arrive (no request deadline applies to the upload; at most 1 GiB). The answer comes once the body is stored: the job then runs on any instance, survives restarts and resumes, creating each user once; follow it with `GET /api/imports/{id}`. Each created user gets its `user.created` record; the import is recorded as `import.started` and `import.finished` `{counts}`. See docs/migrating.md in the repository.
+         * @description Up to 1,000,000 records as NDJSON (`application/x-ndjson`) or CSV (`text/csv`, header row), streamed into the database as they arrive (no request deadline applies to the upload; at most 1 GiB). The answer comes once the body is stored: the job then runs on any instance, survives restarts and resumes, creating each user once; follow it with `GET /api/imports/{id}`. Any record may make an admin or change one (`role`, and `onConflict=update`), so a caller with a second factor steps up first, as for making an admin through `/api/users`. The uploader is checked again when the body is in and before each batch, as every write re-checks its caller: one who lost the right to import meanwhile (key revoked or expired, session ended, no longer an admin, disabled or deleted) is answered 401 or 403 and the job ends `failed` with `error` `Importer no longer allowed`, writing nothing more. Each created user gets its `user.created` record, and a user an update changes the records the same change through `/api/users` gets (`user.updated` `{changed}` for name, e-mail and `externalId`, `user.role_changed`, `user.disabled`, `user.enabled`, `user.password_reset`, and `key.revoked` for the keys a demoted or disabled admin minted for others); the import is recorded as `import.started` and `import.finished` `{counts}`. See docs/migrating.md in the repository.
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
-         *     4. 415 `Import must be application/x-ndjson or text/csv`: the Content-Type is neither `application/x-ndjson` nor `text/csv`.
-         *     5. 400 `Invalid query parameter: dryRun`: `dryRun` has a bad value.
-         *     6. 400 `Invalid query parameter: onConflict`: `onConflict` has a bad value.
-         *     7. 413 `Request body too large`: the body is over 1 GiB (declared or read) or holds more than 1,000,000 records: nothing is imported.
-         *     8. 500 `Failed to import users`: any other failure.
+         *     4. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     5. 415 `Import must be application/x-ndjson or text/csv`: the Content-Type is neither `application/x-ndjson` nor `text/csv`.
+         *     6. 400 `Invalid query parameter: dryRun`: `dryRun` has a bad value.
+         *     7. 400 `Invalid query parameter: onConflict`: `onConflict` has a bad value.
+         *     8. 413 `Request body too large`: the body is over 1 GiB (declared or read) or holds more than 1,000,000 records: nothing is imported.
+         *     9. 500 `Failed to import users`: any other failure.
          */
         post: operations["createImport"];
         delete?: never;
@@ -2272,6 +2273,11 @@ export interface components {
         };
         ImportStatus: {
             created: number;
+            /**
+             * @description Why a `failed` import broke off, when it is not a fault of the service: `Importer no longer allowed` when its uploader lost the right to import before it ended (their key revoked or expired, their session ended, no longer an admin, disabled or deleted: checked when the upload ends and before each batch); otherwise `null`
+             * @example null
+             */
+            error: string | null;
             /** @description Records refused (see the errors) */
             failed: number;
             /** Format: date-time */
@@ -4440,7 +4446,7 @@ export interface operations {
             query?: {
                 /** @description Judge every record and count what would be created, updated and skipped, writing nothing (a name given twice in the file is only found within a batch of 2,000 lines) */
                 dryRun?: boolean;
-                /** @description A record whose username or e-mail another user already has: `fail` (default) refuses it (`Username or email already exists`), `skip` counts it skipped, `update` writes the fields it gives over the user of that username (absent optional fields stay; a new password or hash ends the user's sessions) */
+                /** @description A record whose username or e-mail another user already has: `fail` (default) refuses it (`Username or email already exists`), `skip` counts it skipped, `update` writes the fields it gives over the user of that username as `PATCH /api/users/{id}` and the disable endpoints change an account (absent optional fields stay; a new password or hash ends the user's sessions but the uploader's own; a disable ends them all; demoting or disabling an admin revokes the keys they minted for others) */
                 onConflict?: "fail" | "skip" | "update";
             };
             header?: never;
@@ -4467,7 +4473,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImportAccepted"];
                 };
             };
-            /** @description One of checks 5, 6 in the operation's description fails (each example says when) */
+            /** @description One of checks 6, 7 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4495,7 +4501,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            /** @description One of checks 2-4 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -4505,7 +4511,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
                     };
                 };
             };

@@ -266,6 +266,7 @@ const CONTRACT: Record<string, Listed[]> = {
   "get /api/webhooks": [...ADMIN, [500, "Failed to list webhooks"]],
   "post /api/imports": [
     ...ADMIN,
+    STEP_UP,
     [415, "Import must be application/x-ndjson or text/csv"],
     ...query("dryRun", "onConflict"),
     [413, "Request body too large"],

@@ -137,13 +137,13 @@ export const auditEvents = {
     context: AuditContext,
   ) => event("password.upgraded", user, user, { from }, context),
 
-  /** An import's `onConflict=update` changed the user: the fields it gave. */
+  /** The user's profile fields that changed (`changed`: their names), whichever door changed them. */
   userUpdated: (
-    actor: AuditParty,
+    actor: AuditParty | null,
     user: AuditParty,
-    fields: string[],
+    changed: string[],
     context: AuditContext,
-  ) => event("user.updated", actor, user, { fields }, context),
+  ) => event("user.updated", actor, user, { changed }, context),
 
   importStarted: (
     actor: AuditParty,
@@ -340,7 +340,7 @@ export const scimEvents = {
     context: AuditContext,
   ) =>
     byConnection(
-      event("user.updated", null, target, { changed }, context),
+      auditEvents.userUpdated(null, target, changed, context),
       connection,
     ),
 

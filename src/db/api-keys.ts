@@ -2,6 +2,7 @@ import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
 import {
   type AuditContext,
+  type AuditEvent,
   auditEvents,
   MINTER_REMOVED,
 } from "../audit/events.ts";
@@ -210,17 +211,24 @@ export function revokeMinted(
       json_build_object('id', o.id, 'username', o.username) as owner`;
 }
 
-/** Each key revokeMinted revoked, as `key.revoked` `{reason: "minter removed"}` by `actor`. */
+/** Each key revokeMinted revoked, as `key.revoked` `{reason: "minter removed"}` by `actor`, in id order. */
+export const mintedRevokedEvents = (
+  keys: MintedKey[],
+  actor: AuditParty,
+  context: AuditContext,
+): AuditEvent[] =>
+  keys.toSorted((a, b) => a.id - b.id).map(({ owner, ...key }) =>
+    auditEvents.keyRevoked(actor, owner, key, context, MINTER_REMOVED)
+  );
+
+/** Records mintedRevokedEvents. */
 export async function recordMintedRevoked(
   tx: TransactionSql,
   keys: MintedKey[],
   actor: AuditParty,
   context: AuditContext,
 ): Promise<void> {
-  for (const { owner, ...key } of keys.toSorted((a, b) => a.id - b.id)) {
-    await recordAudit(
-      tx,
-      auditEvents.keyRevoked(actor, owner, key, context, MINTER_REMOVED),
-    );
+  for (const event of mintedRevokedEvents(keys, actor, context)) {
+    await recordAudit(tx, event);
   }
 }

@@ -93,6 +93,20 @@ const liveKeyOwner = (
       and not ${disabledNow(tx, "u")}`;
 
 /**
+ * Whom a write re-checks: the account and the credential it came with, a
+ * session (its token's SHA-256) or an API key. An import keeps its
+ * uploader's; one queued by a release that kept no session has neither,
+ * and its account alone is checked.
+ */
+export type Recheck =
+  & { account: { id: number } }
+  & (
+    | { session: Uint8Array; keyId?: never }
+    | { keyId: number; session?: never }
+    | { session?: never; keyId?: never }
+  );
+
+/**
  * Locks the caller's row and the target's, then re-reads the caller's
  * session (or API key) and role: a caller deleted, logged out, reset or
  * demoted, or whose key was revoked or expired, by a write that committed
@@ -103,9 +117,9 @@ const liveKeyOwner = (
  * deadlocking. The locks and the re-read go in one round trip; the server
  * runs the re-read once the locks are held.
  */
-async function checkCaller(
+export async function checkCaller(
   tx: TransactionSql,
-  { caller, writeBy }: CallerWrite,
+  { caller, writeBy }: { caller: Recheck; writeBy: WriteBy },
   lock: CallerLock,
 ): Promise<CallerRefusal | AuditParty> {
   const callerId = caller.account.id;
@@ -118,12 +132,16 @@ async function checkCaller(
       ? tx`select 1 from users where id = ${id} for update`
       : tx`select 1 from users where id = ${id} for share`
   );
-  const check = caller.keyId === undefined
+  const check = caller.keyId !== undefined
+    ? liveKeyOwner(tx, caller.keyId, callerId)
+    : caller.session !== undefined
     ? tx<{ role: Role; username: string }[]>`
     select u.role, u.username from sessions s join users u on u.id = s.user_id
     where s.token_hash = ${caller.session} and u.id = ${callerId}
       and ${liveSession(tx)}`
-    : liveKeyOwner(tx, caller.keyId, callerId);
+    : tx<{ role: Role; username: string }[]>`
+    select u.role, u.username from users u
+    where u.id = ${callerId} and not ${disabledNow(tx, "u")}`;
   const [row] = (await Promise.all([...locks, check])).at(-1)!;
   if (!row) return "caller_gone";
   if (row.role !== "admin") return "caller_not_admin";

@@ -2,6 +2,7 @@ import type { TypedResponse } from "hono";
 import type { Config } from "../config.ts";
 import type { ImportOwner } from "../db/imports.ts";
 import type { Store } from "../db/store.ts";
+import { isRefusal } from "../db/write.ts";
 import { callerWrites } from "../http/caller-write.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import { jsonArrayBody } from "../http/json-array.ts";
@@ -46,7 +47,11 @@ export function createImportHandlers(
       onConflict: query.onConflict ?? "fail",
       dryRun: query.dryRun ?? false,
     };
-    const id = await store.imports.begin(owner, options);
+    const id = await store.imports.begin(
+      owner,
+      options,
+      caller.session ?? null,
+    );
     let total = 0;
     // One batch stored while the next is read: the body is read on while
     // the database works, and at most two batches are held.
@@ -67,7 +72,16 @@ export function createImportHandlers(
       if (e instanceof ImportTooLarge) return "too_large";
       throw e;
     }
-    await store.imports.queue(id, total, owner, options);
+    // The uploader checked again now the body is in: one who lost the
+    // right to write meanwhile is refused, and the job ends `failed`.
+    const queuedJob = await store.imports.queue(
+      id,
+      total,
+      owner,
+      options,
+      caller,
+    );
+    if (isRefusal(queuedJob)) return queuedJob;
     queued();
     return c.json({ id, status: "queued" as const }, 202, {
       Location: `/api/imports/${id}`,

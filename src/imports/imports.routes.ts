@@ -7,6 +7,7 @@ import { guards, outcome, pathParam, query } from "../http/steps.ts";
 import { errorResponse } from "../http/errors.ts";
 import { parseUserId } from "../users/user.ts";
 import { UserDetailSchema } from "../users/users.routes.ts";
+import { IMPORTER_NOT_ALLOWED } from "../db/imports.ts";
 import { IMPORT_LIMITS, type ImportFormat } from "./read.ts";
 
 const tags = ["users"];
@@ -63,6 +64,11 @@ export const ImportStatusSchema = z.object({
   }),
   startedAt: z.string().nullable().openapi({ format: "date-time" }),
   finishedAt: z.string().nullable().openapi({ format: "date-time" }),
+  error: z.string().nullable().openapi({
+    description:
+      `Why a \`failed\` import broke off, when it is not a fault of the service: \`${IMPORTER_NOT_ALLOWED}\` when its uploader lost the right to import before it ended (their key revoked or expired, their session ended, no longer an admin, disabled or deleted: checked when the upload ends and before each batch); otherwise \`null\``,
+    example: null,
+  }),
 }).openapi("ImportStatus");
 
 export const ImportAcceptedSchema = z.object({
@@ -92,7 +98,7 @@ const ImportQuerySchema = z.object({
     }),
   onConflict: z.enum(["fail", "skip", "update"]).optional().openapi({
     description:
-      "A record whose username or e-mail another user already has: `fail` (default) refuses it (`Username or email already exists`), `skip` counts it skipped, `update` writes the fields it gives over the user of that username (absent optional fields stay; a new password or hash ends the user's sessions)",
+      "A record whose username or e-mail another user already has: `fail` (default) refuses it (`Username or email already exists`), `skip` counts it skipped, `update` writes the fields it gives over the user of that username as `PATCH /api/users/{id}` and the disable endpoints change an account (absent optional fields stay; a new password or hash ends the user's sessions but the uploader's own; a disable ends them all; demoting or disabling an admin revokes the keys they minted for others)",
   }),
 });
 
@@ -123,7 +129,7 @@ export const create = adminRoute({
     IMPORT_LIMITS.records.toLocaleString("en")
   } records as NDJSON (\`application/x-ndjson\`) or CSV (\`text/csv\`, header row), streamed into the database as they arrive (no request deadline applies to the upload; at most ${
     IMPORT_LIMITS.bytes / 1024 ** 3
-  } GiB). The answer comes once the body is stored: the job then runs on any instance, survives restarts and resumes, creating each user once; follow it with \`GET /api/imports/{id}\`. Each created user gets its \`user.created\` record; the import is recorded as \`import.started\` and \`import.finished\` \`{counts}\`. See docs/migrating.md in the repository.`,
+  } GiB). The answer comes once the body is stored: the job then runs on any instance, survives restarts and resumes, creating each user once; follow it with \`GET /api/imports/{id}\`. Any record may make an admin or change one (\`role\`, and \`onConflict=update\`), so a caller with a second factor steps up first, as for making an admin through \`/api/users\`. The uploader is checked again when the body is in and before each batch, as every write re-checks its caller: one who lost the right to import meanwhile (key revoked or expired, session ended, no longer an admin, disabled or deleted) is answered 401 or 403 and the job ends \`failed\` with \`error\` \`${IMPORTER_NOT_ALLOWED}\`, writing nothing more. Each created user gets its \`user.created\` record, and a user an update changes the records the same change through \`/api/users\` gets (\`user.updated\` \`{changed}\` for name, e-mail and \`externalId\`, \`user.role_changed\`, \`user.disabled\`, \`user.enabled\`, \`user.password_reset\`, and \`key.revoked\` for the keys a demoted or disabled admin minted for others); the import is recorded as \`import.started\` and \`import.finished\` \`{counts}\`. See docs/migrating.md in the repository.`,
   request: {
     body: {
       required: true,
@@ -139,6 +145,7 @@ export const create = adminRoute({
     }),
   },
   steps: [
+    stepUp(),
     guards(
       [
         check(
