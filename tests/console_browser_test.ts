@@ -418,8 +418,11 @@ Deno.test(withTool(
 
     // Given up (as after three days of failures): enabled from the page.
     const id = listed.data[0].id;
-    await svc
-      .sql`update webhook_endpoints set disabled_at = now() where id = ${id}`;
+    // Its lease taken too: an attempt failing meanwhile does not undo it.
+    await svc.sql`
+      update webhook_endpoints set disabled_at = now(), lease_until = null,
+        lease_token = null
+      where id = ${id}`;
     await page.reload();
     await page.getByRole("button", { name: "Enable webhook" }).click();
     await page.getByRole("status").getByText("Webhook enabled.").waitFor();

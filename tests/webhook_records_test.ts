@@ -37,8 +37,13 @@ Deno.test("webhook.created, .enabled and .deleted keep the URL's origin and path
     "http://127.0.0.1:9/hooks/users?token=s3cret&x=1",
   );
 
+  // Disabled as the worker disables it; its lease taken too, so that an
+  // attempt failing meanwhile (nothing listens on port 9) does not write
+  // the endpoint back as it was.
   await svc.sql`
-    update webhook_endpoints set disabled_at = now() where id = ${id}`;
+    update webhook_endpoints set disabled_at = now(), lease_until = null,
+      lease_token = null
+    where id = ${id}`;
   const enabled = await svc.admin.POST("/api/webhooks/{id}/enable", {
     params: { path: { id } },
   });
