@@ -1,7 +1,7 @@
 /**
  * Each operation's description lists its checks in order (`3. 400
  * `message`: when`). These tests hold that list to the contract (written out
- * here from the spec and decisions.md) and the service to that list: a
+ * here from the contract as docs/api.md and docs/checks.md state it) and the service to that list: a
  * request that breaks several checks is answered by the one the document
  * lists first.
  */

@@ -531,7 +531,7 @@ Deno.test("any path segment as an id gets a contract answer, and only a 200 dele
 // ---- Unicode identifiers -----------------------------------------------------
 
 /**
- * The canonical key as decisions.md defines it (NFKC_Casefold, U+0307 after
+ * The canonical key as docs/security.md ("Identities") defines it (NFKC_Casefold, U+0307 after
  * i or j dropped), and the UTS #39 skeleton (NFD, confusables.txt, NFD)
  * taken regardless of case, written out here rather than taken from the
  * service.
@@ -610,7 +610,7 @@ const disguises: fc.Arbitrary<(s: string) => string>[] = [
   ),
 ];
 
-/** What decisions.md refuses in a username: invisible characters, or Latin beside Cyrillic or Greek. */
+/** What the service refuses in a username (docs/security.md, "Identities"): invisible characters, or Latin beside Cyrillic or Greek. */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]/u;
 const disallowed = (name: string) =>
   INVISIBLE.test(name) ||

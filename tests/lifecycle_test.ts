@@ -1,5 +1,5 @@
 /**
- * Account lifecycle (decisions.md, "Account lifecycle and sessions"): a
+ * Account lifecycle (docs/api.md, "Users (admins only)"): a
  * disable with a reason and an end, what it does to logins and sessions,
  * an enable, a disable running out by itself, the detail's account state
  * and the list's `status` filter.

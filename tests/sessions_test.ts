@@ -1,6 +1,6 @@
 /**
- * A user's sessions as an admin sees and ends them (decisions.md, "Account
- * lifecycle and sessions"): public ids, never tokens; the caller's own
+ * A user's sessions as an admin sees and ends them (docs/security.md,
+ * "Sessions"): public ids, never tokens; the caller's own
  * marked; last seen written at most once a minute; one or all ended.
  */
 import { createHash } from "node:crypto";

@@ -1,6 +1,6 @@
 /**
- * Every message the service answers with, byte for byte as the contract
- * (spec section 7) and decisions.md give them. Routes declare them and
+ * Every message the service answers with, byte for byte as docs/api.md
+ * ("All messages") and the other docs/ pages list them. Routes declare them and
  * handlers answer them, and `deno check` holds the two together.
  */
 export const MSG = {

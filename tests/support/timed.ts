@@ -5,7 +5,7 @@
 import { assert, assertEquals } from "./assert.ts";
 import { newUser, type TestService } from "./service.ts";
 
-/** decisions.md: every request answers within 5 seconds, database down or not. */
+/** Every request answers within 5 seconds, database down or not: REQUEST_TIMEOUT_MS (4.5 s) and the answer itself (docs/operations.md). */
 export const ANSWER_WITHIN_MS = 5_000;
 
 export interface Timed {

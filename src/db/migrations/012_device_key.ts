@@ -2,8 +2,7 @@ import type { TransactionSql } from "postgres";
 import { newDeviceKey } from "../../auth/tokens.ts";
 
 /**
- * Known devices (decisions.md, "Protections that cannot be turned against
- * users"). The key that signs the `did` cookie lives in the database, so
+ * Known devices (docs/security.md, "Login throttling"). The key that signs the `did` cookie lives in the database, so
  * every instance accepts every instance's cookies: one row, its key made
  * here at the first start that migrates, replaced by
  * `deno task rotate-device-key`. A device's failed logins are counted in

@@ -2,8 +2,8 @@ import type { TransactionSql } from "postgres";
 import { buildIndex } from "../migrate.ts";
 
 /**
- * Account lifecycle and sessions seen (decisions.md, "Account lifecycle and
- * sessions"). Expand-only: nullable columns, a column default and an index,
+ * Account lifecycle and sessions seen (docs/api.md, "Users (admins only)";
+ * docs/security.md, "Sessions"). Expand-only: nullable columns, a column default and an index,
  * so a release without them keeps working beside this one.
  *
  * - `users.disabled_at`, `disabled_reason`, `disabled_until`: a disable in

@@ -2,8 +2,7 @@ import type { TransactionSql } from "postgres";
 import { buildIndex } from "../migrate.ts";
 
 /**
- * Who minted each API key (decisions.md, "Integrations that cannot be
- * turned against us"). Expand-only: one nullable column and an index, so a
+ * Who minted each API key (docs/security.md, "API keys"). Expand-only: one nullable column and an index, so a
  * release without them keeps working beside this one.
  *
  * - `api_keys.created_by`: the admin who minted the key. Null for every key

@@ -2,8 +2,7 @@ import type { TransactionSql } from "postgres";
 import { buildIndex } from "../migrate.ts";
 
 /**
- * Provisioning from an identity provider (decisions.md, "Provisioning from
- * an identity provider (SCIM 2.0)"). Expand-only: new tables, one nullable
+ * Provisioning from an identity provider (docs/scim.md). Expand-only: new tables, one nullable
  * column of users with a trigger that fills it, and indexes built without
  * blocking writes, so a release without them keeps working beside this one.
  *

@@ -1,4 +1,4 @@
--- A second factor (decisions.md, "A second factor for people with power").
+-- A second factor (docs/security.md, "Second factors").
 -- Expand-only: new tables, and columns with defaults that a release without
 -- them neither reads nor needs to write.
 

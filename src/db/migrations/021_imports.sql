@@ -1,4 +1,4 @@
--- Imports of users (decisions.md, "Moving users in and out"). Expand-only:
+-- Imports of users (docs/migrating.md, "Importing"). Expand-only:
 -- new tables and one nullable column, so a release without them keeps
 -- working beside this one.
 --
