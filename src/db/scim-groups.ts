@@ -54,6 +54,12 @@ export function createScimGroups(
 ) {
   const groupShown = groupShownOf(sql);
   const membersOf = createGroupMembers(sql);
+  /** The group as a write answers it, read in the write's transaction. */
+  const shownIn = async (tx: TransactionSql, id: number) => {
+    const [row] = await tx<ScimGroupRow[]>`
+      select ${groupShown} from scim_groups g where g.id = ${id}`;
+    return row;
+  };
 
   const memberIdsMissing = async (tx: TransactionSql, ids: number[]) => {
     if (ids.length === 0) return [];
@@ -119,9 +125,7 @@ export function createScimGroups(
           ),
         );
         await roles.apply(tx, write.connection.id, allowed.governed, write);
-        const [shown] = await tx<ScimGroupRow[]>`
-          select ${groupShown} from scim_groups g where g.id = ${row.id}`;
-        return shown;
+        return await shownIn(tx, row.id);
       }));
     },
 
@@ -179,9 +183,7 @@ export function createScimGroups(
           !renamed && next.externalId === cur.externalId &&
           added.length === 0 && removed.length === 0
         ) {
-          const [same] = await tx<ScimGroupRow[]>`
-            select ${groupShown} from scim_groups g where g.id = ${id}`;
-          return same;
+          return await shownIn(tx, id);
         }
         // A rename may change the role of every member; otherwise only
         // those who join or leave are concerned.
@@ -226,9 +228,7 @@ export function createScimGroups(
           ),
         );
         await roles.apply(tx, write.connection.id, allowed.governed, write);
-        const [shown] = await tx<ScimGroupRow[]>`
-          select ${groupShown} from scim_groups g where g.id = ${id}`;
-        return shown;
+        return await shownIn(tx, id);
       }));
     },
 
