@@ -788,11 +788,13 @@ export interface paths {
          *     13. 400 `Email must be a valid address`: the e-mail is longer than 254 characters, is not one `@` with text on both sides, or holds whitespace, a control or an invisible character.
          *     14. 400 `Password must be at most 72 bytes`: the password is longer than 72 bytes as UTF-8.
          *     15. 400 `Password must not contain NUL characters`: the password holds NUL (U+0000).
-         *     16. 403 `Recent second factor required`: `role` is `admin`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
-         *     17. 422 `Idempotency-Key reused with a different request`: the `Idempotency-Key` was used with a different body.
-         *     18. 409 `Request with this Idempotency-Key is in progress`: the `Idempotency-Key`'s first request is still running (on any instance).
-         *     19. 409 `Username or email already exists`: the username or e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton).
-         *     20. 500 `Failed to create user`: any other failure, a body that is not JSON included.
+         *     16. 400 `Department must be at most 100 characters`: `department` is longer than 100 characters once trimmed.
+         *     17. 400 `Invalid request body`: a profile field (`department`) is not a string, or holds a control character.
+         *     18. 403 `Recent second factor required`: `role` is `admin`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     19. 422 `Idempotency-Key reused with a different request`: the `Idempotency-Key` was used with a different body.
+         *     20. 409 `Request with this Idempotency-Key is in progress`: the `Idempotency-Key`'s first request is still running (on any instance).
+         *     21. 409 `Username or email already exists`: the username or e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton).
+         *     22. 500 `Failed to create user`: any other failure, a body that is not JSON included.
          */
         post: operations["createUser"];
         delete?: never;
@@ -850,8 +852,8 @@ export interface paths {
          */
         head: operations["getUserHead"];
         /**
-         * Change a user's role and/or reset the password
-         * @description A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
+         * Change a user's role, password, name, e-mail or department
+         * @description Only what differs is changed and recorded: a new name, e-mail or department as `user.updated` `{changed}`, a role as `user.role_changed`, a password as `user.password_reset`. A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. A demotion revokes the keys the user minted for others. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *
@@ -863,12 +865,17 @@ export interface paths {
          *     6. 400 `Password must be at least 8 characters`: the password is shorter than 8 characters (Unicode code points).
          *     7. 400 `Password must be at most 72 bytes`: the password is longer than 72 bytes as UTF-8.
          *     8. 400 `Password must not contain NUL characters`: the password holds NUL (U+0000).
-         *     9. 400 `Invalid request body`: the body is not a JSON object, or `password` is not a string.
-         *     10. 403 `Recent second factor required`: `role` is `admin`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
-         *     11. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     12. 403 `Recent second factor required`: the user is an admin, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
-         *     13. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
-         *     14. 500 `Update failed`: any other failure.
+         *     9. 400 `Name must be at most 200 characters`: the name is longer than 200 characters.
+         *     10. 400 `Name contains characters that are not allowed`: the name holds a control character or a line or paragraph separator.
+         *     11. 400 `Email must be a valid address`: the e-mail is longer than 254 characters, is not one `@` with text on both sides, or holds whitespace, a control or an invisible character.
+         *     12. 400 `Department must be at most 100 characters`: `department` is longer than 100 characters once trimmed.
+         *     13. 400 `Invalid request body`: the body is not a JSON object, or `password`, `name`, `email` or `department` is not a string (or `department` holds a control character).
+         *     14. 403 `Recent second factor required`: `role` is `admin`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     15. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     16. 403 `Recent second factor required`: the user is an admin, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     17. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
+         *     18. 409 `Username or email already exists`: the new e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton).
+         *     19. 500 `Update failed`: any other failure.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -2081,8 +2088,13 @@ export interface components {
              */
             name: string;
         };
-        /** @description All five fields are required. Unknown fields are ignored; `null` counts as missing. */
+        /** @description The contract's five fields are required; the profile's (`department`) are optional. Unknown fields are ignored; `null` counts as missing. */
         CreateUser: {
+            /**
+             * @description The user's department. Optional: at most 100 characters, no control characters; trimmed; `null` or empty clears it.
+             * @example Finance
+             */
+            department?: string;
             /**
              * @description Unique under its canonical form and its confusable skeleton, like the username. At most 254 characters, one `@` with text on both sides, no whitespace, control or invisible characters. Trimmed.
              * @example alice@example.com
@@ -2189,6 +2201,11 @@ export interface components {
              * @example 2026-11-25T21:07:00.123Z
              */
             createdAt: string;
+            /**
+             * @description The user's department; null when unset.
+             * @example Finance
+             */
+            department: string | null;
             disabled: components["schemas"]["Disabled"];
             /** @example alice@example.com */
             email: string;
@@ -2249,6 +2266,11 @@ export interface components {
              * @description When the user was created there (ISO 8601); default now
              */
             createdAt?: string;
+            /**
+             * @description The user's department. Optional: at most 100 characters, no control characters; trimmed; `null` or empty clears it.
+             * @example Finance
+             */
+            department?: string | null;
             disabled?: components["schemas"]["Disabled"];
             /** @example alice@example.com */
             email: string;
@@ -2618,6 +2640,21 @@ export interface components {
         };
         UpdateUser: {
             /**
+             * @description The user's department. Optional: at most 100 characters, no control characters; trimmed; `null` or empty clears it.
+             * @example Finance
+             */
+            department?: string;
+            /**
+             * @description New e-mail, with the create's rules: 409 when another user's matches (canonical form or look-alike). Absent, `null` or empty leaves it unchanged.
+             * @example alice@example.com
+             */
+            email?: string;
+            /**
+             * @description New name, with the create's rules. Absent, `null` or empty leaves it unchanged.
+             * @example Alice Example
+             */
+            name?: string;
+            /**
              * @description New password; it ends the user's other sessions. At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit; no NUL (U+0000), at which bcrypt would stop reading. Never trimmed. Absent, `null` or empty leaves it unchanged.
              * @example a new passphrase
              */
@@ -2654,6 +2691,11 @@ export interface components {
              * @example 2026-11-25T21:07:00.123Z
              */
             createdAt: string;
+            /**
+             * @description The user's department; null when unset.
+             * @example Finance
+             */
+            department: string | null;
             disabled: components["schemas"]["Disabled"];
             /** @example alice@example.com */
             email: string;
@@ -5594,7 +5636,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
-            /** @description One of checks 4, 6-15 in the operation's description fails (each example says when) */
+            /** @description One of checks 4, 6-17 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5604,7 +5646,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid Idempotency-Key" | "All fields are required" | "Role must be admin or viewer" | "Password must be at least 8 characters" | "Username must be at most 64 characters without control characters" | "Username contains characters that are not allowed" | "Name must be at most 200 characters" | "Name contains characters that are not allowed" | "Email must be a valid address" | "Password must be at most 72 bytes" | "Password must not contain NUL characters";
+                        error: "Invalid Idempotency-Key" | "All fields are required" | "Role must be admin or viewer" | "Password must be at least 8 characters" | "Username must be at most 64 characters without control characters" | "Username contains characters that are not allowed" | "Name must be at most 200 characters" | "Name contains characters that are not allowed" | "Email must be a valid address" | "Password must be at most 72 bytes" | "Password must not contain NUL characters" | "Department must be at most 100 characters" | "Invalid request body";
                     };
                 };
             };
@@ -5622,7 +5664,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3, 16 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 18 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -5636,7 +5678,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 18, 19 in the operation's description fails (each example says when) */
+            /** @description One of checks 20, 21 in the operation's description fails (each example says when) */
             409: {
                 headers: {
                     /** @description `true` on an answer kept for the request's `Idempotency-Key`, sent again */
@@ -6095,7 +6137,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description One of checks 5-9 in the operation's description fails (each example says when) */
+            /** @description One of checks 5-13 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6105,7 +6147,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid role" | "Password must be at least 8 characters" | "Password must be at most 72 bytes" | "Password must not contain NUL characters" | "Invalid request body";
+                        error: "Invalid role" | "Password must be at least 8 characters" | "Password must be at most 72 bytes" | "Password must not contain NUL characters" | "Name must be at most 200 characters" | "Name contains characters that are not allowed" | "Email must be a valid address" | "Department must be at most 100 characters" | "Invalid request body";
                     };
                 };
             };
@@ -6123,7 +6165,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3, 10, 12 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 14, 16 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6148,6 +6190,20 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         error: "User not found";
+                    };
+                };
+            };
+            /** @description The new e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton) */
+            409: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Username or email already exists";
                     };
                 };
             };

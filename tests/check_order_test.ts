@@ -160,6 +160,8 @@ const CONTRACT: Record<string, Listed[]> = {
     [400, "Email must be a valid address"],
     [400, "Password must be at most 72 bytes"],
     [400, "Password must not contain NUL characters"],
+    [400, "Department must be at most 100 characters"],
+    [400, "Invalid request body"],
     STEP_UP, // with `role` admin
     [422, "Idempotency-Key reused with a different request"],
     [409, "Request with this Idempotency-Key is in progress"],
@@ -178,11 +180,16 @@ const CONTRACT: Record<string, Listed[]> = {
     [400, "Password must be at least 8 characters"],
     [400, "Password must be at most 72 bytes"],
     [400, "Password must not contain NUL characters"],
+    [400, "Name must be at most 200 characters"],
+    [400, "Name contains characters that are not allowed"],
+    [400, "Email must be a valid address"],
+    [400, "Department must be at most 100 characters"],
     [400, "Invalid request body"],
     STEP_UP, // with `role` admin
     [404, "User not found"],
     STEP_UP, // the user is an admin
     [412, "Precondition failed"],
+    [409, "Username or email already exists"],
     [500, "Update failed"],
   ],
   "delete /api/users/{id}": [

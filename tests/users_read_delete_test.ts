@@ -54,9 +54,10 @@ Deno.test("one user answers with the list item's fields and the account's state"
     params: { path: { id: account.id } },
   });
   const list = await svc.admin.GET("/api/users");
-  const { disabled, lastLoginAt, mfa, ...item } = one.data!;
+  const { disabled, lastLoginAt, mfa, department, ...item } = one.data!;
   assertEquals(item, list.data!.find((u) => u.id === account.id));
   assertEquals(disabled, null);
+  assertEquals(department, null);
   assertEquals(mfa, { totp: null, passkeys: [], recoveryCodesLeft: 0 });
   assert(typeof lastLoginAt === "string");
 });

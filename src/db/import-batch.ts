@@ -1,4 +1,6 @@
 import type { Sql, TransactionSql } from "postgres";
+import { PROFILE_FIELDS } from "../accounts/fields.ts";
+import { createAccountWrites } from "../accounts/write.ts";
 import { type AuditEvent, auditEvents } from "../audit/events.ts";
 import type { Role } from "../users/user.ts";
 import { recordAudits } from "./audit.ts";
@@ -24,6 +26,14 @@ class DryRun<T> {
  * the same consequences (revokeMinted, sessions, login failures).
  */
 export function createBatchWriter(sql: Sql) {
+  /** The profile's columns (src/accounts/fields.ts), as the insert lists them. */
+  const profile = {
+    columns: sql.unsafe(PROFILE_FIELDS.map((f) => f.column).join(", ")),
+    values: sql.unsafe(PROFILE_FIELDS.map((f) => `u.${f.column}`).join(", ")),
+    types: sql.unsafe(
+      PROFILE_FIELDS.map((f) => `${f.column} text`).join(", "),
+    ),
+  };
   /**
    * The batch's users inserted in line order; a name already taken (here,
    * in an earlier batch or before the job) inserts nothing for its line
@@ -40,23 +50,25 @@ export function createBatchWriter(sql: Sql) {
       insert into users (username, name, name_key, email, role, password_hash,
         username_key, email_key, username_fold, email_fold, username_skeleton,
         email_skeleton, external_id, import_id, created_at, disabled_at,
-        disabled_reason, disabled_until)
+        disabled_reason, disabled_until, ${profile.columns})
       select u.username, u.name, u.name_key, u.email, u.role, u.password_hash,
         u.username_key, u.email_key, u.username_fold, u.email_fold,
         u.username_skeleton, u.email_skeleton, u.external_id, ${job.id},
         coalesce(u.created_at, clock_timestamp()),
         case when u.disabled then coalesce(u.disabled_since, now()) end,
-        u.disabled_reason, u.disabled_until
+        u.disabled_reason, u.disabled_until, ${profile.values}
       from json_to_recordset(${rows}::text::json) as u(line int, username text,
         name text, name_key text, email text, role text, password_hash text,
         username_key text, email_key text, username_fold text,
         email_fold text, username_skeleton text, email_skeleton text,
         external_id text, created_at timestamptz, disabled boolean,
         disabled_since timestamptz, disabled_reason text,
-        disabled_until timestamptz)
+        disabled_until timestamptz, ${profile.types})
       order by u.line
       ${careful ? sql`on conflict do nothing` : sql``}
       returning id, username, role, username_fold as fold`;
+
+  const accounts = createAccountWrites(sql);
 
   /** Jobs whose last batch met a name already taken: their next batch goes the careful way at once. */
   const conflicted = new WeakSet<BatchJob>();
@@ -140,7 +152,7 @@ export function createBatchWriter(sql: Sql) {
       } else if (!h.sameName) {
         errors.push({ line: u.line, error: DUPLICATE });
       } else {
-        const changes = await updateImported(tx, job, h.id, u);
+        const changes = await updateImported(tx, accounts, job, h.id, u);
         if (changes) {
           updated++;
           events.push(...changes);

@@ -3,6 +3,7 @@ import type { AuditContext } from "../audit/events.ts";
 import { lowerCaseKey } from "../users/canonical.ts";
 import type { Role } from "../users/user.ts";
 import { identityKeys } from "./user-rows.ts";
+import { PROFILE_FIELDS, type ProfileChange } from "../accounts/fields.ts";
 
 export type OnConflict = "fail" | "skip" | "update";
 
@@ -28,6 +29,8 @@ export interface ImportedUser {
   externalId?: string | null;
   createdAt?: string;
   disabled?: ImportedDisable | null;
+  /** The profile fields the record gives (src/accounts/fields.ts). */
+  profile?: ProfileChange;
 }
 
 /** What the job runner judged of a record: a user to write, or the line's error. */
@@ -120,6 +123,9 @@ export function prepareBatch(verdicts: Verdict[]): PreparedBatch {
     disabled_since: u.disabled?.since ?? null,
     disabled_reason: u.disabled?.reason ?? null,
     disabled_until: u.disabled?.until ?? null,
+    ...Object.fromEntries(
+      PROFILE_FIELDS.map((f) => [f.column, u.profile?.[f.wire] ?? null]),
+    ),
   })));
   return { verdicts, users, rows, clashes };
 }

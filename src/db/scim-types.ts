@@ -3,6 +3,7 @@
  * and writes, the faults a write answers, and a write's connection.
  */
 import type { PendingQuery, Row } from "postgres";
+import type { Profile } from "../accounts/fields.ts";
 import type { AuditContext, ConnectionRef } from "../audit/events.ts";
 import type { Role } from "../users/user.ts";
 import type { WriteBy } from "./write.ts";
@@ -37,6 +38,8 @@ export interface ScimUserRow {
   externalId: string | null;
   /** The attributes the service has no column for, as the connection sent them. */
   attributes: Record<string, unknown>;
+  /** The account's profile fields (src/accounts/fields.ts). */
+  profile: Profile;
   /** The connection's groups the user is a member of, by id. */
   groups: { value: number; display: string }[];
 }
@@ -49,6 +52,8 @@ export interface ScimUserState {
   active: boolean;
   externalId: string | null;
   attributes: Record<string, unknown>;
+  /** The profile fields the body gives (src/accounts/fields.ts). */
+  profile: Profile;
   /** Set to change the password; a new user without one cannot log in with a password. */
   passwordHash?: string;
 }

@@ -5,10 +5,14 @@
  * nothing changes; a viewer it takes over is linked when the write goes on.
  */
 import type { Sql, TransactionSql } from "postgres";
-import { type AuditParty, canonicalJson } from "../audit/chain.ts";
-import { auditEvents, byConnection, scimEvents } from "../audit/events.ts";
-import { lowerCaseKey } from "../users/canonical.ts";
-import { recordAudit } from "./audit.ts";
+import { PROFILE_FIELDS } from "../accounts/fields.ts";
+import {
+  type Acting,
+  createAccountWrites,
+  type DisableChange,
+  recordAll,
+} from "../accounts/write.ts";
+import { canonicalJson } from "../audit/chain.ts";
 import type { ScimOwners } from "./scim-owners.ts";
 import type { ScimRoles } from "./scim-roles.ts";
 import {
@@ -21,8 +25,6 @@ import {
   type ScimUserState,
   type ScimWrite,
 } from "./scim-types.ts";
-import { clearLoginFailures } from "./throttle.ts";
-import { identityKeys } from "./user-rows.ts";
 import type { Writer } from "./write.ts";
 
 /** A user as the connection reads it, its row locked when asked. */
@@ -42,48 +44,18 @@ export function createScimUsers(
     readUser: ReadUser;
   },
 ) {
-  const { revokeFor } = roles;
-  /** Ends the user's sessions, suspends their keys (disabledNow) and disables them. */
-  const disableUser = async (
-    tx: TransactionSql,
-    user: AuditParty,
-    write: ScimWrite,
-  ) => {
-    const reason = `Deprovisioned by ${write.connection.name}`;
-    await tx`
-      update users set disabled_at = now(), disabled_reason = ${reason},
-        disabled_until = null
-      where id = ${user.id}`;
-    await tx`delete from sessions where user_id = ${user.id}`;
-    await recordAudit(
-      tx,
-      byConnection(
-        auditEvents.userDisabled(null, user, { reason, until: null }, {
-          ...write.context,
-        }),
-        write.connection,
-      ),
-    );
-    await revokeFor(tx, user.id, write);
-  };
-
-  const enableUser = async (
-    tx: TransactionSql,
-    user: AuditParty,
-    write: ScimWrite,
-  ) => {
-    await tx`
-      update users set disabled_at = null, disabled_reason = null,
-        disabled_until = null
-      where id = ${user.id}`;
-    await recordAudit(
-      tx,
-      byConnection(
-        auditEvents.userEnabled(null, user, false, write.context),
-        write.connection,
-      ),
-    );
-  };
+  const accounts = createAccountWrites(sql);
+  /** The connection acts: named in every record, no person as actor. */
+  const by = (write: ScimWrite): Acting => ({
+    actor: null,
+    connection: write.connection,
+    context: write.context,
+  });
+  /** What a user sent inactive becomes: disabled, in the connection's name. */
+  const deprovisioned = (write: ScimWrite): DisableChange => ({
+    reason: `Deprovisioned by ${write.connection.name}`,
+    until: null,
+  });
 
   const link = (
     tx: TransactionSql,
@@ -108,32 +80,18 @@ export function createScimUsers(
     ): Promise<ScimUserRow | ScimFault> {
       const connectionId = write.connection.id;
       return await orTaken(transaction(write.writeBy, async (tx) => {
-        const [row] = await tx<AuditParty[]>`
-          insert into users ${
-          sql({
-            username: s.username,
-            name: s.name,
-            name_key: lowerCaseKey(s.name),
-            email: s.email,
-            role: "viewer",
-            password_hash: s.passwordHash,
-            ...identityKeys(s),
-          })
-        } returning id, username`;
-        await link(tx, connectionId, row.id, s, true);
-        await recordAudit(
-          tx,
-          byConnection(
-            auditEvents.userCreated(
-              null,
-              { ...row, role: "viewer" },
-              write.context,
-            ),
-            write.connection,
-          ),
-        );
-        if (!s.active) await disableUser(tx, row, write);
-        return (await readUser(tx, connectionId, row.id))!;
+        const made = await accounts.create(tx, {
+          username: s.username,
+          name: s.name,
+          email: s.email,
+          role: "viewer",
+          passwordHash: s.passwordHash,
+          profile: s.profile,
+          ...!s.active && { disabled: deprovisioned(write) },
+        }, by(write));
+        await link(tx, connectionId, made.user.id, s, true);
+        await recordAll(tx, made.events);
+        return (await readUser(tx, connectionId, made.user.id))!;
       }));
     },
 
@@ -141,7 +99,8 @@ export function createScimUsers(
      * Replaces what the connection sees of the user with what `decide`
      * makes of it (a PUT's body, a PATCH's operations applied), in one
      * transaction holding the user's row: all of it or, on a fault, a
-     * broken unique key or a stale If-Match, none of it.
+     * broken unique key or a stale If-Match, none of it. The account
+     * changes through the one write path (src/accounts/write.ts).
      */
     async write(
       id: number,
@@ -168,77 +127,47 @@ export function createScimUsers(
         }
         const next = await decide(cur);
         if (isFault(next)) return next;
-        const changed: string[] = [];
-        if (next.username !== cur.username) changed.push("userName");
-        if (next.name !== cur.name) changed.push("name");
-        if (next.email !== cur.email) changed.push("email");
-        if (next.externalId !== cur.externalId) changed.push("externalId");
-        // Compared whatever the order of their keys (jsonb keeps its own).
-        if (
-          canonicalJson(next.attributes) !== canonicalJson(cur.attributes)
-        ) changed.push("attributes");
+        // What only the link holds: the connection's externalId and the
+        // attributes as sent (compared whatever the order of their keys).
+        const linked = [
+          ...next.externalId !== cur.externalId ? ["externalId"] : [],
+          ...canonicalJson(next.attributes) !== canonicalJson(cur.attributes)
+            ? ["attributes"]
+            : [],
+        ];
+        const profileDiffers = PROFILE_FIELDS.some((f) =>
+          next.profile?.[f.wire] !== undefined &&
+          next.profile[f.wire] !== cur.profile[f.wire]
+        );
         // A user taken over is linked by the first write that changes them.
         if (
-          changed.length > 0 || next.passwordHash !== undefined ||
+          linked.length > 0 || next.username !== cur.username ||
+          next.name !== cur.name || next.email !== cur.email ||
+          profileDiffers || next.passwordHash !== undefined ||
           cur.active !== next.active
         ) await owners.take(tx, write, allowed.takeOver);
-        const columns = changed.some((f) =>
-          f === "userName" || f === "name" || f === "email"
-        );
-        if (columns) {
-          await tx`
-            update users set ${
-            sql({
-              username: next.username,
-              name: next.name,
-              name_key: lowerCaseKey(next.name),
-              email: next.email,
-              ...identityKeys(next),
-            })
-          } where id = ${id}`;
-        } else if (changed.length > 0) {
-          // What only the link holds changed: the row's version and
-          // lastModified move, as the resource did.
+        const changed = await accounts.change(tx, id, {
+          username: next.username,
+          name: next.name,
+          email: next.email,
+          profile: next.profile,
+          passwordHash: next.passwordHash,
+          ...cur.active && !next.active && { disabled: deprovisioned(write) },
+          ...!cur.active && next.active && { disabled: null },
+          alsoChanged: linked,
+        }, by(write));
+        if (typeof changed === "string") return changed;
+        if (!changed.written && linked.length > 0) {
+          // The resource changed though the account's row did not: its
+          // version and lastModified move, as the resource did.
           await tx`
             update users set modified_at = clock_timestamp()
             where id = ${id}`;
         }
         // Without a link the user reads as one without externalId and
         // attributes: one is made only when they change.
-        if (
-          changed.includes("externalId") || changed.includes("attributes")
-        ) {
-          await link(tx, connectionId, id, next);
-        }
-        const target = { id, username: next.username };
-        if (changed.length > 0) {
-          await recordAudit(
-            tx,
-            scimEvents.userUpdated(
-              target,
-              changed,
-              write.connection,
-              write.context,
-            ),
-          );
-        }
-        if (next.passwordHash !== undefined) {
-          await tx`
-            update users set password_hash = ${next.passwordHash},
-              password_version = password_version + 1
-            where id = ${id}`;
-          await tx`delete from sessions where user_id = ${id}`;
-          await clearLoginFailures(tx, id);
-          await recordAudit(
-            tx,
-            byConnection(
-              auditEvents.passwordReset(null, target, write.context),
-              write.connection,
-            ),
-          );
-        }
-        if (cur.active && !next.active) await disableUser(tx, target, write);
-        if (!cur.active && next.active) await enableUser(tx, target, write);
+        if (linked.length > 0) await link(tx, connectionId, id, next);
+        await recordAll(tx, changed.events);
         return (await readUser(tx, connectionId, id))!;
       }));
     },
@@ -250,9 +179,8 @@ export function createScimUsers(
       write: ScimWrite,
     ): Promise<ScimRemoved> {
       return await transaction(write.writeBy, async (tx) => {
-        const [cur] = await tx<(AuditParty & { version: string })[]>`
-          select id, username, version::text from users where id = ${id}
-          for update`;
+        const [cur] = await tx<{ version: string }[]>`
+          select version::text from users where id = ${id} for update`;
         if (!cur) return "not_found";
         const allowed = await owners.decide(tx, write, [id]);
         if (allowed === MANAGED_ELSEWHERE) return allowed;
@@ -260,15 +188,9 @@ export function createScimUsers(
           return "precondition_failed";
         }
         await owners.take(tx, write, allowed.takeOver);
-        await revokeFor(tx, id, write);
-        await tx`delete from users where id = ${id}`;
-        await recordAudit(
-          tx,
-          byConnection(
-            auditEvents.userDeleted(null, cur, write.context),
-            write.connection,
-          ),
-        );
+        const events = await accounts.remove(tx, id, by(write));
+        if (typeof events === "string") return events;
+        await recordAll(tx, events);
         return "deleted";
       });
     },

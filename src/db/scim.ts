@@ -23,6 +23,7 @@ import type { ScimUserRow, ScimWhere } from "./scim-types.ts";
 import { createScimUsers } from "./scim-users.ts";
 import { iso } from "./time.ts";
 import type { Writer } from "./write.ts";
+import { PROFILE_FIELDS } from "../accounts/fields.ts";
 
 export * from "./scim-types.ts";
 
@@ -33,6 +34,12 @@ export function createScimStore(sql: Sql, writer: Writer) {
    * the connection's groups the user is a member of (another connection's
    * stay unseen, as their groups do).
    */
+  /** The account's profile (src/accounts/fields.ts), one object. */
+  const profileOf = sql.unsafe(
+    `json_build_object(${
+      PROFILE_FIELDS.map((f) => `'${f.wire}', u.${f.column}`).join(", ")
+    }) as profile`,
+  );
   const userShown = (connectionId: number) =>
     sql`u.id, u.username, u.name, u.email, u.role,
     ${iso(sql, "u.created_at")} as created,
@@ -40,7 +47,7 @@ export function createScimStore(sql: Sql, writer: Writer) {
     u.version::text as version, ${disableExpired(sql, "u")} as expired,
     not ${disabledNow(sql, "u")} as active,
     l.external_id as "externalId", coalesce(l.attributes, '{}') as attributes,
-    (select coalesce(json_agg(json_build_object('value', g.id,
+    ${profileOf}, (select coalesce(json_agg(json_build_object('value', g.id,
         'display', g.display_name) order by g.id), '[]')
       from scim_members m join scim_groups g on g.id = m.group_id
       where m.user_id = u.id and g.connection_id = ${connectionId}) as groups`;

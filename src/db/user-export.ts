@@ -1,4 +1,5 @@
 import type { Sql } from "postgres";
+import { PROFILE_FIELDS } from "../accounts/fields.ts";
 import { auditEvents } from "../audit/events.ts";
 import { disabledNow } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
@@ -17,6 +18,10 @@ export function createUserExport(
    * the user, else the one a provisioning connection gave it (the first
    * connection's that has one): what importing the export stores back.
    */
+  /** The profile's columns under their wire names (src/accounts/fields.ts). */
+  const profile = sql.unsafe(
+    PROFILE_FIELDS.map((f) => `users.${f.column} as "${f.wire}"`).join(", "),
+  );
   const exported = (passwordHashes: boolean) =>
     sql`users.id, users.username, users.name, users.email, users.role,
     ${iso(sql, "users.created_at")} as "createdAt",
@@ -24,7 +29,7 @@ export function createUserExport(
       'reason', users.disabled_reason,
       'until', ${iso(sql, "users.disabled_until")},
       'since', ${iso(sql, "users.disabled_at")}) end as disabled,
-    ${iso(sql, "users.last_login_at")} as "lastLoginAt",
+    ${iso(sql, "users.last_login_at")} as "lastLoginAt", ${profile},
     coalesce(users.external_id, (
       select l.external_id from scim_user_links l
       where l.user_id = users.id and l.external_id is not null

@@ -2,12 +2,13 @@ import type { Sql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
 import { auditEvents, NO_REQUEST } from "../audit/events.ts";
 import {
-  disableCleared,
-  disabledNow,
-  disableExpired,
-} from "./account-state.ts";
+  type AccountChange,
+  acting,
+  createAccountWrites,
+  recordAll,
+} from "../accounts/write.ts";
+import { disableCleared, disableExpired } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
-import { recordMintedRevoked, revokeMinted } from "./api-keys.ts";
 import {
   type DetailRow,
   type DisableRequest,
@@ -23,6 +24,27 @@ export function createUserLifecycle(
 ) {
   const { detail, detailMeta, found } = userRows(sql);
   const cleared = disableCleared(sql);
+  const accounts = createAccountWrites(sql);
+
+  /** The change through the one write path, and the user's detail after it. */
+  const changeAndRead = (
+    id: number,
+    change: AccountChange,
+    write: CallerWrite,
+  ): Promise<FoundUser | "not_found" | CallerRefusal> =>
+    asCaller(write, { update: id }, async (tx, actor) => {
+      const changed = await accounts.change(
+        tx,
+        id,
+        change,
+        acting(actor, write),
+      );
+      if (typeof changed === "string") return "not_found" as const;
+      await recordAll(tx, changed.events);
+      const [row] = await tx<DetailRow[]>`
+        select ${detail}, ${detailMeta} from users where id = ${id}`;
+      return found(row);
+    });
 
   return {
     /**
@@ -39,36 +61,7 @@ export function createUserLifecycle(
       request: DisableRequest,
       write: CallerWrite,
     ): Promise<FoundUser | "not_found" | CallerRefusal> {
-      return await asCaller(write, { update: id }, async (tx, actor) => {
-        const [row] = await tx<(DetailRow & { ranOut: boolean })[]>`
-          update users set
-            disabled_at = case when ${disabledNow(sql)} then users.disabled_at
-              else now() end,
-            disabled_reason = ${request.reason}::text,
-            disabled_until = ${request.until}::timestamptz
-          from (select ${disableExpired(sql, "o")} as ran_out
-            from users o where o.id = ${id}) old
-          where users.id = ${id}
-          returning ${detail}, ${detailMeta}, old.ran_out as "ranOut"`;
-        if (!row) return "not_found";
-        const { ranOut, ...rest } = row;
-        const [minted] = await Promise.all([
-          revokeMinted(tx, id),
-          tx`delete from sessions where user_id = ${id}`,
-        ]);
-        if (ranOut) {
-          await recordAudit(
-            tx,
-            auditEvents.userEnabled(null, rest, true, write.context),
-          );
-        }
-        await recordAudit(
-          tx,
-          auditEvents.userDisabled(actor, rest, request, write.context),
-        );
-        await recordMintedRevoked(tx, minted, actor, write.context);
-        return found(rest);
-      });
+      return await changeAndRead(id, { disabled: request }, write);
     },
 
     /**
@@ -79,27 +72,7 @@ export function createUserLifecycle(
       id: number,
       write: CallerWrite,
     ): Promise<FoundUser | "not_found" | CallerRefusal> {
-      return await asCaller(write, { update: id }, async (tx, actor) => {
-        const [row] = await tx<(DetailRow & { ranOut: boolean })[]>`
-          update users set ${cleared}
-          from (select ${disableExpired(sql, "o")} as ran_out
-            from users o where o.id = ${id}) old
-          where users.id = ${id} and users.disabled_at is not null
-          returning ${detail}, ${detailMeta}, old.ran_out as "ranOut"`;
-        if (!row) {
-          const [same] = await tx<DetailRow[]>`
-            select ${detail}, ${detailMeta} from users where id = ${id}`;
-          return same ? found(same) : "not_found";
-        }
-        const { ranOut, ...rest } = row;
-        await recordAudit(
-          tx,
-          ranOut
-            ? auditEvents.userEnabled(null, rest, true, write.context)
-            : auditEvents.userEnabled(actor, rest, false, write.context),
-        );
-        return found(rest);
-      });
+      return await changeAndRead(id, { disabled: null }, write);
     },
 
     /**

@@ -1,4 +1,5 @@
 import type { Sql, TransactionSql } from "postgres";
+import { PROFILE_FIELDS } from "../accounts/fields.ts";
 import type { AuditEvent } from "../audit/events.ts";
 import {
   canonicalKey,
@@ -59,6 +60,17 @@ export const identityKeys = (u: { username: string; email: string }) => ({
   email_skeleton: lookalikeKey(u.email),
 });
 
+/** A new users row's columns, every key included. */
+export const newRowValues = (u: NewUser) => ({
+  username: u.username,
+  name: u.name,
+  name_key: lowerCaseKey(u.name),
+  email: u.email,
+  role: u.role,
+  password_hash: u.passwordHash,
+  ...identityKeys(u),
+});
+
 /** A row whose new keys an older release left unset, and what happened when they were computed. */
 export type Rekeyed =
   | { id: number; outcome: "keyed" }
@@ -93,17 +105,12 @@ export function userRows(sql: Sql) {
     ${iso(sql, "created_at")} as "createdAt"`;
 
   /** A new users row, every key included. */
-  const newRow = (u: NewUser) =>
-    sql({
-      username: u.username,
-      name: u.name,
-      name_key: lowerCaseKey(u.name),
-      email: u.email,
-      role: u.role,
-      password_hash: u.passwordHash,
-      ...identityKeys(u),
-    });
+  const newRow = (u: NewUser) => sql(newRowValues(u));
 
+  /** The profile's columns under their wire names (src/accounts/fields.ts). */
+  const profile = sql.unsafe(
+    PROFILE_FIELDS.map((f) => `users.${f.column} as "${f.wire}"`).join(", "),
+  );
   /** One user as `GET /api/users/{id}` shows them (the list keeps `user`). */
   const detail = sql`${user},
     case when ${disabledNow(sql)} then json_build_object(
@@ -111,7 +118,7 @@ export function userRows(sql: Sql) {
       'until', ${iso(sql, "users.disabled_until")},
       'since', ${iso(sql, "users.disabled_at")}) end as disabled,
     ${iso(sql, "users.last_login_at")} as "lastLoginAt",
-    ${mfaSummaryOf(sql)} as mfa`;
+    ${mfaSummaryOf(sql)} as mfa, ${profile}`;
   /** What a detail read returns beside the detail (see FoundUser). */
   const detailMeta = sql`users.version::text as "version__",
     ${disableExpired(sql)} as "expired__"`;

@@ -23,6 +23,7 @@ export const MSG = {
   nameTooLong: "Name must be at most 200 characters",
   nameCharacters: "Name contains characters that are not allowed",
   emailInvalid: "Email must be a valid address",
+  departmentTooLong: "Department must be at most 100 characters",
   invalidBody: "Invalid request body",
   duplicateUser: "Username or email already exists",
   userNotFound: "User not found",

@@ -1,3 +1,4 @@
+import { profileRecordShape } from "../accounts/fields.ts";
 import { z } from "@hono/zod-openapi";
 import { adminRoute, stepUp } from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
@@ -40,6 +41,7 @@ export const ImportRecordSchema = z.object({
     description: "When the user was created there (ISO 8601); default now",
   }),
   disabled: UserDetailSchema.shape.disabled.optional(),
+  ...profileRecordShape(),
 }).openapi("ImportRecord", {
   description:
     "One line of NDJSON, or one CSV row under a header naming these fields (CSV: `disabled` is `true` or `false`). A line of `GET /api/users/export` is accepted as is: `id` and `lastLoginAt` are ignored, `disabled` applied. `null` or empty counts as absent; unknown fields are ignored. Each record is checked as `POST /api/users` checks a body, with its messages.",

@@ -4,6 +4,7 @@
  * (hashes.ts) and the fields an export adds. `id` and `lastLoginAt` (an
  * export's) are ignored; a field that is `null` or empty is absent.
  */
+import { PROFILE_FIELDS, profileValue } from "../accounts/fields.ts";
 import { knownHash } from "../auth/hashes.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type {
@@ -97,6 +98,16 @@ function judgeOne(r: StoredRecord): Judged | { line: number; error: string } {
   }
   const disabled = disableOf(v.disabled);
   if (disabled === false) return { line, error: MSG.invalidBody };
+  // The profile's fields (src/accounts/fields.ts), absent when null or empty.
+  const profile: Record<string, string> = {};
+  for (const f of PROFILE_FIELDS) {
+    if (absent(v[f.wire])) continue;
+    const value = profileValue(f, v[f.wire]);
+    if (value === "tooLong") return { line, error: f.tooLong };
+    if (value === null) continue;
+    if (value === "invalid") return { line, error: MSG.invalidBody };
+    profile[f.wire] = value;
+  }
   const { account } = checked;
   return {
     line,
@@ -110,6 +121,7 @@ function judgeOne(r: StoredRecord): Judged | { line: number; error: string } {
       { externalId: externalId as string | null }),
     ...(createdAt !== undefined && { createdAt }),
     ...(disabled !== undefined && { disabled }),
+    ...(Object.keys(profile).length > 0 && { profile }),
   };
 }
 

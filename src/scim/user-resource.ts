@@ -13,6 +13,11 @@ import {
   utf8Bytes,
 } from "../users/account-rules.ts";
 import { userTag } from "../users/listing.ts";
+import {
+  type Profile,
+  PROFILE_FIELDS,
+  profileValue,
+} from "../accounts/fields.ts";
 import { canonicalJson } from "../audit/chain.ts";
 import { fault, isFaultValue, isObject, type Json, readBody } from "./body.ts";
 import { ENTERPRISE_SCHEMA, USER_ATTRIBUTES, USER_SCHEMA } from "./schema.ts";
@@ -24,7 +29,7 @@ export const userVersion = (row: ScimUserRow) =>
 /** What the read of a user says of it. */
 type UserFacts = Pick<
   ScimUserState,
-  "username" | "name" | "email" | "attributes"
+  "username" | "name" | "email" | "attributes" | "profile"
 >;
 
 /**
@@ -37,6 +42,12 @@ type UserFacts = Pick<
 function shownForLack(user: UserFacts): Json {
   const attrs = user.attributes;
   const nameUnsaid = user.name !== nameOf(attrs, user.username);
+  const enterprise = isObject(attrs[ENTERPRISE_SCHEMA])
+    ? attrs[ENTERPRISE_SCHEMA]
+    : {};
+  const profileUnsaid = PROFILE_FIELDS.filter((f) =>
+    user.profile[f.wire] !== null && enterprise[f.scim.attribute] === undefined
+  );
   return {
     ...!isObject(attrs.name) && nameUnsaid &&
       { name: { formatted: user.name } },
@@ -44,19 +55,29 @@ function shownForLack(user: UserFacts): Json {
       { displayName: user.name },
     ...!hasEmail(attrs) &&
       { emails: [{ value: user.email, type: "work", primary: true }] },
+    ...profileUnsaid.length > 0 && {
+      [ENTERPRISE_SCHEMA]: {
+        ...enterprise,
+        ...Object.fromEntries(
+          profileUnsaid.map((f) => [f.scim.attribute, user.profile[f.wire]]),
+        ),
+      },
+    },
   };
 }
 
 /** The user as a connection reads it: what it wrote, and what the service knows. */
 export function userResource(row: ScimUserRow, base: string): Json {
-  const { [ENTERPRISE_SCHEMA]: enterprise, ...attrs } = row.attributes;
+  const { [ENTERPRISE_SCHEMA]: enterprise, ...attrs } = {
+    ...row.attributes,
+    ...shownForLack(row),
+  };
   return {
     schemas: enterprise ? [USER_SCHEMA, ENTERPRISE_SCHEMA] : [USER_SCHEMA],
     id: String(row.id),
     ...row.externalId !== null && { externalId: row.externalId },
     userName: row.username,
     ...attrs,
-    ...shownForLack(row),
     active: row.active,
     // Read-only: membership is changed through the groups.
     ...row.groups.length > 0 && {
@@ -79,7 +100,9 @@ export function userResource(row: ScimUserRow, base: string): Json {
 }
 
 /** The keys whose read `shownForLack` decides together. */
-const SHOWN_TOGETHER = [["name", "displayName"], ["emails"]];
+const SHOWN_TOGETHER = [["name", "displayName"], ["emails"], [
+  ENTERPRISE_SCHEMA,
+]];
 
 /**
  * `user`'s attributes without what the read of `current` showed for lack
@@ -167,7 +190,9 @@ export function userFromBody(
       "the attributes kept for a user are larger than 16 KiB",
     );
   }
-  const facts = { username, name, email, attributes: kept };
+  const profile = profileOf(kept);
+  if (isFaultValue(profile)) return profile;
+  const facts = { username, name, email, attributes: kept, profile };
   return {
     state: {
       ...facts,
@@ -178,6 +203,28 @@ export function userFromBody(
     },
     ...password !== undefined && { password: password as string },
   };
+}
+
+/**
+ * The profile fields (src/accounts/fields.ts) as the enterprise extension
+ * carries them; one it leaves out is unset.
+ */
+function profileOf(attrs: Json): Profile | ScimFault {
+  const enterprise = isObject(attrs[ENTERPRISE_SCHEMA])
+    ? attrs[ENTERPRISE_SCHEMA]
+    : {};
+  const profile: Record<string, string | null> = {};
+  for (const f of PROFILE_FIELDS) {
+    const value = profileValue(f, enterprise[f.scim.attribute] ?? null);
+    if (value === "invalid" || value === "tooLong") {
+      return fault(
+        "invalidValue",
+        `${f.scim.attribute} must be at most ${f.maxLength} characters, without control characters`,
+      );
+    }
+    profile[f.wire] = value;
+  }
+  return profile as Profile;
 }
 
 /** name.formatted, else displayName, else given and family name, else userName. */

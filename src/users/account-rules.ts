@@ -209,6 +209,14 @@ const ACCOUNT_RULES = [
 /** The account rules as a route lists them: its checks, in their order. */
 export const ACCOUNT_CHECKS = ACCOUNT_RULES.map((r) => r.check);
 
+/** The name's rules alone, in the same order (a change of the name). */
+export const NAME_CHECKS = ACCOUNT_RULES
+  .filter((r) => r.field === "name").map((r) => r.check);
+
+/** The e-mail's rules alone (a change of the e-mail). */
+export const EMAIL_CHECKS = ACCOUNT_RULES
+  .filter((r) => r.field === "email").map((r) => r.check);
+
 /** The password's rules alone, in the same order (a password reset). */
 export const PASSWORD_CHECKS = ACCOUNT_RULES
   .filter((r) => r.field === "password").map((r) => r.check);

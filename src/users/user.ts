@@ -1,3 +1,4 @@
+import type { Profile } from "../accounts/fields.ts";
 import type { MfaSummary } from "../db/mfa.ts";
 /** The account as the service shows it: never the password nor its hash. */
 export const ROLES = ["admin", "viewer"] as const;
@@ -26,7 +27,7 @@ export interface Disable {
 }
 
 /** A user as `GET /api/users/{id}` shows them; the list shows `User`. */
-export interface UserDetail extends User {
+export interface UserDetail extends User, Profile {
   /** Null while the user may sign in. */
   disabled: Disable | null;
   /** ISO 8601 in UTC with milliseconds, or null before the first login. */

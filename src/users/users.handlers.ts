@@ -1,4 +1,5 @@
 import type { Context, TypedResponse } from "hono";
+import { profileGiven } from "../accounts/fields.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
@@ -86,11 +87,19 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
   };
 
   /** Runs once per Idempotency-Key, when the request has one (idempotency.ts). */
+  /** Runs once per Idempotency-Key, when the request has one (idempotency.ts). */
   const create: Handler<"create"> = async (c, { body }) => {
-    const { password, ...fields } = body;
+    const { password, username, name, email, role } = body;
     const passwordHash = await passwords.hash(password);
     const created = await store.users.create(
-      { ...fields, passwordHash },
+      {
+        username,
+        name,
+        email,
+        role,
+        passwordHash,
+        profile: profileGiven(body),
+      },
       callerWrite(c),
     );
     if (typeof created === "string") return created;
@@ -98,15 +107,30 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
   };
 
   const update: Handler<"update"> = async (c, { body, id, ifMatch }) => {
-    const { role, password } = body;
+    const { role, password, name, email } = body;
     const passwordHash = password ? await passwords.hash(password) : undefined;
     const updated = await store.users.update(
       id,
-      { role: role || undefined, passwordHash },
+      {
+        role: role || undefined,
+        passwordHash,
+        name: name ?? undefined,
+        email: email ?? undefined,
+        profile: profileGiven(body),
+      },
       callerWrite(c),
       ifMatch && versionsOf(id, ifMatch),
     );
-    return typeof updated === "string" ? updated : c.json(updated, 200);
+    if (typeof updated === "string") return updated;
+    // The contract's body: the account, nothing more.
+    const { user } = updated;
+    return c.json({
+      id: user.id,
+      username: user.username,
+      name: user.name,
+      email: user.email,
+      role: user.role,
+    }, 200);
   };
 
   const remove: Handler<"remove"> = async (c, { id, ifMatch }) => {

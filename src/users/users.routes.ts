@@ -31,11 +31,20 @@ import { decodeCursor } from "./listing.ts";
 import {
   ACCOUNT_CHECKS,
   codePoints,
+  EMAIL_CHECKS,
+  emailRules,
   FIELDS_REQUIRED,
+  NAME_CHECKS,
+  nameRules,
   NewAccountSchema,
   PASSWORD_CHECKS,
   passwordRules,
 } from "./account-rules.ts";
+import {
+  PROFILE_MESSAGES,
+  profileBodyShape,
+  profileDetailShape,
+} from "../accounts/fields.ts";
 import { parseUserId, ROLES } from "./user.ts";
 
 export const AccountSchema = z.object({
@@ -89,6 +98,7 @@ export const UserDetailSchema = z.object({
     "2026-11-26T08:30:00.000Z",
   ).nullable(),
   mfa: MfaSummarySchema,
+  ...profileDetailShape(),
 }).openapi("UserDetail");
 
 /** The body of a disable: every issue is the contract's one message. */
@@ -229,10 +239,25 @@ export const CreateUserSchema = z.object({
         ? MSG.allFieldsRequired
         : MSG.roleMustBeAdminOrViewer,
   }).openapi({ example: "viewer" }),
+  ...profileBodyShape(),
 }, { error: MSG.allFieldsRequired }).openapi("CreateUser", {
   description:
-    "All five fields are required. Unknown fields are ignored; `null` counts as missing.",
+    "The contract's five fields are required; the profile's (`department`) are optional. Unknown fields are ignored; `null` counts as missing.",
 });
+
+/**
+ * A field PATCH may leave out: absent, `null`, empty or whitespace alone
+ * leave it as it is; anything else meets the create's rules.
+ */
+const unlessEmpty = <S extends z.ZodType<string, string>>(
+  rules: S,
+  doc: { maxLength: number; description: string; example: string },
+) =>
+  z.string({ error: MSG.invalidBody }).trim()
+    .transform((s) => s === "" ? undefined : s)
+    .pipe(rules.optional())
+    .nullish()
+    .openapi({ type: "string", ...doc });
 
 export const UpdateUserSchema = z.object({
   role: z.enum([...ROLES, ""], { error: MSG.invalidRole }).nullish()
@@ -248,9 +273,27 @@ export const UpdateUserSchema = z.object({
         `New password; it ends the user's other sessions. ${PASSWORD_DOC} Absent, \`null\` or empty leaves it unchanged.`,
       example: "a new passphrase",
     }),
+  name: unlessEmpty(nameRules(z.string()), {
+    maxLength: 200,
+    description:
+      "New name, with the create's rules. Absent, `null` or empty leaves it unchanged.",
+    example: "Alice Example",
+  }),
+  email: unlessEmpty(emailRules(z.string()), {
+    maxLength: 254,
+    description:
+      "New e-mail, with the create's rules: 409 when another user's matches (canonical form or look-alike). Absent, `null` or empty leaves it unchanged.",
+    example: "alice@example.com",
+  }),
+  ...profileBodyShape(),
 }, { error: MSG.invalidBody }).openapi("UpdateUser");
 
 const tags = ["users"];
+
+/** The profile's rules (src/accounts/fields.ts), as the routes list checks. */
+const PROFILE_CHECKS = PROFILE_MESSAGES.map(({ message, when }) =>
+  check(400, message, when)
+);
 
 /** A text query parameter: 1..max characters, no NUL (no stored text holds one). */
 const textParam = (max: number) =>
@@ -465,6 +508,12 @@ export const create = adminRoute({
         "`role` is not `admin` or `viewer`",
       ),
       ...ACCOUNT_CHECKS,
+      ...PROFILE_CHECKS,
+      check(
+        400,
+        MSG.invalidBody,
+        "a profile field (`department`) is not a string, or holds a control character",
+      ),
     ], { malformed: "failure" }),
     makingAdmin,
     // The password stays out of the fingerprint: the database never holds
@@ -494,9 +543,10 @@ export const update = adminRoute({
   method: "patch",
   path: "/api/users/{id}",
   tags,
-  summary: "Change a user's role and/or reset the password",
+  summary: "Change a user's role, password, name, e-mail or department",
   description:
-    "A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. " +
+    "Only what differs is changed and recorded: a new name, e-mail or department as `user.updated` `{changed}`, a role as `user.role_changed`, a password as `user.password_reset`. " +
+    "A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. A demotion revokes the keys the user minted for others. " +
     RECHECK,
   request: { params: IdParam, headers: IfMatch },
   responses: {
@@ -511,10 +561,13 @@ export const update = adminRoute({
         "`role` is given (not absent, `null` or empty) and is not `admin` or `viewer`",
       ),
       ...PASSWORD_CHECKS,
+      ...NAME_CHECKS,
+      ...EMAIL_CHECKS,
+      ...PROFILE_CHECKS,
       check(
         400,
         MSG.invalidBody,
-        "the body is not a JSON object, or `password` is not a string",
+        "the body is not a JSON object, or `password`, `name`, `email` or `department` is not a string (or `department` holds a control character)",
       ),
     ]),
     makingAdmin,
@@ -523,6 +576,14 @@ export const update = adminRoute({
     ifMatch,
     outcome("not_found", userNotFound),
     outcome("precondition_failed", preconditionFailed),
+    outcome(
+      "duplicate",
+      check(
+        409,
+        MSG.duplicateUser,
+        "the new e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton)",
+      ),
+    ),
     failure(MSG.updateFailed),
   ],
 });
