@@ -14,7 +14,6 @@ import {
 } from "../accounts/write.ts";
 import { canonicalJson } from "../audit/chain.ts";
 import type { ScimOwners } from "./scim-owners.ts";
-import type { ScimRoles } from "./scim-roles.ts";
 import {
   isFault,
   MANAGED_ELSEWHERE,
@@ -38,8 +37,7 @@ export type ReadUser = (
 export function createScimUsers(
   sql: Sql,
   { transaction }: Writer,
-  { roles, owners, readUser }: {
-    roles: ScimRoles;
+  { owners, readUser }: {
     owners: ScimOwners;
     readUser: ReadUser;
   },

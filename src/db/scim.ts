@@ -69,7 +69,7 @@ export function createScimStore(sql: Sql, writer: Writer) {
 
   const roles = createScimRoles(sql);
   const owners = createScimOwners(sql, roles);
-  const users = createScimUsers(sql, writer, { roles, owners, readUser });
+  const users = createScimUsers(sql, writer, { owners, readUser });
   const groups = createScimGroups(sql, writer, { roles, owners });
   const lists = createScimLists(sql, {
     userShown,

@@ -1,5 +1,4 @@
 import type { Sql } from "postgres";
-import type { AuditParty } from "../audit/chain.ts";
 import {
   type AccountChange,
   acting,
