@@ -15,13 +15,8 @@ import {
   type StepRoute,
   withRequestId,
 } from "./openapi.ts";
-import {
-  answerInvalid,
-  type Got,
-  type Outcomes,
-  runSteps,
-  type StepDeps,
-} from "./steps.ts";
+import { answerInvalid, runSteps } from "./step-run.ts";
+import type { Got, Outcomes, StepDeps } from "./steps.ts";
 
 type MaybePromise<T> = T | Promise<T>;
 

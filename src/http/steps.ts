@@ -15,8 +15,17 @@ import type { Store } from "../db/store.ts";
 import type { AppEnv } from "./env.ts";
 import type { RequestScope } from "./request.ts";
 import { ifMatchTags } from "./conditional.ts";
+import {
+  BODY_LIMIT_BYTES,
+  NOT_JSON,
+  parseJson,
+  parseStorable,
+  readText,
+  TOO_LARGE,
+  unstorableText,
+} from "./body-text.ts";
 import { errorResponse } from "./errors.ts";
-import { invalidQueryParameter, type Message, MSG } from "./messages.ts";
+import { MSG } from "./messages.ts";
 import { type Check, queryChecks } from "./openapi.ts";
 
 type Issue = z.core.$ZodIssue;
@@ -27,41 +36,6 @@ export type Invalid = (
   issues: readonly Issue[],
   target?: string,
 ) => Response;
-
-/**
- * The endpoint's 400 for a request that breaks its rules. zod reports every
- * broken rule at once; the contract answers the first in the endpoint's own
- * check order (the messages of its 400 checks, in their order: see
- * `route`). Body schemas carry the contract's messages; a query's issue
- * names its parameter.
- */
-export function answerInvalid(checkOrder: readonly Message[]) {
-  const rank = new Map<string, number>(checkOrder.map((m, i) => [m, i]));
-  return (
-    c: Context<AppEnv>,
-    issues: readonly Issue[],
-    target = "json",
-  ): Response => {
-    let first = checkOrder.length;
-    for (const issue of issues) {
-      const message = target === "query"
-        ? invalidQueryParameter(String(issue.path[0]))
-        : issue.message;
-      first = Math.min(first, rank.get(message) ?? first);
-    }
-    if (first === checkOrder.length) {
-      // A rule without a contract message is a bug of ours: said in the
-      // log, and answered with the endpoint's most general (last) message.
-      c.get("log").warn("validation message outside the contract", {
-        requestId: c.get("requestId"),
-        messages: issues.map((i) => i.message),
-      });
-      if (first === 0) throw new Error("no 400 declared for a broken rule");
-      first -= 1;
-    }
-    return errorResponse(c, 400, checkOrder[first]);
-  };
-}
 
 /**
  * What the app gives its routes: the request scope each route's handler
@@ -173,47 +147,6 @@ export type Got<S extends readonly Step[]> =
 export type Outcomes<S extends readonly Step[]> = OutcomeOf<S[number]>;
 
 type OutcomeOf<T> = T extends Outcome<infer O> ? O : never;
-
-/** What a step gets beside the request, and the work it leaves for the end. */
-class StepRun implements StepInput {
-  readonly got: Record<string, unknown> = {};
-  finishes: Finish[] | undefined;
-  constructor(readonly invalid: Invalid, readonly deps: StepDeps) {}
-  finally(finish: Finish) {
-    (this.finishes ??= []).push(finish);
-  }
-}
-
-/**
- * Runs the steps in order, then `answer` with what they passed on; a step's
- * answer ends the request. The work steps leave for the end runs once the
- * answer is known (or with undefined when the request failed).
- */
-export async function runSteps(
-  c: Context<AppEnv>,
-  steps: readonly Step[],
-  input: Pick<StepInput, "invalid" | "deps">,
-  answer: (
-    c: Context<AppEnv>,
-    got: Record<string, unknown>,
-  ) => Promise<Response>,
-): Promise<Response> {
-  const run = new StepRun(input.invalid, input.deps);
-  const got = run.got;
-  let res: Response | undefined;
-  try {
-    for (const step of steps) {
-      if (!("run" in step)) continue;
-      const result = step.run(c, run);
-      const value = result instanceof Promise ? await result : result;
-      if (value instanceof Response) return res = value;
-      if ("key" in step) got[step.key] = value;
-    }
-    return res = await answer(c, got);
-  } finally {
-    if (run.finishes) { for (const finish of run.finishes) await finish(res); }
-  }
-}
 
 // The steps every route may list: each lives beside what it knows. These
 // know only the request; the guards are in auth/guards.ts.
@@ -363,104 +296,3 @@ export const ifMatch = passes<"ifMatch", string[] | undefined>(
   [],
   (c) => ifMatchTags(c.req.header("if-match")),
 );
-
-// Reading a body: as text, at most a limit, UTF-8 or nothing; then as JSON.
-
-const BODY_LIMIT_BYTES = 64 * 1024;
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-export const TOO_LARGE = Symbol("too large");
-const NOT_JSON = Symbol("not JSON");
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return NOT_JSON;
-  }
-}
-
-/**
- * The body as text; undefined when it is not UTF-8, TOO_LARGE past the
- * limit (declared or read: it stops reading there).
- */
-export async function readText(req: Request, limit: number) {
-  const declared = Number(req.headers.get("content-length") ?? 0);
-  if (declared > limit) return TOO_LARGE;
-  if (!req.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of req.body) {
-    size += chunk.byteLength;
-    if (size > limit) return TOO_LARGE;
-    chunks.push(chunk);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Where a value holds text PostgreSQL cannot store: the path of its first
- * string (or object key) with NUL (U+0000) or a lone surrogate, which
- * neither `text` nor `jsonb` (an audit record's details) holds. Undefined
- * when every string can be stored. Only plain arrays and objects are
- * walked: what a schema's transforms make of a value is its own.
- */
-export function unstorableText(
-  value: unknown,
-  path: PropertyKey[] = [],
-): PropertyKey[] | undefined {
-  if (typeof value === "string") return storable(value) ? undefined : path;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = unstorableText(item, [...path, i]);
-      if (found) return found;
-    }
-  } else if (
-    value !== null && Object.getPrototypeOf(value) === Object.prototype
-  ) {
-    for (const [key, item] of Object.entries(value as object)) {
-      if (!storable(key)) return [...path, key];
-      const found = unstorableText(item, [...path, key]);
-      if (found) return found;
-    }
-  }
-  return undefined;
-}
-
-const LONE_SURROGATE = /\p{Cs}/u;
-const storable = (s: string) =>
-  !s.includes("\u0000") && !LONE_SURROGATE.test(s);
-
-/**
- * A schema's verdict on a value, refusing text PostgreSQL cannot store
- * (`unstorableText`) with the message the schema gives a body that is not
- * JSON at all (`null`): the endpoint's bad-body message. So no body rule
- * has to remember NUL, and none answers 500 for it.
- */
-async function parseStorable<T extends z.ZodType>(
-  schema: T,
-  value: unknown,
-): Promise<
-  { success: true; data: z.output<T> } | { success: false; issues: Issue[] }
-> {
-  const result = await schema.safeParseAsync(value);
-  if (!result.success) return { success: false, issues: result.error.issues };
-  const path = unstorableText(result.data);
-  if (!path) return result;
-  const verdict = await schema.safeParseAsync(null);
-  const message = verdict.error?.issues[0]?.message ?? "text not storable";
-  return {
-    success: false,
-    issues: [{ code: "custom", path, message, input: value }],
-  };
-}

@@ -20,107 +20,25 @@ import {
   userNotFound,
 } from "../users/users.routes.ts";
 import { parseUserId } from "../users/user.ts";
-import { MfaSummarySchema, PasskeySchema } from "./mfa.schemas.ts";
+import {
+  CodeSchema,
+  NewPasskeySchema,
+  OptionsSchema,
+  RecoveryCodesSchema,
+  TotpEnrolmentSchema,
+  WebAuthnJson,
+} from "./mfa.bodies.ts";
+import { MfaSummarySchema } from "./mfa.schemas.ts";
+import {
+  factorBody,
+  factorNotFound,
+  invalidCode,
+  noFactor,
+  STEP_UP,
+  throttled,
+} from "./mfa.steps.ts";
 
 const tags = ["mfa"];
-
-const RecoveryCodesSchema = z.object({
-  recoveryCodes: z.array(z.string()).openapi({
-    description:
-      "Ten single-use codes, shown this once (the service keeps their hashes): each stands in for a TOTP code or a passkey once. Dashes, spaces and case do not matter when one is entered.",
-    example: ["7k2mq-x9d4p", "..."],
-  }),
-}).openapi("RecoveryCodes");
-
-const TotpEnrolmentSchema = z.object({
-  secret: z.string().openapi({
-    description: "The shared secret as base32, for typing into an app",
-    example: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
-  }),
-  otpauthUrl: z.string().openapi({
-    description:
-      "`otpauth://totp/...` (SHA-1, 6 digits, 30 seconds), what the QR code holds",
-  }),
-  qrCodeSvg: z.string().openapi({
-    description: "The QR code of `otpauthUrl` as an SVG document",
-  }),
-}).openapi("TotpEnrolment");
-
-const CODE_DOC =
-  "A 6-digit TOTP code (of the current 30-second step or one either side, each step accepted once), or one of the recovery codes";
-
-const CodeSchema = z.string({ error: MSG.invalidBody }).max(
-  64,
-  MSG.invalidBody,
-);
-
-/** The WebAuthn JSON a browser's `PublicKeyCredential.toJSON()` gives. */
-const WebAuthnJson = (description: string) =>
-  z.record(z.string(), z.unknown(), { error: MSG.invalidBody }).openapi({
-    description,
-    type: "object",
-  });
-
-/** `{code}` or `{passkey}`: one of them. */
-export const SecondFactorSchema = z.object({
-  code: CodeSchema.optional().openapi({ description: CODE_DOC }),
-  passkey: WebAuthnJson(
-    "A passkey's assertion (`PublicKeyCredential.toJSON()` of `navigator.credentials.get` with the options this operation's `/options` answered)",
-  ).optional(),
-}, { error: MSG.invalidBody }).refine(
-  (b) => (b.code === undefined) !== (b.passkey === undefined),
-  MSG.invalidBody,
-).openapi("SecondFactor");
-
-const factorBody = body(SecondFactorSchema, [
-  bodyTooLarge,
-  check(
-    400,
-    MSG.invalidBody,
-    "the body is not a JSON object holding exactly one of `code` (a string of at most 64 characters) and `passkey` (an object)",
-  ),
-]);
-
-const throttled = outcome(
-  "throttled",
-  check(
-    429,
-    MSG.tooManyLoginAttempts,
-    "the user has had 5 wrong second factors in the login window (`LOGIN_WINDOW_SECONDS` from the first): every attempt answers this until it ends, right ones included",
-    {
-      "Retry-After": {
-        description: "Seconds until the window ends",
-        schema: { type: "integer" },
-      },
-    },
-  ),
-);
-
-const invalidCode = outcome(
-  "invalid_code",
-  check(
-    401,
-    MSG.invalidCode,
-    "the code is not a current TOTP code nor an unused recovery code of the user (a code of the wrong form, a step used already, the previous-but-one or next-but-one step), or the passkey assertion does not verify (another user's passkey, another or a used challenge)",
-  ),
-);
-
-const noFactor = outcome(
-  "no_factor",
-  check(400, MSG.noSecondFactor, "the caller has no second factor"),
-);
-
-const OptionsSchema = z.record(z.string(), z.unknown()).openapi(
-  "WebAuthnOptions",
-  {
-    description:
-      "WebAuthn options as JSON (`PublicKeyCredentialCreationOptionsJSON` or `...RequestOptionsJSON`): give them to `PublicKeyCredential.parseCreationOptionsFromJSON` / `parseRequestOptionsFromJSON`. Their challenge is single use, bound to the user, and expires in 5 minutes.",
-    type: "object",
-  },
-);
-
-const STEP_UP =
-  "Needs a recent second factor (see `POST /api/auth/step-up`) from a caller who has one.";
 
 // Logging in with a second factor.
 
@@ -286,12 +204,6 @@ export const confirmTotp = route({
   ],
 });
 
-const factorNotFound = check(
-  404,
-  MSG.factorNotFound,
-  "the caller has no such factor",
-);
-
 export const removeTotp = route({
   operationId: "removeTotp",
   method: "delete",
@@ -324,14 +236,6 @@ export const passkeyOptions = route({
   responses: { 200: json(OptionsSchema, "The options") },
   steps: [ownSession, stepUp(), failure(MSG.mfaFailed)],
 });
-
-export const NewPasskeySchema = z.object({
-  ...PasskeySchema.shape,
-  recoveryCodes: RecoveryCodesSchema.shape.recoveryCodes.nullable().openapi({
-    description:
-      "Ten recovery codes, shown this once, when this passkey is the caller's first factor; null otherwise (the codes the caller has stay)",
-  }),
-}).openapi("NewPasskey");
 
 export const addPasskey = route({
   operationId: "addPasskey",

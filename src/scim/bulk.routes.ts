@@ -5,7 +5,8 @@
 import { z } from "@hono/zod-openapi";
 import { MSG } from "../http/messages.ts";
 import { failure } from "../http/openapi.ts";
-import { passes, TOO_LARGE } from "../http/steps.ts";
+import { TOO_LARGE } from "../http/body-text.ts";
+import { passes } from "../http/steps.ts";
 import {
   BULK_MAX_OPERATIONS,
   type BulkRequest,

@@ -11,7 +11,7 @@
  */
 import { Buffer } from "node:buffer";
 import type { Keyset, ListAfter, SortKeyKind } from "../db/scim-list.ts";
-import { unstorableText } from "../http/steps.ts";
+import { unstorableText } from "../http/body-text.ts";
 import { microsecondsInRange } from "../users/listing.ts";
 import { listKey } from "./list-cache.ts";
 

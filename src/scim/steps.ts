@@ -10,13 +10,8 @@ import { entityTags } from "../http/conditional.ts";
 import type { AppEnv } from "../http/env.ts";
 import { MSG } from "../http/messages.ts";
 import { route, type RouteDraft } from "../http/openapi.ts";
-import {
-  passes,
-  readText,
-  type Step,
-  TOO_LARGE,
-  unstorableText,
-} from "../http/steps.ts";
+import { readText, TOO_LARGE, unstorableText } from "../http/body-text.ts";
+import { passes, type Step } from "../http/steps.ts";
 import { scimCheck, scimError, scimErrorForm } from "./errors.ts";
 import { scimTokenHash } from "./token.ts";
 

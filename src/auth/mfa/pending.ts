@@ -2,8 +2,8 @@
  * The pending-login cookie `mfa`: set when a right password of a user with
  * a factor awaits its second factor. HttpOnly, SameSite=Strict, sent to
  * /api/auth only, 5 minutes; the database keeps its SHA-256, bound to the
- * user and the password version (src/db/mfa.ts), and the login that uses
- * it deletes it.
+ * user and the password version (src/db/mfa-attempts.ts), and the login
+ * that uses it deletes it.
  */
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";

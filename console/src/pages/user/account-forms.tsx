@@ -1,0 +1,132 @@
+/**
+ * The user's own fields a page form changes: role, password, access
+ * (disable, enable). Each form only gathers its values; the page sends
+ * them with the ETag it shows (user.tsx), so every change is answered alike.
+ */
+import { useState } from "preact/hooks";
+import type { UserDetail } from "../../api.ts";
+import { Field, onSubmit } from "../../ui.tsx";
+
+export function RoleForm(
+  { user, busy, onSave }: {
+    user: UserDetail;
+    busy: boolean;
+    onSave: (role: "admin" | "viewer") => void;
+  },
+) {
+  const [role, setRole] = useState(user.role);
+  return (
+    <section aria-labelledby="role-h">
+      <h2 id="role-h">Role</h2>
+      <form class="inline" onSubmit={onSubmit(() => onSave(role))}>
+        <Field label="New role" id="new-role">
+          <select
+            id="new-role"
+            value={role}
+            onChange={(e) => setRole(e.currentTarget.value as typeof role)}
+          >
+            <option value="admin">admin</option>
+            <option value="viewer">viewer</option>
+          </select>
+        </Field>
+        <button type="submit" disabled={busy || role === user.role}>
+          Change role
+        </button>
+      </form>
+    </section>
+  );
+}
+
+export function PasswordForm(
+  { busy, onSave }: {
+    busy: boolean;
+    onSave: (password: string, clear: () => void) => void;
+  },
+) {
+  const [password, setPassword] = useState("");
+  return (
+    <section aria-labelledby="password-h">
+      <h2 id="password-h">Password</h2>
+      <form
+        class="inline"
+        onSubmit={onSubmit(() => onSave(password, () => setPassword("")))}
+      >
+        <Field
+          label="New password"
+          id="new-password"
+          hint="At least 8 characters. Their other sessions end."
+        >
+          <input
+            id="new-password"
+            type="password"
+            autocomplete="new-password"
+            aria-describedby="new-password-hint"
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
+        </Field>
+        <button type="submit" disabled={busy}>Reset password</button>
+      </form>
+    </section>
+  );
+}
+
+export function AccessForm(
+  { user, busy, onDisable, onEnable }: {
+    user: UserDetail;
+    busy: boolean;
+    onDisable: (reason: string, until: string) => void;
+    onEnable: () => void;
+  },
+) {
+  const [reason, setReason] = useState("");
+  const [until, setUntil] = useState("");
+  return (
+    <section aria-labelledby="access-h">
+      <h2 id="access-h">Access</h2>
+      {user.disabled && (
+        <p>
+          <button type="button" disabled={busy} onClick={onEnable}>
+            Enable user
+          </button>
+        </p>
+      )}
+      <form
+        onSubmit={onSubmit(() =>
+          onDisable(reason, until ? new Date(until).toISOString() : "")
+        )}
+      >
+        <Field
+          label="Reason"
+          id="reason"
+          hint="Optional, at most 200 characters"
+        >
+          <input
+            id="reason"
+            maxLength={200}
+            dir="auto"
+            aria-describedby="reason-hint"
+            value={reason}
+            onInput={(e) => setReason(e.currentTarget.value)}
+          />
+        </Field>
+        <Field
+          label="Until"
+          id="until"
+          hint="Optional: enabled again by itself then"
+        >
+          <input
+            id="until"
+            type="datetime-local"
+            aria-describedby="until-hint"
+            value={until}
+            onInput={(e) => setUntil(e.currentTarget.value)}
+          />
+        </Field>
+        <button type="submit" class="danger" disabled={busy}>
+          {user.disabled ? "Update disable" : "Disable user"}
+        </button>
+      </form>
+    </section>
+  );
+}

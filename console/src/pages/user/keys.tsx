@@ -1,0 +1,141 @@
+/**
+ * A user's API keys: listed, created (the key shown once) and revoked.
+ * Loaded and changed on their own, as sessions are.
+ */
+import { useState } from "preact/hooks";
+import {
+  api,
+  type ApiKey,
+  type Failure,
+  type NewApiKey,
+  send,
+} from "../../api.ts";
+import {
+  ConfirmButton,
+  Field,
+  Notice,
+  onSubmit,
+  Secret,
+  Text,
+  Time,
+  useLoad,
+} from "../../ui.tsx";
+
+export function Keys(
+  { userId, onChange }: { userId: number; onChange: () => void },
+) {
+  const params = { params: { path: { id: userId } } };
+  const { reply, reload } = useLoad(
+    (signal) =>
+      send(
+        () => api.GET("/api/users/{id}/keys", { ...params, signal }),
+        signal,
+      ),
+    String(userId),
+  );
+  const [name, setName] = useState("");
+  const [expires, setExpires] = useState("");
+  const [created, setCreated] = useState<NewApiKey>();
+  const [failure, setFailure] = useState<Failure>();
+  const [busy, setBusy] = useState(false);
+
+  const create = async () => {
+    setBusy(true);
+    setFailure(undefined);
+    const answer = await send(() =>
+      api.POST("/api/users/{id}/keys", {
+        ...params,
+        body: {
+          name,
+          ...(expires ? { expiresAt: new Date(expires).toISOString() } : {}),
+        },
+      })
+    );
+    setBusy(false);
+    if (!answer.ok) return setFailure(answer);
+    setCreated(answer.data);
+    setName("");
+    setExpires("");
+    onChange();
+    reload();
+  };
+  const revoke = async (key: ApiKey) => {
+    setFailure(undefined);
+    const answer = await send(() =>
+      api.DELETE("/api/users/{id}/keys/{keyId}", {
+        params: { path: { id: userId, keyId: key.id } },
+      })
+    );
+    if (!answer.ok) setFailure(answer);
+    else onChange();
+    reload();
+  };
+  const keys = reply?.ok ? reply.data : [];
+
+  return (
+    <section aria-labelledby="keys-h">
+      <h2 id="keys-h">API keys</h2>
+      {reply && !reply.ok && <Notice failure={reply} onRetry={reload} />}
+      {failure && <Notice failure={failure} />}
+      {created && (
+        <Secret
+          label={`Key ${created.name}`}
+          value={created.key}
+          onDismiss={() => setCreated(undefined)}
+        />
+      )}
+      {reply?.ok && keys.length === 0 && <p class="muted">No keys.</p>}
+      {keys.length > 0 && (
+        <ul class="cards">
+          {keys.map((k) => (
+            <li key={k.id}>
+              <p>
+                <strong>
+                  <Text>{k.name}</Text>
+                </strong>{" "}
+                <code>{k.prefix}…</code>
+              </p>
+              <p class="muted">
+                Created <Time iso={k.createdAt} /> by{" "}
+                <Text>{k.createdBy.username}</Text>; expires{" "}
+                {k.expiresAt ? <Time iso={k.expiresAt} /> : "never"}; last used
+                {" "}
+                <Time iso={k.lastUsedAt} />
+              </p>
+              <ConfirmButton
+                label="Revoke"
+                question={`Revoke ${k.name}?`}
+                onConfirm={() => revoke(k)}
+              />
+            </li>
+          ))}
+        </ul>
+      )}
+      <form onSubmit={onSubmit(create)}>
+        <Field label="Key name" id="key-name">
+          <input
+            id="key-name"
+            maxLength={100}
+            dir="auto"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
+        </Field>
+        <Field
+          label="Expires"
+          id="key-expires"
+          hint="Optional, at most 2 years ahead"
+        >
+          <input
+            id="key-expires"
+            type="datetime-local"
+            aria-describedby="key-expires-hint"
+            value={expires}
+            onInput={(e) => setExpires(e.currentTarget.value)}
+          />
+        </Field>
+        <button type="submit" disabled={busy}>Create key</button>
+      </form>
+    </section>
+  );
+}
