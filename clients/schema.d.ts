@@ -1764,7 +1764,7 @@ export interface paths {
         put?: never;
         /**
          * SCIM: create a user
-         * @description A viewer (until group membership says otherwise). `userName` is the username (at most 254 characters), the name is `name.formatted`, else `displayName`, else given and family name, else `userName`; the e-mail the primary of `emails`, else the first, else `userName` when it is an address. `active: false` creates the user disabled. Without `password` the user cannot log in with a password until an admin sets one. Other attributes of the User and enterprise schemas are kept (at most 16 KiB) and returned; attributes no schema defines are ignored.
+         * @description A viewer (until group membership says otherwise). `userName` is the username (at most 64 characters, as every door allows), the name is `name.formatted`, else `displayName`, else given and family name, else `userName`; the e-mail the primary of `emails`, else the first, else `userName` when it is an address. `active: false` creates the user disabled. Without `password` the user cannot log in with a password until an admin sets one. Other attributes of the User and enterprise schemas are kept (at most 16 KiB) and returned; attributes no schema defines are ignored.
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *
@@ -2094,7 +2094,7 @@ export interface components {
              * @description The user's department. Optional: at most 100 characters, no control characters; trimmed; `null` or empty clears it.
              * @example Finance
              */
-            department?: string;
+            department?: string | null;
             /**
              * @description Unique under its canonical form and its confusable skeleton, like the username. At most 254 characters, one `@` with text on both sides, no whitespace, control or invisible characters. Trimmed.
              * @example alice@example.com
@@ -2643,17 +2643,17 @@ export interface components {
              * @description The user's department. Optional: at most 100 characters, no control characters; trimmed; `null` or empty clears it.
              * @example Finance
              */
-            department?: string;
+            department?: string | null;
             /**
              * @description New e-mail, with the create's rules: 409 when another user's matches (canonical form or look-alike). Absent, `null` or empty leaves it unchanged.
              * @example alice@example.com
              */
-            email?: string;
+            email?: string | null;
             /**
              * @description New name, with the create's rules. Absent, `null` or empty leaves it unchanged.
              * @example Alice Example
              */
-            name?: string;
+            name?: string | null;
             /**
              * @description New password; it ends the user's other sessions. At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit; no NUL (U+0000), at which bcrypt would stop reading. Never trimmed. Absent, `null` or empty leaves it unchanged.
              * @example a new passphrase

@@ -12,6 +12,14 @@
 import { z } from "@hono/zod-openapi";
 import { type Message, MSG } from "../http/messages.ts";
 
+/**
+ * The password hash of an account without a usable password (provisioned
+ * by SCIM or imported without one): no scheme's form, so no password
+ * matches it; a login checks against a dummy bcrypt hash instead, and so
+ * costs what any login costs (src/auth/passwords.ts).
+ */
+export const NO_PASSWORD = "!";
+
 export interface ProfileField {
   /** In `/api` bodies and details, export lines and import records. */
   readonly wire: string;
@@ -94,7 +102,7 @@ const fieldSchema = (field: ProfileField) =>
     .transform((s) => profileValue(field, s) as string | null)
     .nullish()
     .openapi({
-      type: "string",
+      type: ["string", "null"],
       maxLength: field.maxLength,
       description: field.description,
       example: field.example,

@@ -3,7 +3,11 @@ import type { AuditContext } from "../audit/events.ts";
 import { lowerCaseKey } from "../users/canonical.ts";
 import type { Role } from "../users/user.ts";
 import { identityKeys } from "./user-rows.ts";
-import { PROFILE_FIELDS, type ProfileChange } from "../accounts/fields.ts";
+import {
+  NO_PASSWORD,
+  PROFILE_FIELDS,
+  type ProfileChange,
+} from "../accounts/fields.ts";
 
 export type OnConflict = "fail" | "skip" | "update";
 
@@ -75,12 +79,7 @@ export interface BatchWritten {
   errors: { line: number; error: string }[];
 }
 
-/**
- * What a password hash column holds for a user imported without a password
- * or hash: matches no format (passwords.ts checks it against the dummy
- * hash), so that user cannot log in with a password until one is set.
- */
-export const NO_PASSWORD = "!";
+export { NO_PASSWORD };
 
 /**
  * The work of a batch that needs no database: the users' keys (canonical

@@ -67,7 +67,8 @@ export function unstorableText(
       if (found) return found;
     }
   } else if (
-    value !== null && Object.getPrototypeOf(value) === Object.prototype
+    typeof value === "object" && value !== null &&
+    Object.getPrototypeOf(value) === Object.prototype
   ) {
     for (const [key, item] of Object.entries(value as object)) {
       if (!storable(key)) return [...path, key];

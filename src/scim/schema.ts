@@ -89,7 +89,7 @@ export const USER_ATTRIBUTES: AttrDef[] = [
     required: true,
     uniqueness: "server",
     description:
-      "The username: canonical and confusable uniqueness as for every user; at most 254 characters",
+      "The username: canonical and confusable uniqueness as for every user; at most 64 characters, as every door allows",
   }),
   {
     name: "name",

@@ -1,3 +1,4 @@
+import { NO_PASSWORD } from "../accounts/fields.ts";
 import type { Context } from "hono";
 import { auditContext } from "../audit/context.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
@@ -32,21 +33,6 @@ type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
 
 /** The faults only a PATCH's paths can make. */
 type PathFault = "invalidPath" | "invalidFilter" | "noTarget" | "mutability";
-
-const BCRYPT_ALPHABET =
-  "./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-
-/**
- * The hash of a user created without a password: bcrypt's form at the
- * service's cost (a login costs what any login costs) over random salt and
- * digest, so no password matches it until an admin sets one.
- */
-function unusableHash(cost: number) {
-  const random = crypto.getRandomValues(new Uint8Array(53));
-  return `$2b$${String(cost).padStart(2, "0")}$${
-    [...random].map((b) => BCRYPT_ALPHABET[b % 64]).join("")
-  }`;
-}
 
 /** The handlers run after their routes' steps (scim.routes.ts). */
 export function createScimHandlers({ store, passwords, config }: ScimDeps) {
@@ -107,7 +93,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     const read = userFromBody(body);
     if (isFault(read)) return bodyFaulted(faulted(c, read));
     const passwordHash = read.password === undefined
-      ? unusableHash(config.BCRYPT_COST)
+      ? NO_PASSWORD
       : await passwords.hash(read.password);
     const row = await store.scim.users.create(
       { ...read.state, passwordHash },

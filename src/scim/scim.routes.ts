@@ -112,7 +112,7 @@ export const createUser = scimRoute({
   path: "/scim/v2/Users",
   summary: "SCIM: create a user",
   description:
-    "A viewer (until group membership says otherwise). `userName` is the username (at most 254 characters), the name is `name.formatted`, else `displayName`, else given and family name, else `userName`; the e-mail the primary of `emails`, else the first, else `userName` when it is an address. " +
+    "A viewer (until group membership says otherwise). `userName` is the username (at most 64 characters, as every door allows), the name is `name.formatted`, else `displayName`, else given and family name, else `userName`; the e-mail the primary of `emails`, else the first, else `userName` when it is an address. " +
     "`active: false` creates the user disabled. Without `password` the user cannot log in with a password until an admin sets one. Other attributes of the User and enterprise schemas are kept (at most 16 KiB) and returned; attributes no schema defines are ignored.",
   responses: { 201: scimJson("Created", LOCATION) },
   steps: [scimBody, projection, ...writeFaults, failed],

@@ -10,6 +10,7 @@ import {
   emailIsValid,
   nameCharactersAllowed,
   usernameCharactersAllowed,
+  usernameFitsLength,
   utf8Bytes,
 } from "../users/account-rules.ts";
 import { userTag } from "../users/listing.ts";
@@ -146,13 +147,13 @@ export function userFromBody(
     return fault("invalidValue", "userName is required");
   }
   const username = userName.trim();
+  // The account's rules (account-rules.ts), as every door applies them.
   if (
-    codePoints(username) > 254 || /\p{Cc}/u.test(username) ||
-    !usernameCharactersAllowed(username)
+    !usernameFitsLength(username) || !usernameCharactersAllowed(username)
   ) {
     return fault(
       "invalidValue",
-      "userName must be at most 254 characters, without control, invisible or formatting characters, and not mix confusable scripts",
+      "userName must be at most 64 characters, without control, invisible or formatting characters, and not mix confusable scripts",
     );
   }
   if (password !== undefined) {

@@ -257,7 +257,7 @@ const unlessEmpty = <S extends z.ZodType<string, string>>(
     .transform((s) => s === "" ? undefined : s)
     .pipe(rules.optional())
     .nullish()
-    .openapi({ type: "string", ...doc });
+    .openapi({ type: ["string", "null"], ...doc });
 
 export const UpdateUserSchema = z.object({
   role: z.enum([...ROLES, ""], { error: MSG.invalidRole }).nullish()
