@@ -7,12 +7,8 @@ import { bodyTooLarge, check, failure, json } from "../http/openapi.ts";
 import { body, load, outcome, pathParam } from "../http/steps.ts";
 import { codePoints } from "../users/account-rules.ts";
 import { parseUserId } from "../users/user.ts";
-import {
-  IdParam,
-  OkSchema,
-  userId,
-  userNotFound,
-} from "../users/users.routes.ts";
+import { userId, userNotFound } from "../users/users.routes.ts";
+import { IdParam, OkSchema } from "../users/users.schemas.ts";
 
 /** How far ahead a key's `expiresAt` may lie. */
 export const KEY_LIFETIME_MAX_YEARS = 2;

@@ -10,7 +10,7 @@ import {
   textHeader,
 } from "../http/openapi.ts";
 import { body, outcome } from "../http/steps.ts";
-import { AccountSchema, OkSchema } from "../users/users.routes.ts";
+import { AccountSchema, OkSchema } from "../users/users.schemas.ts";
 import { sameOrigin, signedIn } from "./guards.ts";
 
 const credential = z.string({ error: MSG.credentialsRequired })

@@ -5,7 +5,7 @@ import { MSG } from "../http/messages.ts";
 import { bodyTooLarge, check, failure, json } from "../http/openapi.ts";
 import { body, outcome, pathParam } from "../http/steps.ts";
 import { codePoints } from "../users/account-rules.ts";
-import { OkSchema } from "../users/users.routes.ts";
+import { OkSchema } from "../users/users.schemas.ts";
 import { parseUserId } from "../users/user.ts";
 
 const invalid = { error: MSG.invalidConnection };

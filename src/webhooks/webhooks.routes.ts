@@ -12,7 +12,7 @@ import {
   textHeader,
 } from "../http/openapi.ts";
 import { body, outcome, pathParam, query } from "../http/steps.ts";
-import { OkSchema } from "../users/users.routes.ts";
+import { OkSchema } from "../users/users.schemas.ts";
 import { parseUserId } from "../users/user.ts";
 
 export const DELIVERIES_LIMIT_DEFAULT = 100;
