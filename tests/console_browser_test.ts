@@ -86,6 +86,24 @@ Deno.test(withTool(
     assert(promoted.ok);
     assertEquals(promoted.data.role, "admin");
 
+    // Profile: a department set, then the e-mail corrected, through the API's PATCH.
+    await page.getByLabel("Department", { exact: true }).fill("Finance");
+    await page.getByRole("button", { name: "Save profile" }).click();
+    await page.getByRole("status").getByText("Profile saved.").waitFor();
+    await page.getByLabel("E-mail", { exact: true }).fill(
+      "maryam.alhasan@example.com",
+    );
+    await page.getByRole("button", { name: "Save profile" }).click();
+    await page.getByRole("status").getByText("Profile saved.").waitFor();
+    const profiled = await svc.admin.get("/api/users/{id}", {
+      params: { path: { id: maryam.id } },
+    });
+    assert(profiled.ok);
+    assertEquals(
+      [profiled.data.department, profiled.data.email],
+      ["Finance", "maryam.alhasan@example.com"],
+    );
+
     // Password reset: the new one signs in through the API.
     await page.getByLabel("New password", { exact: true }).fill(
       "maryam-new-password",

@@ -24,7 +24,12 @@ import {
   Title,
   useLoad,
 } from "../ui.tsx";
-import { AccessForm, PasswordForm, RoleForm } from "./user/account-forms.tsx";
+import {
+  AccessForm,
+  PasswordForm,
+  ProfileForm,
+  RoleForm,
+} from "./user/account-forms.tsx";
 import { UserAudit } from "./user/audit.tsx";
 import { Keys } from "./user/keys.tsx";
 import { SecondFactors } from "./user/second-factors.tsx";
@@ -145,6 +150,8 @@ function UserView(
           <dd class="wrap">
             <Text>{user.email}</Text>
           </dd>
+          <dt>Department</dt>
+          <dd>{user.department ? <Text>{user.department}</Text> : "None"}</dd>
           <dt>Role</dt>
           <dd>{user.role}</dd>
           <dt>Created</dt>
@@ -178,6 +185,14 @@ function UserView(
         </dl>
       </section>
 
+      <ProfileForm
+        key={`profile-${loaded.etag}`}
+        user={user}
+        busy={busy}
+        onSave={(body) =>
+          change("Profile saved.", () =>
+            send(() => api.PATCH("/api/users/{id}", { ...path, body })))}
+      />
       <RoleForm
         key={loaded.etag}
         user={user}

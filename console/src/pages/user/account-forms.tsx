@@ -1,11 +1,80 @@
 /**
- * The user's own fields a page form changes: role, password, access
+ * The user's own fields a page form changes: profile (name, e-mail,
+ * department), role, password, access
  * (disable, enable). Each form only gathers its values; the page sends
  * them with the ETag it shows (user.tsx), so every change is answered alike.
  */
 import { useState } from "preact/hooks";
 import type { UserDetail } from "../../api.ts";
 import { Field, onSubmit } from "../../ui.tsx";
+
+/** The profile's changes: only the fields that differ from what the page shows. */
+export interface ProfileChange {
+  name?: string;
+  email?: string;
+  department?: string | null;
+}
+
+export function ProfileForm(
+  { user, busy, onSave }: {
+    user: UserDetail;
+    busy: boolean;
+    onSave: (change: ProfileChange) => void;
+  },
+) {
+  const [name, setName] = useState(user.name);
+  const [email, setEmail] = useState(user.email);
+  const [department, setDepartment] = useState(user.department ?? "");
+  const change: ProfileChange = {
+    ...name.trim() !== user.name && { name },
+    ...email.trim() !== user.email && { email },
+    ...department.trim() !== (user.department ?? "") &&
+      { department: department.trim() === "" ? null : department },
+  };
+  return (
+    <section aria-labelledby="edit-profile-h">
+      <h2 id="edit-profile-h">Change profile</h2>
+      <form class="inline" onSubmit={onSubmit(() => onSave(change))}>
+        <Field label="Name" id="profile-name">
+          <input
+            id="profile-name"
+            autocomplete="off"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
+        </Field>
+        <Field label="E-mail" id="profile-email">
+          <input
+            id="profile-email"
+            type="email"
+            autocomplete="off"
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
+        </Field>
+        <Field
+          label="Department"
+          id="profile-department"
+          hint="Optional. Leave empty to clear it."
+        >
+          <input
+            id="profile-department"
+            autocomplete="off"
+            aria-describedby="profile-department-hint"
+            value={department}
+            onInput={(e) => setDepartment(e.currentTarget.value)}
+          />
+        </Field>
+        <button
+          type="submit"
+          disabled={busy || Object.keys(change).length === 0}
+        >
+          Save profile
+        </button>
+      </form>
+    </section>
+  );
+}
 
 export function RoleForm(
   { user, busy, onSave }: {
