@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { auditContext } from "../audit/context.ts";
+import { auditContext } from "../http/audit-context.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Config } from "../config.ts";
 import type { Connection, ScimFault, ScimWrite } from "../db/scim.ts";
