@@ -30,14 +30,16 @@ import { MfaSummarySchema } from "../mfa/mfa.schemas.ts";
 import { decodeCursor } from "./listing.ts";
 import {
   ACCOUNT_CHECKS,
-  codePoints,
   EMAIL_CHECKS,
-  emailRules,
   FIELDS_REQUIRED,
   NAME_CHECKS,
+  PASSWORD_CHECKS,
+} from "./account-checks.ts";
+import {
+  codePoints,
+  emailRules,
   nameRules,
   NewAccountSchema,
-  PASSWORD_CHECKS,
   passwordRules,
 } from "./account-rules.ts";
 import {
