@@ -4,7 +4,7 @@ import type { Config } from "../config.ts";
 import type { LoginFactor } from "../db/sessions.ts";
 import type { Store } from "../db/store.ts";
 import type { LoginCounter } from "../db/throttle.ts";
-import { auditContext } from "../audit/context.ts";
+import { auditContext } from "../http/audit-context.ts";
 import { auditEvents } from "../audit/events.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";

@@ -1,12 +1,11 @@
 import type { PasswordUpgrade } from "./passwords.ts";
 import type { Context } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
-import { auditContext } from "../audit/context.ts";
+import { auditContext, type WriteEnv } from "../http/audit-context.ts";
 import type { Config } from "../config.ts";
 import type { LoginFactor, SessionStart } from "../db/sessions.ts";
 import type { Store } from "../db/store.ts";
 import type { LoginCounter } from "../db/throttle.ts";
-import type { AppEnv } from "../http/env.ts";
 import { isHttps, requestOrigin } from "../http/origin.ts";
 import type { Caller } from "./caller.ts";
 import { keyCaller } from "./api-keys.ts";
@@ -40,13 +39,13 @@ export interface Sessions {
    * has one (an API key, keys.ts), else by its cookie, if its session is
    * unexpired.
    */
-  caller(c: Context<AppEnv>): Promise<Caller | undefined>;
+  caller(c: Context): Promise<Caller | undefined>;
   /**
    * Whether a page of another origin sent this state-changing request
    * (refused on top of SameSite=Strict); requests without Origin, or with
    * an `Authorization` header, from other services, are not.
    */
-  isForeign(c: Context<AppEnv>): boolean;
+  isForeign(c: Context): boolean;
   /**
    * Whether MFA_REQUIRED_FOR_ADMINS holds this caller to enrolment: an
    * admin's session that has not passed a second factor (a key is a
@@ -66,8 +65,8 @@ export interface Sessions {
    * No session and no cookie when the password has changed since (`stale`)
    * or the user is disabled.
    */
-  start<O extends string = never>(
-    c: Context<AppEnv>,
+  start<E extends WriteEnv, O extends string = never>(
+    c: Context<E>,
     user: { id: number; username: string; passwordVersion: number },
     counter: LoginCounter,
     factor?: LoginFactor<O>,
@@ -78,7 +77,7 @@ export interface Sessions {
    * Ends the request's session, if any, and clears the cookie; with an
    * `Authorization` header, nothing.
    */
-  end(c: Context<AppEnv>): Promise<void>;
+  end<E extends WriteEnv>(c: Context<E>): Promise<void>;
 }
 
 /**

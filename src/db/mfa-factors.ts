@@ -7,22 +7,11 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
 import { type AuditContext, auditEvents } from "../audit/events.ts";
+import type { MfaSummary } from "../users/user.ts";
 import { disabledNow } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
 import { beforeWrite, type WriteBy, type Writer } from "./write.ts";
-
-/** A user's factors as they are shown: never a secret, a key or a code. */
-export interface MfaSummary {
-  totp: { enrolledAt: string } | null;
-  passkeys: {
-    id: number;
-    name: string;
-    createdAt: string;
-    lastUsedAt: string | null;
-  }[];
-  recoveryCodesLeft: number;
-}
 
 /** A passkey as the store keeps it (src/auth/mfa/passkeys.ts verifies with it). */
 export interface StoredPasskey {

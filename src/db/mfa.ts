@@ -11,7 +11,6 @@ export {
   type PendingUser,
 } from "./mfa-attempts.ts";
 export {
-  type MfaSummary,
   mfaSummaryOf,
   type NewPasskey,
   type StoredPasskey,

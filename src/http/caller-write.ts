@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { auditContext } from "../audit/context.ts";
+import { auditContext } from "./audit-context.ts";
 import type { CallerRefusal, CallerWrite } from "../db/write.ts";
 import type { AppEnv } from "./env.ts";
 import { MSG } from "./messages.ts";

@@ -1,13 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./env.ts";
+import { CONSOLE_PATH } from "./console-path.ts";
 import type { RequestScope } from "./request.ts";
-
-/** Where the admin console lives. */
-export const CONSOLE_PATH = "/admin";
-
-/** Whether a path is the console's (its page and files carry page headers). */
-export const isConsolePath = (path: string) =>
-  path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`);
 
 /**
  * What the console's page may load: its own files, calls to this service,

@@ -1,22 +1,30 @@
 import type {
   OpenAPIHono,
+  RouteConfig,
   RouteConfigToTypedResponse,
 } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { CallerRefusal } from "../db/write.ts";
 import type { AppEnv } from "./env.ts";
 import { DeadlineExceeded, errorResponse, onError } from "./errors.ts";
-import type { Serve } from "./request.ts";
+import type { Deadline } from "./request.ts";
 import { type Message, MSG } from "./messages.ts";
 import {
   type Check,
+  type ErrorForm,
   failureOf,
   invalidOrder,
-  type StepRoute,
   withRequestId,
 } from "./openapi.ts";
 import { answerInvalid, runSteps } from "./step-run.ts";
-import type { Got, Outcomes, StepDeps } from "./steps.ts";
+import type { Got, Outcomes, Step, StepDeps } from "./steps.ts";
+
+/** A route `route` (openapi.ts) made: what `mount` serves. */
+export type StepRoute = RouteConfig & {
+  steps: readonly Step[];
+  checks: readonly Check[];
+  errorForm?: ErrorForm;
+};
 
 type MaybePromise<T> = T | Promise<T>;
 
@@ -141,9 +149,6 @@ function headOf(
     responses: responses as StepRoute["responses"],
   };
 }
-
-/** The deadline of requests: serves one, or answers its failure once the time is up. */
-export type Deadline = (c: Context<AppEnv>, serve: Serve) => Promise<Response>;
 
 /** A request in flight, in arrival order: a list each can leave at once. */
 interface InFlight {

@@ -5,7 +5,6 @@ import type {
   ServerErrorStatusCode,
 } from "hono/utils/http-status";
 import { invalidQueryParameter, type Message, MSG } from "./messages.ts";
-import type { Step } from "./steps.ts";
 
 /** Response headers, as the document declares them. */
 export type ResponseHeaders = Record<
@@ -108,6 +107,16 @@ export interface ErrorForm {
 }
 
 /**
+ * What the document reads of a step (steps.ts): its checks, and what of
+ * the request it reads. Its type in full is steps.ts's, which builds on the
+ * checks declared here.
+ */
+export interface RouteStep {
+  readonly checks: readonly Check[];
+  readonly request?: RouteConfig["request"];
+}
+
+/**
  * A route as `createRoute` makes it, with its steps (see steps.ts) and their
  * checks in the order they run: the one list that runs the endpoint's
  * checks, ranks broken rules (the first listed 400 is answered), names the
@@ -116,7 +125,7 @@ export interface ErrorForm {
  * to the description.
  */
 export function route<
-  const S extends readonly Step[],
+  const S extends readonly RouteStep[],
   P extends string,
   R extends RouteDraft & { path: P },
 >(config: R & { steps: S; errorForm?: ErrorForm }) {
@@ -159,13 +168,6 @@ export function route<
     & Omit<typeof made, "steps">
     & { steps: S; checks: readonly Check[]; errorForm?: ErrorForm };
 }
-
-/** A route `route` made: what `mount` serves. */
-export type StepRoute = RouteConfig & {
-  steps: readonly Step[];
-  checks: readonly Check[];
-  errorForm?: ErrorForm;
-};
 
 export type RouteDraft = Omit<RouteConfig, "path" | "description"> & {
   description: string;

@@ -2,13 +2,18 @@ import type { Context, Handler } from "hono";
 import type { Sessions } from "../auth/session.ts";
 import type { Logger } from "../log.ts";
 import type { AppEnv } from "./env.ts";
-import type { Deadline } from "./endpoint.ts";
 import { onError } from "./errors.ts";
 import { clientIp } from "./origin.ts";
 import { answerHeaders } from "./security-headers.ts";
 
 /** What answers a request inside its scope. */
 export type Serve = (c: Context<AppEnv>) => Response | Promise<Response>;
+
+/**
+ * The deadline of requests (endpoint.ts's `deadline`): serves one, or
+ * answers its failure once the time is up.
+ */
+export type Deadline = (c: Context<AppEnv>, serve: Serve) => Promise<Response>;
 
 /** The handler of every route, made by `RequestScope.handler`. */
 export type ScopedHandler = (c: Context<AppEnv>) => Promise<Response>;

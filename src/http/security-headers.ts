@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "./env.ts";
-import { isConsolePath } from "./console.ts";
+import { isConsolePath } from "./console-path.ts";
 import { isHttps } from "./origin.ts";
 
 /** The security headers of every answer but the pages' (/docs, /admin). */

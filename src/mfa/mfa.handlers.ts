@@ -1,5 +1,5 @@
 import type { TransactionSql } from "postgres";
-import { auditContext } from "../audit/context.ts";
+import { auditContext } from "../http/audit-context.ts";
 import {
   answer,
   type AuthDeps,

@@ -1,6 +1,6 @@
 import { NO_PASSWORD } from "../accounts/fields.ts";
 import type { Context } from "hono";
-import { auditContext } from "../audit/context.ts";
+import { auditContext } from "../http/audit-context.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Config } from "../config.ts";
 import type { Connection, ScimFault, ScimWrite } from "../db/scim.ts";

@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { NO_DEADLINE } from "../db/write.ts";
-import { type Deadline, mountAll } from "../http/endpoint.ts";
+import { mountAll } from "../http/endpoint.ts";
+import type { Deadline } from "../http/request.ts";
 import type { AppEnv } from "../http/env.ts";
 import type { StepDeps } from "../http/steps.ts";
 import type { Context } from "hono";

@@ -1,13 +1,13 @@
 /**
  * The account rules: what a username, name, e-mail and password must be,
- * with the contract's message for each broken rule. Defined once, here, and
- * used by the API's routes, the recovery task and the first-admin bootstrap,
- * so none of them can make an account another would refuse.
+ * with the contract's message for each broken rule and when it is broken.
+ * Defined once, here, and used by the API's routes (as their checks,
+ * account-checks.ts), the recovery task and the first-admin bootstrap, so
+ * none of them can make an account another would refuse.
  */
 // zod as extended with `.openapi()`: the routes describe these very schemas.
 import { z } from "@hono/zod-openapi";
 import { type Message, MSG } from "../http/messages.ts";
-import { check } from "../http/openapi.ts";
 
 export const codePoints = (s: string) => [...s].length;
 export const utf8Bytes = (s: string) => new TextEncoder().encode(s).length;
@@ -140,21 +140,30 @@ export const nameCharactersAllowed = (s: string) => !NAME_DISALLOWED.test(s);
 /** A rule that ends its value's checks when it fails. */
 const rule = (message: Message) => ({ message, abort: true });
 
-type AccountField = "username" | "name" | "email" | "password";
+export type AccountField = "username" | "name" | "email" | "password";
+
+/**
+ * A broken rule as the contract words it: its message, and when it is
+ * answered (as the document states it: lower case, no final stop).
+ */
+export interface Broken<M extends Message = Message> {
+  readonly message: M;
+  readonly when: string;
+}
 
 const accountRule = <const M extends Message>(
   field: AccountField,
   ok: (value: string) => boolean,
   message: M,
   when: string,
-) => ({ field, ok, check: check(400, message, when) });
+) => ({ field, ok, message, when });
 
 /**
  * The rules of a new account's fields, in the contract's check order once
  * every field is present (`All fields are required` comes first). Each
  * rule judges an already read (and, but for passwords, trimmed) string.
  */
-const ACCOUNT_RULES = [
+export const ACCOUNT_RULES = [
   accountRule(
     "password",
     // Empty is the caller's own rule (required, or unchanged).
@@ -206,21 +215,6 @@ const ACCOUNT_RULES = [
   ),
 ];
 
-/** The account rules as a route lists them: its checks, in their order. */
-export const ACCOUNT_CHECKS = ACCOUNT_RULES.map((r) => r.check);
-
-/** The name's rules alone, in the same order (a change of the name). */
-export const NAME_CHECKS = ACCOUNT_RULES
-  .filter((r) => r.field === "name").map((r) => r.check);
-
-/** The e-mail's rules alone (a change of the e-mail). */
-export const EMAIL_CHECKS = ACCOUNT_RULES
-  .filter((r) => r.field === "email").map((r) => r.check);
-
-/** The password's rules alone, in the same order (a password reset). */
-export const PASSWORD_CHECKS = ACCOUNT_RULES
-  .filter((r) => r.field === "password").map((r) => r.check);
-
 /**
  * A field's rules as zod refinements, in the order of ACCOUNT_RULES. They
  * stop at the value's first broken rule, so no costly rule runs on a value
@@ -230,7 +224,7 @@ export const PASSWORD_CHECKS = ACCOUNT_RULES
  */
 const rulesOf = (field: AccountField) => <T extends z.ZodString>(s: T): T =>
   ACCOUNT_RULES.filter((r) => r.field === field)
-    .reduce((value, r) => value.refine(r.ok, rule(r.check.message)), s);
+    .reduce((value, r) => value.refine(r.ok, rule(r.message)), s);
 
 export const usernameRules = rulesOf("username");
 export const nameRules = rulesOf("name");
@@ -239,11 +233,11 @@ export const emailRules = rulesOf("email");
 export const passwordRules = rulesOf("password");
 
 /** Missing, `null`, empty or not a string: what comes before every rule. */
-export const FIELDS_REQUIRED = check(
-  400,
-  MSG.allFieldsRequired,
-  "a field is missing, `null` or empty (the username, name and e-mail once trimmed: whitespace alone is empty), or the username, name, e-mail or password is not a string",
-);
+export const FIELDS_REQUIRED_RULE = {
+  message: MSG.allFieldsRequired,
+  when:
+    "a field is missing, `null` or empty (the username, name and e-mail once trimmed: whitespace alone is empty), or the username, name, e-mail or password is not a string",
+} as const satisfies Broken;
 
 /** Surrounding whitespace is dropped; whitespace alone counts as empty. */
 const requiredText = () =>
@@ -271,8 +265,8 @@ export const ImportedAccountSchema = NewAccountSchema.extend({
 });
 
 /** The checks of a new account, as POST /api/users makes them (role aside). */
-const CHECK_ORDER: readonly Message[] = [FIELDS_REQUIRED, ...ACCOUNT_CHECKS]
-  .map((c) => c.message);
+const CHECK_ORDER: readonly Message[] = [FIELDS_REQUIRED_RULE, ...ACCOUNT_RULES]
+  .map((r) => r.message);
 
 export type AccountCheck<A = NewAccount> =
   | { ok: true; account: A }

@@ -1,5 +1,4 @@
 import type { Profile } from "../accounts/fields.ts";
-import type { MfaSummary } from "../db/mfa.ts";
 /** The account as the service shows it: never the password nor its hash. */
 export const ROLES = ["admin", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
@@ -24,6 +23,18 @@ export interface Disable {
   until: string | null;
   /** ISO 8601 in UTC with milliseconds. */
   since: string;
+}
+
+/** A user's factors as they are shown: never a secret, a key or a code. */
+export interface MfaSummary {
+  totp: { enrolledAt: string } | null;
+  passkeys: {
+    id: number;
+    name: string;
+    createdAt: string;
+    lastUsedAt: string | null;
+  }[];
+  recoveryCodesLeft: number;
 }
 
 /** A user as `GET /api/users/{id}` shows them; the list shows `User`. */

@@ -30,7 +30,7 @@ import {
   FIELDS_REQUIRED,
   NAME_CHECKS,
   PASSWORD_CHECKS,
-} from "./account-rules.ts";
+} from "./account-checks.ts";
 import { parseUserId } from "./user.ts";
 
 import {

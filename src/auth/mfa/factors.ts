@@ -9,12 +9,15 @@
 import type { Context } from "hono";
 import type { TransactionSql } from "postgres";
 import type { AuditParty } from "../../audit/chain.ts";
-import { auditContext } from "../../audit/context.ts";
+import {
+  auditContext,
+  type AuditEnv,
+  type WriteEnv,
+} from "../../http/audit-context.ts";
 import { auditEvents } from "../../audit/events.ts";
 import type { Config } from "../../config.ts";
 import type { ChallengePurpose } from "../../db/mfa.ts";
 import type { Store } from "../../db/store.ts";
-import type { AppEnv } from "../../http/env.ts";
 import type { Passkeys } from "./passkeys.ts";
 import { recoveryCodeHash } from "./recovery.ts";
 import { isTotpCode, totpStep } from "./totp.ts";
@@ -43,7 +46,7 @@ export interface PreparedFactor {
 
 /** A refused factor as a route's outcome (Retry-After set for a full window). */
 export function refusal(
-  c: Context<AppEnv>,
+  c: Context,
   verdict: FactorVerdict,
 ): "invalid_code" | "throttled" | undefined {
   if (verdict.ok) return undefined;
@@ -61,8 +64,8 @@ export function createFactors(
 
   return {
     /** Reads and computes what checking `input` needs, before the transaction that decides it. */
-    async prepare(
-      c: Context<AppEnv>,
+    async prepare<E extends WriteEnv>(
+      c: Context<E>,
       userId: number,
       input: FactorInput,
       purpose: Exclude<ChallengePurpose, "register">,
@@ -108,7 +111,7 @@ export function createFactors(
      * waits for no lock. A login with its code skips this: its refusal must
      * also clear the right password's count, in the session's write.
      */
-    async windowFull(c: Context<AppEnv>, userId: number) {
+    async windowFull(c: Context, userId: number) {
       const retryAfter = await store.mfa.windowFull(
         userId,
         max,
@@ -124,9 +127,9 @@ export function createFactors(
      * full window answers `retryAfter` and checks nothing), then used up;
      * a wrong one recorded, a right one's count taken back.
      */
-    async decide(
+    async decide<E extends AuditEnv>(
       tx: TransactionSql,
-      c: Context<AppEnv>,
+      c: Context<E>,
       user: AuditParty,
       factor: PreparedFactor,
       purpose: "login" | "step_up",
