@@ -1,6 +1,6 @@
 import type { Sql, TransactionSql } from "postgres";
 import { PROFILE_FIELDS } from "../accounts/fields.ts";
-import { createAccountWrites } from "../accounts/write.ts";
+import { createAccountWrites } from "./account-writes.ts";
 import { type AuditEvent, auditEvents } from "../audit/events.ts";
 import type { Role } from "../users/user.ts";
 import { recordAudits } from "./audit.ts";

@@ -1,12 +1,12 @@
 import type { TransactionSql } from "postgres";
-import type { AccountWrites } from "../accounts/write.ts";
+import type { AccountWrites } from "./account-writes.ts";
 import type { AuditEvent } from "../audit/events.ts";
 import type { BatchJob, ImportedUser } from "./import-verdicts.ts";
 import { isUniqueViolation } from "./user-rows.ts";
 
 /**
  * The fields the record gives written over the user's through the one
- * write path (src/accounts/write.ts), as the API changes an account, in a
+ * write path (src/db/account-writes.ts), as the API changes an account, in a
  * savepoint: an e-mail another user has refuses this record alone.
  * Answers the records of what changed; undefined when the user is gone or
  * the e-mail is taken.

@@ -11,7 +11,7 @@ import {
   createAccountWrites,
   type DisableChange,
   recordAll,
-} from "../accounts/write.ts";
+} from "./account-writes.ts";
 import { canonicalJson } from "../audit/chain.ts";
 import type { ScimOwners } from "./scim-owners.ts";
 import {
@@ -98,7 +98,7 @@ export function createScimUsers(
      * makes of it (a PUT's body, a PATCH's operations applied), in one
      * transaction holding the user's row: all of it or, on a fault, a
      * broken unique key or a stale If-Match, none of it. The account
-     * changes through the one write path (src/accounts/write.ts).
+     * changes through the one write path (src/db/account-writes.ts).
      */
     async write(
       id: number,

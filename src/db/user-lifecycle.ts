@@ -6,7 +6,7 @@ import {
   acting,
   createAccountWrites,
   recordAll,
-} from "../accounts/write.ts";
+} from "./account-writes.ts";
 import { disableCleared, disableExpired } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import {

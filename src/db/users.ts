@@ -5,7 +5,7 @@ import {
   createAccountWrites,
   type NewAccount,
   recordAll,
-} from "../accounts/write.ts";
+} from "./account-writes.ts";
 import type { User } from "../users/user.ts";
 import { disabledNow } from "./account-state.ts";
 import { createUserList, sameIdentity } from "./user-list.ts";
@@ -59,7 +59,7 @@ export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
     },
 
     /**
-     * Changes the account through the one write path (src/accounts/write.ts),
+     * Changes the account through the one write path (src/db/account-writes.ts),
      * if `caller` may still write: every consequence and record is its.
      * With `ifVersions` (If-Match) the row is written only when its version
      * is one of them, so of two writes expecting one version only the first

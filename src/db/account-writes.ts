@@ -23,20 +23,20 @@ import {
   type ConnectionRef,
   MINTER_REMOVED,
 } from "../audit/events.ts";
-import { disabledNow, disableExpired } from "../db/account-state.ts";
-import { revokeMinted } from "../db/api-keys.ts";
-import { recordAudit } from "../db/audit.ts";
-import { clearLoginFailures } from "../db/throttle.ts";
-import { iso } from "../db/time.ts";
+import { disabledNow, disableExpired } from "./account-state.ts";
+import { revokeMinted } from "./api-keys.ts";
+import { recordAudit } from "./audit.ts";
+import { clearLoginFailures } from "./throttle.ts";
+import { iso } from "./time.ts";
 import {
   identityKeys,
   newRowValues,
   type NewUser,
   userRows,
-} from "../db/user-rows.ts";
+} from "./user-rows.ts";
 import { lowerCaseKey } from "../users/canonical.ts";
 import type { Role, User } from "../users/user.ts";
-import { PROFILE_FIELDS, type ProfileChange } from "./fields.ts";
+import { PROFILE_FIELDS, type ProfileChange } from "../accounts/fields.ts";
 
 /**
  * Who changes the account: a person or their key (`actor`), a SCIM
