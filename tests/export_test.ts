@@ -61,6 +61,7 @@ Deno.test("GET /api/users/export is the export, not a user of id `export`; hashe
   assertEquals(lines.length, 1);
   assertEquals(Object.keys(lines[0]).sort(), [
     "createdAt",
+    "department",
     "disabled",
     "email",
     "externalId",
