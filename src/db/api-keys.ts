@@ -11,6 +11,7 @@ import { disabledNow, liveKey } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
+import { accountColumns } from "./user-rows.ts";
 
 /** An API key as the service shows it: never its secret nor the secret's hash. */
 export interface ApiKey {
@@ -44,6 +45,7 @@ const LAST_USED_EVERY = "1 minute";
 
 /** The keys of users: their SQL, as the store's other parts keep theirs. */
 export function createApiKeyStore(sql: Sql, { asCaller }: Writer) {
+  const ownerAccount = accountColumns(sql, "u");
   // Built once, as every request with a key reads it.
   const ownerLive = sql`${liveKey(sql)} and not ${disabledNow(sql, "u")}`;
   /** The key's own columns as shown; `k` names the api_keys row. */
@@ -72,7 +74,7 @@ export function createApiKeyStore(sql: Sql, { asCaller }: Writer) {
       const [row] = await sql<
         (Account & { keyId: number; stale: boolean })[]
       >`
-        select k.id as "keyId", u.id, u.username, u.name, u.email, u.role,
+        select k.id as "keyId", ${ownerAccount},
           (k.last_used_at is null
             or k.last_used_at < now() - ${LAST_USED_EVERY}::interval) as stale
         from api_keys k join users u on u.id = k.user_id

@@ -21,6 +21,7 @@ import {
 import type { Account } from "../users/user.ts";
 import { countingWindow } from "./time.ts";
 import { beforeWrite, type WriteBy, type Writer } from "./write.ts";
+import { accountColumns } from "./user-rows.ts";
 
 /** What a WebAuthn challenge is for: each is taken back only for its own purpose. */
 export type ChallengePurpose = "register" | "login" | "step_up";
@@ -41,6 +42,7 @@ export type FactorAttempt =
 
 /** Challenges, pending logins and wrong-code counters. */
 export function createMfaAttempts(sql: Sql, { transaction }: Writer) {
+  const account = accountColumns(sql, "u");
   return {
     /** Keeps a WebAuthn challenge for the user and purpose, for `ttlSeconds`. */
     async saveChallenge(
@@ -129,7 +131,7 @@ export function createMfaAttempts(sql: Sql, { transaction }: Writer) {
      */
     async pendingUser(tokenHash: Uint8Array): Promise<PendingUser | undefined> {
       const [row] = await sql<PendingUser[]>`
-        select u.id, u.username, u.name, u.email, u.role,
+        select ${account},
           u.password_version as "passwordVersion"
         from mfa_pending p join users u on u.id = p.user_id
         where p.token_hash = ${tokenHash} and p.expires_at > now()

@@ -24,6 +24,7 @@ import { createScimUsers } from "./scim-users.ts";
 import { iso } from "./time.ts";
 import type { Writer } from "./write.ts";
 import { PROFILE_FIELDS } from "../accounts/fields.ts";
+import { accountColumns } from "./user-rows.ts";
 
 export * from "./scim-types.ts";
 
@@ -41,7 +42,7 @@ export function createScimStore(sql: Sql, writer: Writer) {
     }) as profile`,
   );
   const userShown = (connectionId: number) =>
-    sql`u.id, u.username, u.name, u.email, u.role,
+    sql`${accountColumns(sql, "u")},
     ${iso(sql, "u.created_at")} as created,
     ${iso(sql, "coalesce(u.modified_at, u.created_at)")} as modified,
     u.version::text as version, ${disableExpired(sql, "u")} as expired,

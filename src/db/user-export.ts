@@ -6,6 +6,7 @@ import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
 import { createUserList } from "./user-list.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
+import { accountColumns } from "./user-rows.ts";
 
 /** The export of every user as NDJSON, and its record. */
 export function createUserExport(
@@ -23,7 +24,7 @@ export function createUserExport(
     PROFILE_FIELDS.map((f) => `users.${f.column} as "${f.wire}"`).join(", "),
   );
   const exported = (passwordHashes: boolean) =>
-    sql`users.id, users.username, users.name, users.email, users.role,
+    sql`${accountColumns(sql)},
     ${iso(sql, "users.created_at")} as "createdAt",
     case when ${disabledNow(sql)} then json_build_object(
       'reason', users.disabled_reason,

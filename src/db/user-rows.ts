@@ -9,7 +9,7 @@ import {
 import type { Account, Role, User, UserDetail } from "../users/user.ts";
 import { disabledNow, disableExpired } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
-import { mfaSummaryOf } from "./mfa.ts";
+import { mfaSummaryOf } from "./mfa-factors.ts";
 import { iso } from "./time.ts";
 
 export interface NewUser {
@@ -60,6 +60,15 @@ export const identityKeys = (u: { username: string; email: string }) => ({
   email_skeleton: lookalikeKey(u.email),
 });
 
+/**
+ * The account as every read shows it (Account: id, username, name, e-mail,
+ * role), from the users row named `t` in the query: the one list of its
+ * columns. A flat fragment (see account-state.ts), so a hot lookup pays no
+ * rebuilding of nested fragments.
+ */
+export const accountColumns = (sql: Sql | TransactionSql, t = "users") =>
+  sql.unsafe(`${t}.id, ${t}.username, ${t}.name, ${t}.email, ${t}.role`);
+
 /** A new users row's columns, every key included. */
 export const newRowValues = (u: NewUser) => ({
   username: u.username,
@@ -100,7 +109,7 @@ export type DetailRow = UserDetail & { version__: string; expired__: boolean };
  * part of the users store (users.ts, user-lifecycle.ts, user-service.ts).
  */
 export function userRows(sql: Sql) {
-  const account = sql`id, username, name, email, role`;
+  const account = accountColumns(sql);
   const user = sql`${account},
     ${iso(sql, "created_at")} as "createdAt"`;
 
