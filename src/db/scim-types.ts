@@ -7,6 +7,7 @@ import type { Profile } from "../accounts/fields.ts";
 import type { AuditContext, ConnectionRef } from "../audit/events.ts";
 import type { Role } from "../users/user.ts";
 import type { WriteBy } from "./write.ts";
+import { isUniqueViolation } from "./user-rows.ts";
 
 type Fragment = PendingQuery<Row[]>;
 
@@ -108,15 +109,13 @@ export type ScimRemoved =
   | typeof MANAGED_ELSEWHERE
   | "precondition_failed";
 
-const UNIQUE_VIOLATION = "23505";
-
 /** The write's outcome, or the `uniqueness` fault of the unique key it broke (and so rolled back). */
 export async function orTaken<T>(write: Promise<T>): Promise<T | ScimFault> {
   try {
     return await write;
   } catch (e) {
-    const err = e as { code?: string; constraint_name?: string };
-    if (err?.code !== UNIQUE_VIOLATION) throw e;
+    if (!isUniqueViolation(e)) throw e;
+    const err = e as { constraint_name?: string };
     const constraint = err.constraint_name ?? "";
     return {
       fault: "uniqueness",

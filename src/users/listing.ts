@@ -1,3 +1,5 @@
+import { USER_ID_MAX } from "./user.ts";
+
 /**
  * A place in the list's order: a user's creation time in microseconds since
  * the epoch (the column's full precision, which the JSON's milliseconds lack)
@@ -105,7 +107,7 @@ export function decodeCursor(cursor: string): ListPosition | undefined {
   const m = /^(-?[0-9]{1,18})\.([0-9]{1,10})$/.exec(text);
   if (!m || !microsecondsInRange(m[1])) return undefined;
   const id = Number(m[2]);
-  return id <= 2_147_483_647 ? { at: m[1], id } : undefined;
+  return id <= USER_ID_MAX ? { at: m[1], id } : undefined;
 }
 
 /**
