@@ -7,6 +7,7 @@
 import { assert, assertEquals } from "./support/assert.ts";
 import { loginCookie, sharedService } from "./support/service.ts";
 import { ndjson, runImport } from "./support/imports.ts";
+import { createKey, keyClient } from "./support/api-keys.ts";
 import {
   clearScim,
   createConnection,
@@ -454,4 +455,128 @@ Deno.test("a user provisioned without a password and one imported without one ho
     (await svc.client().login(scimName, "anything at all")).status,
     401,
   );
+});
+
+Deno.test("demoting an admin who minted a key for someone gives the same records and revocation through the API and through a connection's groups", async () => {
+  const svc = await service();
+  await clearScim(svc);
+  /** The records of a demotion, key ids made alike and the connection set aside. */
+  const demotion = async (since: number) =>
+    (await recordsSince(svc, since)).map(({ action, details }) => {
+      const { connection: _, keyId, ...rest } = details;
+      return {
+        action,
+        details: keyId === undefined ? rest : { ...rest, keyId: "key" },
+      };
+    });
+
+  // Through the API.
+  const admin = await svc.userClient("admin");
+  const viewer = await svc.userClient("viewer");
+  const apiKey = await createKey(
+    svc,
+    viewer.account.id,
+    "minted",
+    admin.client,
+  );
+  let since = await lastRecord(svc);
+  await svc.admin.PATCH("/api/users/{id}", {
+    params: { path: { id: admin.account.id } },
+    body: { role: "viewer" },
+  });
+  const byApi = await demotion(since);
+  assertEquals(
+    (await keyClient(svc, apiKey.key).GET("/api/auth/me")).response.status,
+    401,
+  );
+
+  // Through a connection: admin by its group, demoted by leaving it.
+  const conn = await createConnection(svc, "Okta", ["Admins"]);
+  const idp = scimClient(svc, conn.token);
+  const local = `grace-${crypto.randomUUID().slice(0, 6)}`;
+  const made = await idp.post("/Users", {
+    userName: `${local}@example.com`,
+    password: "correct horse",
+  });
+  const group = await idp.post("/Groups", {
+    displayName: "Admins",
+    members: [{ value: made.body.id }],
+  });
+  assertEquals(group.status, 201);
+  const grace = svc.client();
+  assertEquals(
+    (await grace.login(`${local}@example.com`, "correct horse")).status,
+    200,
+  );
+  const scimKey = await createKey(svc, viewer.account.id, "minted", grace);
+  since = await lastRecord(svc);
+  const left = await idp.patch(
+    `/Groups/${group.body.id}`,
+    patchOp({ op: "remove", path: `members[value eq "${made.body.id}"]` }),
+  );
+  assertEquals(left.status, 200);
+  const byScim = await demotion(since);
+  assertEquals(
+    (await keyClient(svc, scimKey.key).GET("/api/auth/me")).response.status,
+    401,
+  );
+
+  assertEquals(byApi, [
+    { action: "user.role_changed", details: { from: "admin", to: "viewer" } },
+    {
+      action: "key.revoked",
+      details: { keyId: "key", name: "minted", reason: "minter removed" },
+    },
+  ]);
+  assertEquals(byScim.filter((r) => r.action !== "group.updated"), byApi);
+});
+
+Deno.test("a rename to a name another user's looks like is refused at every door, and nothing changes", async () => {
+  const svc = await service();
+  await clearScim(svc);
+  const taken = await svc.admin.POST("/api/users", { body: someone("olga") });
+  // Cyrillic `о` for the Latin `o` of the taken e-mail.
+  const lookalike = taken.data!.email.replace("o", "\u043e");
+
+  const target = await svc.admin.POST("/api/users", { body: someone("tim") });
+  const api = await svc.admin.PATCH("/api/users/{id}", {
+    params: { path: { id: target.data!.id } },
+    body: { email: lookalike },
+  });
+  assertEquals([api.response.status, api.error], [409, {
+    error: "Username or email already exists",
+  }]);
+
+  const conn = await createConnection(svc, "Okta");
+  const idp = scimClient(svc, conn.token);
+  const made = await idp.post("/Users", {
+    userName: `tom-${crypto.randomUUID().slice(0, 6)}@example.com`,
+  });
+  const scim = await idp.patch(
+    `/Users/${made.body.id}`,
+    patchOp({
+      op: "replace",
+      path: "emails",
+      value: [{ value: lookalike, type: "work", primary: true }],
+    }),
+  );
+  assertEquals([scim.status, scim.body.scimType], [409, "uniqueness"]);
+
+  const { done, errors } = await runImport(
+    svc,
+    ndjson([{
+      username: target.data!.username,
+      name: target.data!.name,
+      email: lookalike,
+    }]),
+    { query: "?onConflict=update" },
+  );
+  assertEquals(done.updated, 0);
+  assertEquals(errors.map((e: { error: string }) => e.error), [
+    "Username or email already exists",
+  ]);
+  const after = await svc.admin.GET("/api/users/{id}", {
+    params: { path: { id: target.data!.id } },
+  });
+  assertEquals(after.data?.email, target.data!.email);
 });
