@@ -61,7 +61,6 @@ export function requestScope(
     c.set("requestId", requestId);
     c.set("log", log);
     c.set("sessions", sessions);
-    headers.before(c, requestId);
     // Whole milliseconds are what the line says: Date.now is a builtin,
     // performance.now a call into the runtime.
     const started = log.enabled("info") ? Date.now() : -1;
@@ -73,8 +72,7 @@ export function requestScope(
       // gets its headers and its log line.
       res = await onError(e as Error, c);
     }
-    const dressed = headers.after(c, requestId, res);
-    res = dressed instanceof Promise ? await dressed : dressed;
+    res = await headers(c, requestId, res);
     if (started >= 0) {
       log.request({
         requestId,

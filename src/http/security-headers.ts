@@ -23,52 +23,41 @@ const HSTS = "max-age=31536000; includeSubDomains";
  * src/http/docs.ts and src/http/console.ts, which overwrite: false keeps).
  * HSTS for a year over HTTPS only: on plain HTTP it is ignored or wrong.
  *
- * An API answer gets them before it is made (`before`), as headers the
- * context holds for whatever answer it makes (every answer of the API is
- * made through it, errors and the deadline's included): the answer is then
- * made once, with all its headers. Setting them on an answer already made
- * would cost the body a copy: Deno prepares a made answer for sending, body
- * and headers, and touching its headers throws that away. A page's answer
- * gets them once it is made (`after`), where its own CSP decides.
+ * They are set on the answer once it is made, never prepared with
+ * `c.header`: Hono turns prepared headers into a Headers object that the
+ * Response then copies, sorted, a cost a small answer feels on every
+ * request. Set last, they are the API's, not a handler's: none can change
+ * them.
  */
-export function answerHeaders({ trustProxy }: { trustProxy: boolean }): {
-  before(c: Context<AppEnv>, requestId: string): void;
-  after(
-    c: Context<AppEnv>,
-    requestId: string,
-    res: Response,
-  ): Response | Promise<Response>;
-} {
+export function answerHeaders(
+  { trustProxy }: { trustProxy: boolean },
+): (
+  c: Context<AppEnv>,
+  requestId: string,
+  res: Response,
+) => Response | Promise<Response> {
   const documentHeaders = secureHeaders({
     strictTransportSecurity: false,
     overwrite: false,
   });
-  const isPage = (path: string) =>
-    path === "/docs" || path.startsWith("/docs/") || isConsolePath(path);
-  return {
-    before(c, requestId) {
-      if (isPage(c.req.path)) return;
-      for (const [name, value] of API_HEADERS) c.header(name, value);
-      c.header("X-Request-Id", requestId);
-      if (isHttps(c, trustProxy)) c.header("Strict-Transport-Security", HSTS);
-    },
-    after: (c, requestId, res) =>
-      isPage(c.req.path) ? onPage(c, requestId, res) : res,
-  };
-
-  async function onPage(c: Context<AppEnv>, requestId: string, res: Response) {
-    const headers = res.headers;
-    // A page's path that answered no page of its own (a 404 under
-    // /admin) is an API answer.
-    if (!headers.has("content-security-policy")) {
-      for (const [name, value] of API_HEADERS) headers.set(name, value);
-    }
-    headers.set("X-Request-Id", requestId);
-    if (isHttps(c, trustProxy)) {
-      headers.set("Strict-Transport-Security", HSTS);
-    }
+  const onPage = async (c: Context<AppEnv>, res: Response) => {
     c.res = res;
     await documentHeaders(c, async () => {});
     return c.res;
-  }
+  };
+  return (c, requestId, res) => {
+    const path = c.req.path;
+    const page = path === "/docs" || path.startsWith("/docs/") ||
+      isConsolePath(path);
+    const https = isHttps(c, trustProxy);
+    const headers = res.headers;
+    // A page's path that answered no page of its own (a 404 under /admin)
+    // is an API answer.
+    if (!page || !headers.has("content-security-policy")) {
+      for (const [name, value] of API_HEADERS) headers.set(name, value);
+    }
+    headers.set("X-Request-Id", requestId);
+    if (https) headers.set("Strict-Transport-Security", HSTS);
+    return page ? onPage(c, res) : res;
+  };
 }
