@@ -62,8 +62,8 @@ export function createUserExport(
       });
     },
 
-    /** Every user as NDJSON (UTF-8, lines joined by newlines), in list order, a batch per statement. */
-    exportNdjson(passwordHashes: boolean): AsyncIterable<Uint8Array> {
+    /** Every user as NDJSON (lines joined by newlines), in list order, a batch per statement. */
+    exportNdjson(passwordHashes: boolean): AsyncIterable<string> {
       return createUserList(sql, exported(passwordHashes), "\n").listJson();
     },
   };

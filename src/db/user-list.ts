@@ -24,8 +24,6 @@ export interface ListPage {
   next?: ListPosition;
 }
 
-const decoder = new TextDecoder();
-
 /**
  * The condition "the user's username (or e-mail) is this value under the
  * canonical key": `*_fold`, or, in a row an older release wrote whose new
@@ -102,68 +100,47 @@ export function createUserList(
     }`;
   };
 
-  /** Up to `n` matching users after `after`, each with its position. */
-  const batch = async (
-    filter: UserFilter,
-    after: ListPosition | undefined,
-    n: number,
-  ) => {
-    // Rows as arrays (`values`): no object with named fields per row.
-    const rows = await sql<[string, string, number][]>`
-      select row_to_json(u)::text,
-        (extract(epoch from users.created_at) * 1000000)::int8::text,
-        users.id
-      from users, lateral (select ${user}) u
-      ${where(filter, after)}
-      order by users.created_at, users.id
-      limit ${n}`.values() as unknown as [string, string, number][];
-    return rows;
-  };
-
   /**
-   * Up to `n` matching users after `after` as one piece of UTF-8 JSON
-   * (elements joined by commas, as PostgreSQL wrote them), the count and
-   * the last one's position. Raw bytes: no string per user is made here,
-   * which keeps the garbage of a long list, and so the heap, small.
-   *
-   * One pass over the ordered, limited rows: the aggregates take them in the
-   * subquery's order (PostgreSQL's documented way to feed an aggregate
-   * sorted input, sound while the outer level has no join), so neither
-   * needs a sort of its own, and the position is computed for the last row
-   * only: its time is the greatest, its id the last taken.
+   * Up to `n` matching users after `after`, in list order, as rows of two
+   * texts: each user's JSON, as PostgreSQL wrote it, and, for the `mark`-th
+   * row only, its position (`<microseconds>.<id>`), where the next read
+   * starts. A row per user rather than one aggregate: joining the JSON in
+   * PostgreSQL (string_agg) cost its backend more than the rest of the
+   * statement. The window counts the rows in the subquery's order, which
+   * the outer level keeps (no join, no order of its own), so only one
+   * row's position is computed. Texts rather than bytes: a string per row
+   * is young garbage the collector clears cheaply, where large byte
+   * buffers made per request weigh on it as outside memory.
    */
-  const jsonBatch = async (
+  const rows = async (
     filter: UserFilter,
     after: ListPosition | undefined,
     n: number,
-  ) => {
-    const [row] = await sql`
-      select string_agg(b.json, ${separator}), count(*)::int,
-        (extract(epoch from max(b.created_at)) * 1000000)::int8::text
-          || '.' || (array_agg(b.id))[count(*)]
+    mark: number,
+  ) =>
+    await sql`
+      select b.json, case when row_number() over () = ${mark}
+        then (extract(epoch from b.created_at) * 1000000)::int8::text
+          || '.' || b.id end
       from (
         select row_to_json(u)::text as json, users.created_at, users.id
         from users, lateral (select ${user}) u
         ${where(filter, after)}
         order by users.created_at, users.id
-        limit ${n}) b`.raw() as unknown as [
-      Uint8Array | null,
-      Uint8Array,
-      Uint8Array | null,
-    ][];
-    const count = Number(decoder.decode(row[1]));
-    const last = row[2] && decoder.decode(row[2]).split(".");
-    return {
-      json: row[0],
-      count,
-      last: last ? { at: last[0], id: Number(last[1]) } : undefined,
-    };
+        limit ${n}) b`.values() as unknown as [string, string | null][];
+
+  /** The position a row of `rows` carries. */
+  const positionOf = (mark: string): ListPosition => {
+    const [at, id] = mark.split(".");
+    return { at, id: Number(id) };
   };
 
-  const positionOf = (row: [string, string, number]): ListPosition => ({
-    at: row[1],
-    id: row[2],
-  });
+  /** The JSON of `rows` joined by the separator. */
+  const joined = (found: [string, unknown][]) => {
+    let json = found[0][0];
+    for (let i = 1; i < found.length; i++) json += separator + found[i][0];
+    return json;
+  };
 
   return {
     /**
@@ -193,31 +170,33 @@ export function createUserList(
     },
 
     /**
-     * Every matching user after `after` as JSON (UTF-8, elements joined by
-     * commas), in batches of one statement each, so the whole list never sits in memory and nothing
-     * is held between batches.
+     * Every matching user after `after` as JSON text, a batch of elements
+     * joined by the separator at a time, one statement each, so the whole
+     * list never sits in memory and nothing is held between batches.
      */
     listJson(
       filter: UserFilter = {},
       after?: ListPosition,
       batchSize = LIST_BATCH,
-    ): AsyncIterable<Uint8Array> {
+    ): AsyncIterable<string> {
       let position = after;
       let done = false;
       // A plain iterator rather than an async generator: each step is the
       // batch's own promise, with no generator's queue around it.
       return {
         [Symbol.asyncIterator]: () => ({
-          async next(): Promise<IteratorResult<Uint8Array>> {
+          async next(): Promise<IteratorResult<string>> {
             if (done) return { done: true, value: undefined };
-            const b = await jsonBatch(filter, position, batchSize);
+            const found = await rows(filter, position, batchSize, batchSize);
             // A short batch is the last: no statement to learn that nothing follows.
-            if (b.count < batchSize) done = true;
-            if (!b.json || !b.last) return { done: true, value: undefined };
-            position = b.last;
-            return { done: false, value: b.json };
+            if (found.length < batchSize) done = true;
+            if (found.length === 0) return { done: true, value: undefined };
+            // A full batch carries its last user's position.
+            const last = found[found.length - 1][1];
+            position = last === null ? undefined : positionOf(last);
+            return { done: false, value: joined(found) };
           },
-          return(): Promise<IteratorResult<Uint8Array>> {
+          return(): Promise<IteratorResult<string>> {
             done = true;
             return Promise.resolve({ done: true, value: undefined });
           },
@@ -231,12 +210,13 @@ export function createUserList(
       after: ListPosition | undefined,
       limit: number,
     ): Promise<ListPage> {
-      const rows = await batch(filter, after, limit + 1);
-      if (rows.length <= limit) return { rows: rows.map((r) => r[0]) };
-      const page = rows.slice(0, limit);
+      const found = await rows(filter, after, limit + 1, limit);
+      const page = found.length <= limit ? found : found.slice(0, limit);
       return {
         rows: page.map((r) => r[0]),
-        next: positionOf(page[limit - 1]),
+        next: found.length > limit
+          ? positionOf(page[limit - 1][1]!)
+          : undefined,
       };
     },
   };

@@ -1,17 +1,16 @@
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-const OPEN = encoder.encode("[");
 const COMMA = encoder.encode(",");
 const CLOSE = encoder.encode("]");
 
 /**
- * Some elements of a JSON array, each already serialised as JSON: as strings,
- * or as UTF-8 bytes of elements already joined by commas (never empty).
+ * Some elements of a JSON array, each already serialised as JSON: as
+ * strings, or as one text of elements already joined by commas (never
+ * empty).
  */
-export type JsonBatch = string[] | Uint8Array;
+export type JsonBatch = string[] | string;
 
-const bytesOf = (batch: JsonBatch) =>
-  batch instanceof Uint8Array ? batch : encoder.encode(batch.join(","));
+const textOf = (batch: JsonBatch) =>
+  typeof batch === "string" ? batch : batch.join(",");
 const isEmpty = (batch: JsonBatch) => batch.length === 0;
 
 /**
@@ -27,18 +26,16 @@ export async function jsonArrayBody(
   onError: (cause: unknown) => void,
 ): Promise<string | ReadableStream<Uint8Array>> {
   const source = batches[Symbol.asyncIterator]();
-  const head: Uint8Array[] = [];
+  const head: string[] = [];
   for (let i = 0; i < 2; i++) {
     const next = await source.next();
-    if (next.done) {
-      return `[${head.map((b) => decoder.decode(b)).join(",")}]`;
-    }
-    if (!isEmpty(next.value)) head.push(bytesOf(next.value));
+    if (next.done) return `[${head.join(",")}]`;
+    if (!isEmpty(next.value)) head.push(textOf(next.value));
   }
   let empty = head.length === 0;
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(concat([OPEN, ...joined(head)]));
+      controller.enqueue(encoder.encode(`[${head.join(",")}`));
     },
     async pull(controller) {
       try {
@@ -52,7 +49,7 @@ export async function jsonArrayBody(
           }
           if (isEmpty(next.value)) continue;
           if (!empty) controller.enqueue(COMMA);
-          controller.enqueue(bytesOf(next.value));
+          controller.enqueue(encoder.encode(textOf(next.value)));
           empty = false;
           return;
         }
@@ -65,17 +62,4 @@ export async function jsonArrayBody(
       await source.return?.();
     },
   }, { highWaterMark: 0 });
-}
-
-const joined = (parts: Uint8Array[]) =>
-  parts.flatMap((p, i) => i === 0 ? [p] : [COMMA, p]);
-
-function concat(parts: Uint8Array[]) {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

@@ -20,7 +20,8 @@ export interface ImportDeps {
 
 type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
 
-const NEWLINE = new TextEncoder().encode("\n");
+const encoder = new TextEncoder();
+const NEWLINE = encoder.encode("\n");
 
 export function createImportHandlers(
   { store, config, queued = () => {} }: ImportDeps,
@@ -143,7 +144,7 @@ export function createImportHandlers(
         try {
           const next = await batches.next();
           if (next.done) return controller.close();
-          controller.enqueue(next.value);
+          controller.enqueue(encoder.encode(next.value));
           newline = true;
         } catch (cause) {
           c.get("log").error("export stream failed", {

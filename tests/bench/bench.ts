@@ -29,6 +29,14 @@
  * with the cookie, and POST /api/users with an Idempotency-Key beside
  * without (each target 0.9), and prints them; RESULTS.md is not written.
  *
+ *   deno task bench --floor [--users 1000] [--fast-duration 1]
+ *                   [--fast-rounds 25] [--warmup 10] [--connections 10]
+ *
+ * `--floor` measures only the two pairs with the floor, GET /api/users (the
+ * whole list of `--users` users) and GET /api/auth/me, the service with its
+ * defaults as in the full run, and prints them; in RESULTS.md it rewrites
+ * only those two scenarios' lines (their table rows, targets and notes).
+ *
  *   deno task bench --mfa [--duration 3] [--rounds 9] [--warmup 10]
  *
  * `--mfa` measures POST /api/auth/login with a TOTP code (a user with a
@@ -2116,6 +2124,145 @@ async function logCostInProcess(databaseUrl: string, sid: string) {
   }
 }
 
+// ---------------------------------------------------------------- floor pairs
+
+/** The floor pairs' scenarios, as the full run names them. */
+const listScenario = () => `GET /api/users (${fmt(opts.users)} users)`;
+const ME_SCENARIO = "GET /api/auth/me";
+
+/**
+ * The note of a floor pair, as the full run writes it: the rounds' ratios,
+ * their median and each side's CPU per request.
+ */
+const floorNote = (
+  scenario: string,
+  p: { ratio: Row["ratio"] & object; as: Measured[]; bs: Measured[] },
+) =>
+  `${scenario}: service/floor in ${FAST.rounds} rounds of ${FAST.duration} s a side: ${
+    roundList(p.ratio)
+  } (median ${p.ratio.median.toFixed(2)}); ${
+    cpuNote(p.as, p.bs, "service", "floor")
+  }`;
+
+/** The targets of a floor pair's row, as the full run writes them. */
+const floorTargets = (r: Row): [string, string, boolean][] => [
+  [
+    `${r.scenario}: ≥ 0.85 × floor req/s`,
+    `${r.ratio!.median.toFixed(2)} × (${fmt(r.service.rps)} vs ${
+      fmt(r.floor!.rps)
+    }; ${roundRange(r.ratio!)})`,
+    r.ratio!.median >= 0.85,
+  ],
+  [
+    `${r.scenario}: p99 < 50 ms`,
+    `${fmt(r.service.p99Ms, 1)} ms`,
+    r.service.p99Ms < 50,
+  ],
+];
+
+/** `--floor`: GET /api/users and GET /api/auth/me beside the floor, alone. */
+async function floorOnly() {
+  const wrkPath = await findWrk();
+  console.log(`uptime at the start: ${await uptime()}`);
+  await using db = await scratchDatabase("ua_bench");
+  {
+    // Migrates the empty database and creates the bench's admin.
+    await using _first = await startService({ DATABASE_URL: db.url });
+  }
+  await seed(db.sql, opts.users);
+  await using service = await startDefaults(db.url);
+  await using floor = await startFloor(db.url);
+  const sid = await login(service.baseUrl);
+  await sameAnswer(service, floor, sid, "/api/users");
+  await sameAnswer(service, floor, sid, "/api/auth/me");
+  await sameAnswer(service, floor, sid, "/api/users", {
+    "if-none-match": await listTag(service, sid),
+  });
+  console.log(
+    "service and floor answer byte-identical bodies and the same headers",
+  );
+  const rows: Row[] = [];
+  const notes: [string, string][] = [];
+  for (
+    const [scenario, path] of [
+      [listScenario(), "/api/users"],
+      [ME_SCENARIO, "/api/auth/me"],
+    ]
+  ) {
+    say(`${scenario} ...`);
+    const p = await paired(
+      (over) => wrk(wrkPath, service, sid, { path, ...over }),
+      (over) => wrk(wrkPath, floor, sid, { path, ...over }),
+      undefined,
+      FAST,
+    );
+    const row = { scenario, service: p.a, floor: p.b, ratio: p.ratio };
+    rows.push(row);
+    notes.push([scenario, floorNote(scenario, p)]);
+    console.log(table([row]).split("\n")[2]);
+  }
+  const targets = rows.flatMap(floorTargets);
+  console.log(`\n${table(rows)}\n`);
+  for (const [, note] of notes) console.log(`- ${note}`);
+  for (const [what, measured, met] of targets) {
+    console.log(`${met ? "met" : "MISSED"}: ${what}: ${measured}`);
+  }
+  console.log(`uptime at the end: ${await uptime()}`);
+  await rewriteFloorLines(rows, targets, notes);
+}
+
+/**
+ * Rewrites in RESULTS.md the lines of these scenarios only: each one's table
+ * row, its targets and its note (a note it lacks is added after the last
+ * note above the kept marker). The file's other figures stay as they were.
+ */
+async function rewriteFloorLines(
+  rows: Row[],
+  targets: [string, string, boolean][],
+  notes: [string, string][],
+) {
+  let text = await Deno.readTextFile(opts.out).catch(() => undefined);
+  if (text === undefined) {
+    console.log(`${opts.out} not found: nothing written`);
+    return;
+  }
+  const lines = text.split("\n");
+  const replaceRow = (starts: string, line: string) => {
+    const i = lines.findIndex((l) =>
+      l.startsWith(starts) && /^ *\|/.test(l.slice(starts.length))
+    );
+    if (i >= 0) lines[i] = line;
+    return i >= 0;
+  };
+  for (const r of rows) {
+    replaceRow(`| ${r.scenario}`, table([r]).split("\n")[2]);
+  }
+  for (const [t, m, ok] of targets) {
+    replaceRow(`| ${t}`, `| ${t} | ${m} | ${ok ? "yes" : "**no**"} |`);
+  }
+  text = lines.join("\n");
+  const kept = text.indexOf(KEPT_MARKER);
+  let head = kept < 0 ? text : text.slice(0, kept);
+  const tail = kept < 0 ? "" : text.slice(kept);
+  for (const [scenario, note] of notes) {
+    // A note runs from its "- " to the next bullet, blank line or heading.
+    const at = head.search(
+      new RegExp(`^- ${RegExp.escape(scenario)}: service/floor`, "m"),
+    );
+    if (at >= 0) {
+      const end = head.slice(at + 2).search(/\n(?:- |\n|#)/);
+      head = `${head.slice(0, at)}- ${note}${
+        end < 0 ? "" : head.slice(at + 2 + end)
+      }`;
+    } else {
+      head = `${head.trimEnd()}\n- ${note}\n\n`;
+    }
+  }
+  await Deno.writeTextFile(opts.out, head + tail);
+  await run(Deno.execPath(), ["fmt", opts.out]);
+  console.log(`rewrote the lines of these scenarios in ${opts.out}`);
+}
+
 // ---------------------------------------------------------------- second factor
 
 /** A TOTP code of the secret for now's 30-second step (RFC 6238, SHA-1, 6 digits). */
@@ -2834,4 +2981,5 @@ else if (Deno.args.includes("--webhooks")) await webhooksBench();
 else if (Deno.args.includes("--sse")) await sseFanOut();
 else if (Deno.args.includes("--keys")) await keysOnly();
 else if (Deno.args.includes("--mfa")) await mfaOnly();
+else if (Deno.args.includes("--floor")) await floorOnly();
 else await main();
