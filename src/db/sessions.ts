@@ -23,6 +23,7 @@ import {
   type WriteBy,
   type Writer,
 } from "./write.ts";
+import { accountColumns } from "./user-rows.ts";
 
 /** Where a login came from, kept with its session for an admin to see. */
 export interface SessionOrigin {
@@ -61,6 +62,7 @@ export interface ResolvedSession {
 
 /** Sessions: logins, their lookup, their end. */
 export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
+  const userAccount = accountColumns(sql, "u");
   /** A session (`s`) whose `last_seen_at` is due: never written, or over a minute ago. */
   const unseen = sql`(s.last_seen_at is null
     or s.last_seen_at <= now() - interval '1 minute')`;
@@ -173,7 +175,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
       const [row] = await sql<
         (Account & Omit<ResolvedSession, "account"> & { unseen: boolean })[]
       >`
-        select u.id, u.username, u.name, u.email, u.role, ${unseen} as unseen,
+        select ${userAccount}, ${unseen} as unseen,
           u.mfa_enabled as "mfaEnabled",
           extract(epoch from now() - s.second_factor_at)::float8
             as "secondFactorAge"
