@@ -3,10 +3,15 @@
  * API with a session or a key (logins included), `scim` for a connection's
  * writes under /scim/v2, `import` for an import job's records, and null for
  * the service itself (the first admin at startup, the housekeeping sweep).
- * The chain verifies with them, and a record in the text an older release
- * writes (no door) still verifies beside them.
+ * The feed carries it as the trail has it; the chain verifies with them,
+ * and a record in the text an older release writes (no door) still
+ * verifies beside them.
  */
-import type { AuditRecord } from "@user-admin/client";
+import {
+  type AuditRecord,
+  auditStream,
+  createUserAdminClient,
+} from "@user-admin/client";
 import { verifyChain } from "../src/audit/verify.ts";
 import { NO_DEADLINE } from "../src/db/write.ts";
 import { createKey, keyClient } from "./support/api-keys.ts";
@@ -119,6 +124,21 @@ Deno.test("a SCIM connection's create and patch say via scim; the connection's c
     r.action === "connection.created" && r.details.name === "Via IdP"
   );
   assertEquals(made.via, "api");
+
+  // The change feed carries the door as the trail has it (over the port,
+  // with a client of its own: a stream never ends for the harness's fetch).
+  const reader = createUserAdminClient({ baseUrl: svc.baseUrl });
+  assert((await reader.login(ADMIN.username, ADMIN.password)).ok);
+  const stop = new AbortController();
+  const feed = auditStream({
+    client: reader,
+    after: create.id - 1,
+    signal: stop.signal,
+  });
+  const streamed = (await feed.next()).value!;
+  stop.abort();
+  assertEquals(streamed, create);
+
   await clearScim(svc);
   await assertChainIntact(svc);
 });
