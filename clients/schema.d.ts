@@ -1989,7 +1989,7 @@ export interface components {
         AuditRecord: {
             /** @enum {string} */
             action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed";
-            /** @description Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task and failed, throttled or refused logins */
+            /** @description Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task, failed, throttled or refused logins, and a SCIM connection's writes (`via` `scim`, the connection in `details.connection`) */
             actor: components["schemas"]["AuditParty"] | null;
             /**
              * @description The client's address as the login throttle sees it; null outside a request
@@ -2021,6 +2021,12 @@ export interface components {
              * @example 2026-11-25T21:07:00.123Z
              */
             time: string;
+            /**
+             * @description The door it came through: `api` (the HTTP API, the console included, with a session or a key), `scim` (a SCIM connection's write), `import` (an import job's records); null for the service itself (the first admin at startup, housekeeping such as a disable that ran out, the recovery task, a webhook endpoint given up on)
+             * @example api
+             * @enum {string|null}
+             */
+            via: "api" | "scim" | "import" | null;
         };
         /** @description Unknown fields are ignored; `null` counts as missing. */
         CreateApiKey: {

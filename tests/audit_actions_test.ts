@@ -154,6 +154,7 @@ Deno.test("each change of an account and each sign-in is recorded with its actor
   assert(typeof retryAfter === "number" && retryAfter > 0, `${retryAfter}`);
   for (const r of records) {
     assertEquals(r.clientAddress, "127.0.0.1", r.action);
+    assertEquals(r.via, "api", r.action);
     assert(r.requestId, `${r.action} has a request id`);
   }
   assertEquals(

@@ -112,6 +112,7 @@ Deno.test("the trail is newest first, 100 by default, each record in the documen
     details: { source: "environment" },
     requestId: null,
     clientAddress: null,
+    via: null,
   });
   assert(
     /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(oldest.time),
@@ -129,8 +130,10 @@ Deno.test("the trail is newest first, 100 by default, each record in the documen
     "requestId",
     "target",
     "time",
+    "via",
   ]);
   assertEquals(roleChange.details, { from: "viewer", to: "admin" });
+  assertEquals(roleChange.via, "api");
 });
 
 Deno.test("following the next links pages through the whole trail, filters kept", async () => {

@@ -42,6 +42,8 @@ Deno.test("the first record's hash is SHA-256 over 32 zero bytes and its canonic
     details: { to: "admin", from: "viewer" },
     requestId: "req-1",
     clientAddress: "192.0.2.7",
+    // No door: the text every record had before doors were recorded.
+    via: null,
   }, NO_DEADLINE);
   await a.store.audit.seal();
   const [r] = await a.db.sql<{ time: string; prev: string; hash: string }[]>`
@@ -55,6 +57,51 @@ Deno.test("the first record's hash is SHA-256 over 32 zero bytes and its canonic
     .update(canonical).digest("hex");
   assertEquals(r.prev, "00".repeat(32));
   assertEquals(r.hash, expected);
+});
+
+Deno.test("a record's door is a twelfth element after the key id (null without a key), written out; with a key, both", async () => {
+  await using a = await auditDatabase();
+  await a.store.audit.record({
+    action: "user.deleted",
+    actor: null,
+    target: { id: 2, username: "bob" },
+    details: { connection: { id: 3, name: "okta" } },
+    requestId: "req-2",
+    clientAddress: null,
+    via: "scim",
+  }, NO_DEADLINE);
+  await a.store.audit.record({
+    action: "user.deleted",
+    actor: { id: 1, username: "root", keyId: 9 },
+    target: { id: 4, username: "eve" },
+    details: {},
+    requestId: null,
+    clientAddress: "192.0.2.8",
+    via: "api",
+  }, NO_DEADLINE);
+  await a.store.audit.seal();
+  const rows = await a.db.sql<
+    { time: string; prev: Uint8Array; hash: string; via: string }[]
+  >`
+    select to_char(time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as time,
+      prev_hash as prev, encode(hash, 'hex') as hash, via
+    from audit_events order by id`;
+  const canonicals = [
+    `[1,"${rows[0].time}","user.deleted",null,null,2,"bob",` +
+    `{"connection":{"id":3,"name":"okta"}},"req-2",null,null,"scim"]`,
+    `[2,"${rows[1].time}","user.deleted",1,"root",4,"eve",` +
+    `{},null,"192.0.2.8",9,"api"]`,
+  ];
+  rows.forEach((r, i) => {
+    assertEquals(
+      r.hash,
+      createHash("sha256").update(r.prev).update(canonicals[i]).digest("hex"),
+    );
+  });
+  assertEquals(rows.map((r) => r.via), ["scim", "api"]);
+  await a.close();
+  const run = await verifyTask(a.env);
+  assertEquals(run.code, 0, run.stderr);
 });
 
 const SEED = Number(Deno.env.get("AUDIT_SEED") ?? Date.now() % 2 ** 31);
@@ -87,6 +134,12 @@ Deno.test(`the database hashes any record's text as verification recomputes it (
     details,
     requestId: fc.option(text),
     clientAddress: fc.option(text),
+    via: fc.constantFrom(
+      null,
+      "api" as const,
+      "scim" as const,
+      "import" as const,
+    ),
   });
   const events = fc.sample(event, { numRuns: 60, seed: SEED });
   await using a = await auditDatabase();
@@ -219,6 +272,7 @@ Deno.test("verify names an inserted record, even one whose hashes are forged to 
     details: { from: "viewer", to: "admin" },
     requestId: null,
     clientAddress: null,
+    via: null,
   };
   await a.db.sql`
     insert into audit_events (id, time, action, actor_id, actor_username, target_id,

@@ -90,6 +90,7 @@ Deno.test("records that an ended process left unsealed are counted by verify, an
         auditEvents.logout({ id: 1 + (i % 7), username: `left${i % 7}` }, {
           requestId: `left-${i}`,
           clientAddress: "192.0.2.9",
+          via: "api",
         }),
       );
     }
@@ -123,6 +124,7 @@ Deno.test("a store stopped right after a write has sealed its record", async () 
     auditEvents.loginThrottled(undefined, 60, {
       requestId: "stop",
       clientAddress: "192.0.2.10",
+      via: "api",
     }),
     NO_DEADLINE,
   );
@@ -154,6 +156,7 @@ Deno.test({
             auditEvents.logout({ id: 1, username: "many" }, {
               requestId: `many-${i}`,
               clientAddress: null,
+              via: "api",
             }),
             NO_DEADLINE,
           );
@@ -195,6 +198,8 @@ Deno.test("audit_append, as a release before the seal calls it in its write's tr
     auditEvents.logout({ id: 1, username: "older" }, {
       requestId,
       clientAddress: "192.0.2.11",
+      // The text a writer of a release before doors wrote too.
+      via: null,
     });
   // A record a writer of this release committed and nothing sealed yet.
   await a.db.sql.begin((tx) => recordAudit(tx, event("pending")));

@@ -399,6 +399,7 @@ Deno.test("a reader that stops reading is dropped past 1 MiB and auditStream res
       details: { role: "viewer" },
       requestId: null,
       clientAddress: null,
+      via: null,
     };
     await svc.store.audit.record(event, NO_DEADLINE);
   }

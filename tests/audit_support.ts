@@ -63,6 +63,7 @@ export async function auditDatabase(): Promise<AuditDatabase> {
 const context = (n: number): AuditContext => ({
   requestId: `test-${n}`,
   clientAddress: `192.0.2.${n % 250}`,
+  via: (["api", "scim", "import"] as const)[n % 3],
 });
 
 /**

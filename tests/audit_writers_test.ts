@@ -103,6 +103,7 @@ Deno.test({
       auditEvents.logout({ id: 1, username: `late${n}` }, {
         requestId: `late${n}`,
         clientAddress: null,
+        via: "api",
       });
     try {
       // A writer never reads the chain: its snapshot does not matter.
@@ -179,6 +180,7 @@ Deno.test("a failing audit insert fails the logout with its 500 and keeps the se
     details: {},
     requestId: ok.headers.get("x-request-id"),
     clientAddress: "127.0.0.1",
+    via: "api",
   });
   assert(logout.requestId !== null);
   // Its session is gone now; a logout without a session records nothing.
@@ -220,6 +222,7 @@ Deno.test("the first admin is created with its record or not at all", async () =
     details: { source: "environment" },
     requestId: null,
     clientAddress: null,
+    via: null,
   }]);
 });
 

@@ -303,6 +303,7 @@ Deno.test(withTool(
     const top = page.locator("ol.records li").first();
     await top.getByRole("link", { name: "נועה" }).waitFor();
     assertEquals(await top.locator(".action").textContent(), "user.created");
+    assertEquals(await top.locator(".via").textContent(), "via api");
     await shot(page, "audit");
 
     // Main-thread stalls while the burst is drawn, from inside the page.

@@ -45,6 +45,7 @@ Deno.test("users writes and audit seals find their one-row tables by key, never 
       const event = auditEvents.logout({ id: 1, username: "someone" }, {
         requestId: `singleton-${i}`,
         clientAddress: "192.0.2.1",
+        via: "api",
       });
       await conn`insert into audit_pending (tail) values (${
         canonicalTail(event)

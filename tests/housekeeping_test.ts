@@ -56,6 +56,7 @@ async function plantTrail(sql: Sql) {
       details: { reason: "unknown_user" },
       requestId: `aged ${label}`,
       clientAddress: null,
+      via: null,
     });
     await sql`
       insert into audit_pending (time, tail)

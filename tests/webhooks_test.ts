@@ -178,7 +178,7 @@ Deno.test("a failing record holds back the later ones, is retried on the schedul
     actions: ["user.deleted", "logout"],
   });
   const actor = { id: 1, username: "admin" };
-  const ctx = { requestId: null, clientAddress: null };
+  const ctx = { requestId: null, clientAddress: null, via: null };
   await svc.store.audit.record(
     auditEvents.userDeleted(actor, { id: 7, username: "u7" }, ctx),
     NO_DEADLINE,
@@ -246,7 +246,7 @@ Deno.test("after the retry budget the endpoint is disabled and webhook.disabled 
     url: receiver.url("/down"),
     actions: ["logout"],
   });
-  const ctx = { requestId: null, clientAddress: null };
+  const ctx = { requestId: null, clientAddress: null, via: null };
   await svc.store.audit.record(
     auditEvents.logout({ id: 1, username: "admin" }, ctx),
     NO_DEADLINE,
@@ -329,6 +329,7 @@ Deno.test("refused targets: private literals at creation, a loopback host name a
         auditEvents.logout({ id: 1, username: "admin" }, {
           requestId: null,
           clientAddress: null,
+          via: null,
         }),
         NO_DEADLINE,
       );
@@ -400,7 +401,7 @@ Deno.test("ten receivers hanging until their timeout do not delay another endpoi
             .map((r) => r.path),
         ).size === 10,
     );
-    const ctx = { requestId: null, clientAddress: null };
+    const ctx = { requestId: null, clientAddress: null, via: null };
     for (let i = 1; i <= 5; i++) {
       const started = performance.now();
       await svc.store.audit.record(
@@ -632,7 +633,7 @@ Deno.test("the receiver example of clients/README.md verifies each delivery, ref
   });
   assert(created.ok, JSON.stringify(created));
   handler = receiver(created.data.secret, (m) => void got.push(m));
-  const ctx = { requestId: null, clientAddress: null };
+  const ctx = { requestId: null, clientAddress: null, via: null };
   await svc.store.audit.record(
     auditEvents.logout({ id: 1, username: "admin" }, ctx),
     NO_DEADLINE,
@@ -889,7 +890,7 @@ Deno.test("a receiver answering 200 with a chunked body is recorded as delivered
     WEBHOOK_POLL_MS: "50",
   });
   const hook = await createHook(svc, { url: node.url, actions: ["logout"] });
-  const ctx = { requestId: null, clientAddress: null };
+  const ctx = { requestId: null, clientAddress: null, via: null };
   for (let i = 0; i < 3; i++) {
     const started = performance.now();
     await svc.store.audit.record(

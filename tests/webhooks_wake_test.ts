@@ -44,7 +44,7 @@ Deno.test({
     // Another process's writes: neither instance seals them or hears of
     // them but through PostgreSQL.
     const other = createStore(cluster.sql);
-    const ctx = { requestId: null, clientAddress: null };
+    const ctx = { requestId: null, clientAddress: null, via: null };
     let sent = 0;
     const latencies = async () => {
       const ms: number[] = [];

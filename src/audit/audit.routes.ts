@@ -7,6 +7,7 @@ import { check, failure, json, textHeader } from "../http/openapi.ts";
 import { outcome, passes, query as queryStep } from "../http/steps.ts";
 import { parseUserId, USER_ID_MAX } from "../users/user.ts";
 import { AUDIT_ACTIONS } from "./actions.ts";
+import { VIAS } from "./chain.ts";
 
 export const AUDIT_LIMIT_DEFAULT = 100;
 export const AUDIT_LIMIT_MAX = 1000;
@@ -130,7 +131,7 @@ export const AuditRecordSchema = z.object({
   action: z.enum(AUDIT_ACTIONS),
   actor: nullableParty.openapi({
     description:
-      "Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task and failed, throttled or refused logins",
+      "Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task, failed, throttled or refused logins, and a SCIM connection's writes (`via` `scim`, the connection in `details.connection`)",
   }),
   target: nullableParty.openapi({
     description:
@@ -148,6 +149,11 @@ export const AuditRecordSchema = z.object({
     description:
       "The client's address as the login throttle sees it; null outside a request",
     example: "203.0.113.7",
+  }),
+  via: z.enum(VIAS).nullable().openapi({
+    description:
+      "The door it came through: `api` (the HTTP API, the console included, with a session or a key), `scim` (a SCIM connection's write), `import` (an import job's records); null for the service itself (the first admin at startup, housekeeping such as a disable that ran out, the recovery task, a webhook endpoint given up on)",
+    example: "api",
   }),
 }).openapi("AuditRecord");
 
@@ -260,7 +266,7 @@ export const stream = adminRoute({
         "text/event-stream": {
           schema: z.string().openapi({
             example:
-              'retry: 1000\nid: 41\n\nid: 42\nevent: user.role_changed\ndata: {"id":42,"time":"2026-11-25T21:07:00.123Z","action":"user.role_changed","actor":{"id":1,"username":"admin"},"target":{"id":7,"username":"bob"},"details":{"from":"viewer","to":"admin"},"requestId":"4f1c2a9e-12","clientAddress":"203.0.113.7"}\n\n:\n\n',
+              'retry: 1000\nid: 41\n\nid: 42\nevent: user.role_changed\ndata: {"id":42,"time":"2026-11-25T21:07:00.123Z","action":"user.role_changed","actor":{"id":1,"username":"admin"},"target":{"id":7,"username":"bob"},"details":{"from":"viewer","to":"admin"},"requestId":"4f1c2a9e-12","clientAddress":"203.0.113.7","via":"api"}\n\n:\n\n',
           }),
         },
       },

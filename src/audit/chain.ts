@@ -9,6 +9,14 @@ export interface AuditParty {
   keyId?: number;
 }
 
+/**
+ * The door a record came through: the HTTP API (the console, sessions and
+ * keys), a SCIM connection's write, an import job's writes; a record
+ * without one (null) is the service's own doing.
+ */
+export const VIAS = ["api", "scim", "import"] as const;
+export type Via = typeof VIAS[number];
+
 /** What a record says, apart from its place in the chain. */
 export interface AuditContent {
   id: number;
@@ -20,6 +28,7 @@ export interface AuditContent {
   details: Record<string, unknown>;
   requestId: string | null;
   clientAddress: string | null;
+  via: Via | null;
 }
 
 /** The previous hash of the very first record. */
@@ -48,7 +57,7 @@ export function canonicalJson(value: unknown): string {
  * The canonical serialisation of a record's content: a JSON array in a fixed
  * field order. Changing it breaks every existing chain, so it never changes.
  * Written as its id, its time and `canonicalTail`, because the seal
- * (audit_seal, its live body in migration 023) learns the id only in the database and puts
+ * (audit_seal, its live body in migration 027) learns the id only in the database and puts
  * it and the time in front of the tail the same way.
  */
 export function canonicalContent(r: AuditContent): string {
@@ -58,11 +67,15 @@ export function canonicalContent(r: AuditContent): string {
 /**
  * The canonical content after the id and the time (the rest of the array,
  * closing bracket included): what a writer knows and adds to the trail.
- * The actor's key id, when there is one, is an eleventh element; a record
- * without it (every record before keys existed) serialises as it always has.
+ * The actor's key id, when there is one, is an eleventh element, and the
+ * door (`via`), when there is one, a twelfth (the key id then null when
+ * there is none): a record without them (every record before keys or doors
+ * existed, and every record of the service itself) serialises as it always
+ * has.
  */
 export function canonicalTail(r: Omit<AuditContent, "id" | "time">): string {
   const keyId = r.actor?.keyId;
+  const via = r.via ?? null;
   return `${
     [
       r.action,
@@ -73,7 +86,11 @@ export function canonicalTail(r: Omit<AuditContent, "id" | "time">): string {
       r.details,
       r.requestId,
       r.clientAddress,
-      ...(keyId === undefined ? [] : [keyId]),
+      ...(via !== null
+        ? [keyId ?? null, via]
+        : keyId === undefined
+        ? []
+        : [keyId]),
     ].map(canonicalJson).join(",")
   }]`;
 }

@@ -1,53 +1,18 @@
-import type { AuditAction } from "./actions.ts";
 import type { AuditParty } from "./chain.ts";
+import {
+  type AuditContext,
+  type AuditEvent,
+  event,
+  NO_REQUEST,
+} from "./audit-event.ts";
+import { webhookEvents } from "./webhook-events.ts";
 
-/** Where a request came from; none for the service itself and the recovery task. */
-export interface AuditContext {
-  requestId: string | null;
-  clientAddress: string | null;
-}
-
-/** A record as a writer hands it to `recordAudit`: the store adds id, time and hashes. */
-export interface AuditEvent extends AuditContext {
-  action: AuditAction;
-  actor: AuditParty | null;
-  target: AuditParty | null;
-  details: Record<string, unknown>;
-}
-
-/** The context of what the service or a command-line task does by itself. */
-export const NO_REQUEST: AuditContext = {
-  requestId: null,
-  clientAddress: null,
-};
-
-/**
- * Only id and username, whatever row is passed: a record can never carry a
- * password hash or any other column by accident.
- */
-const party = (u: AuditParty): AuditParty => ({
-  id: u.id,
-  username: u.username,
-});
-
-/** The actor, and the key their request came with, if any. */
-const actorParty = (u: AuditParty): AuditParty =>
-  u.keyId === undefined ? party(u) : { ...party(u), keyId: u.keyId };
-
-const event = (
-  action: AuditAction,
-  actor: AuditParty | null,
-  target: AuditParty | null,
-  details: Record<string, unknown>,
-  context: AuditContext,
-): AuditEvent => ({
-  action,
-  actor: actor && actorParty(actor),
-  target: target && party(target),
-  details,
-  requestId: context.requestId,
-  clientAddress: context.clientAddress,
-});
+export {
+  type AuditContext,
+  type AuditEvent,
+  NO_REQUEST,
+} from "./audit-event.ts";
+export { recordedUrl, type WebhookRef } from "./webhook-events.ts";
 
 /** A key as its records name it. */
 interface KeyRef {
@@ -280,31 +245,7 @@ export const auditEvents = {
       context,
     ),
 
-  /** Webhook writes: the endpoint's id and URL's origin and path (never its secret). */
-  webhookCreated: (
-    actor: AuditParty,
-    webhook: WebhookRef,
-    context: AuditContext,
-  ) => event("webhook.created", actor, null, webhookDetails(webhook), context),
-
-  webhookDeleted: (
-    actor: AuditParty,
-    webhook: WebhookRef,
-    context: AuditContext,
-  ) => event("webhook.deleted", actor, null, webhookDetails(webhook), context),
-
-  webhookEnabled: (
-    actor: AuditParty,
-    webhook: WebhookRef,
-    context: AuditContext,
-  ) => event("webhook.enabled", actor, null, webhookDetails(webhook), context),
-
-  /** The service gave up on an endpoint: its retry budget ran out. */
-  webhookDisabled: (webhook: WebhookRef, recordId: number) =>
-    event("webhook.disabled", null, null, {
-      ...webhookDetails(webhook),
-      heldRecordId: recordId,
-    }, NO_REQUEST),
+  ...webhookEvents,
 };
 
 /** A provisioning connection as its records name it. */
@@ -384,24 +325,3 @@ export const scimEvents = {
       adminGroups: connection.adminGroups,
     }, context),
 };
-
-/** What a webhook's records keep of the endpoint. */
-export interface WebhookRef {
-  id: number;
-  url: string;
-}
-
-const webhookDetails = (w: WebhookRef) => ({
-  webhookId: w.id,
-  url: recordedUrl(w.url),
-});
-
-/**
- * A webhook URL as records keep it: its origin and path only. A query or
- * fragment may carry the receiver's token, and records are read by every
- * admin, the change feed and other webhooks.
- */
-export function recordedUrl(url: string): string {
-  const parsed = URL.parse(url);
-  return parsed ? parsed.origin + parsed.pathname : "";
-}

@@ -12,7 +12,7 @@
  * A stream that starts behind the reader (a resume by its last id) reads its
  * own backlog in batches first, at its reader's pace, then joins the others.
  */
-import type { AuditRecord } from "../db/audit.ts";
+import type { AuditRecord } from "../db/audit-trail.ts";
 import type { InFlight } from "../db/in-flight.ts";
 import type { Logger } from "../log.ts";
 import type { AuditAction } from "./actions.ts";

@@ -1,4 +1,4 @@
-import type { ChainEnds, ChainRecord } from "../db/audit.ts";
+import type { ChainEnds, ChainRecord } from "../db/audit-trail.ts";
 import { chainHash, hex, sameBytes } from "./chain.ts";
 
 export type Tampering = "altered" | "removed" | "inserted";

@@ -134,7 +134,7 @@ export function createAuthHandlers(deps: AuthDeps) {
     const known = user && { id: user.id, canonicalName };
     const counted = await end.counter(c, usernameHash, known);
     const { counter } = counted;
-    const context = auditContext(c, config.TRUST_PROXY);
+    const context = auditContext(c, config.TRUST_PROXY, "api");
     const attempt = await store.loginThrottle.attempt(
       counter,
       {

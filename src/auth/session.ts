@@ -155,7 +155,7 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
 
     async start(c, user, counter, factor, upgrade) {
       const token = newSessionToken();
-      const context = auditContext(c, config.TRUST_PROXY);
+      const context = auditContext(c, config.TRUST_PROXY, "api");
       const userAgent = c.req.header("user-agent");
       const outcome = await store.sessions.create(
         sha256(token),
@@ -189,7 +189,7 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
       if (hash) {
         await store.sessions.revoke(
           hash,
-          auditContext(c, config.TRUST_PROXY),
+          auditContext(c, config.TRUST_PROXY, "api"),
           c.get("writeBy"),
         );
       }

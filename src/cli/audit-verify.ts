@@ -11,7 +11,7 @@
  * Exit 1: the first record altered, removed or inserted. Exit 2: it could not
  * be checked at all.
  */
-import { createAuditStore } from "../db/audit.ts";
+import { createAuditStore } from "../db/audit-trail.ts";
 import { verifyChain } from "../audit/verify.ts";
 import { runAsProcess, type TaskMain, withTaskDatabase } from "./task.ts";
 

@@ -83,7 +83,11 @@ export const ownerOf = (row: OwnerRow): ImportOwner => ({
       username: row.actor_username,
       keyId: row.actor_key_id,
     },
-  context: { requestId: row.request_id, clientAddress: row.client_address },
+  context: {
+    requestId: row.request_id,
+    clientAddress: row.client_address,
+    via: "import",
+  },
 });
 
 /** The uploader as the job keeps them: a key, a session, or (a job queued by a release that kept no session) the account alone. */

@@ -1,11 +1,7 @@
 import type { Sql } from "postgres";
 import type { AuditEvent } from "../audit/events.ts";
-import {
-  type AuditQuery,
-  createAuditStore,
-  createSealer,
-  recordAudit,
-} from "./audit.ts";
+import { createSealer, recordAudit } from "./audit.ts";
+import { type AuditQuery, createAuditStore } from "./audit-trail.ts";
 import { createIdempotencyStore } from "./idempotency.ts";
 import { createApiKeyStore } from "./api-keys.ts";
 import { createImportStore } from "./imports.ts";

@@ -1,13 +1,13 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditAction } from "../audit/actions.ts";
 import { auditEvents } from "../audit/events.ts";
+import { recordAudit } from "./audit.ts";
 import {
   type AuditRecord,
-  recordAudit,
   recordColumns,
   type Row,
   toRecord,
-} from "./audit.ts";
+} from "./audit-trail.ts";
 import type { DeliveryAttempt } from "./webhooks.ts";
 import { NO_DEADLINE, type Writer } from "./write.ts";
 

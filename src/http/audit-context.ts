@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import type { Via } from "../audit/chain.ts";
 import type { AuditContext } from "../audit/events.ts";
 import type { WriteBy } from "../db/write.ts";
 import { clientIp } from "./origin.ts";
@@ -16,12 +17,15 @@ export type WriteEnv = { Variables: { requestId: string; writeBy: WriteBy } };
 /**
  * The request id and client address a record keeps: the address as the
  * access log and the login throttle see it (the proxy's word only when
- * trusted).
+ * trusted); and the door the request came through, which the door says
+ * (`api` for /api, the console included; `scim` under /scim/v2).
  */
 export const auditContext = <E extends AuditEnv>(
   c: Context<E>,
   trustProxy: boolean,
+  via: Exclude<Via, "import">,
 ): AuditContext => ({
   requestId: c.get("requestId") ?? null,
   clientAddress: clientIp(c, trustProxy) ?? null,
+  via,
 });

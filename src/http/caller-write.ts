@@ -11,6 +11,6 @@ import type { AppEnv } from "./env.ts";
 export const callerWrites =
   (trustProxy: boolean) => (c: Context<AppEnv>): CallerWrite => ({
     caller: c.get("caller"),
-    context: auditContext(c, trustProxy),
+    context: auditContext(c, trustProxy, "api"),
     writeBy: c.get("writeBy"),
   });

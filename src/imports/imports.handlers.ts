@@ -42,7 +42,8 @@ export function createImportHandlers(
       actor: keyId === undefined
         ? { id: account.id, username: account.username }
         : { id: account.id, username: account.username, keyId },
-      context: callerWrite(c).context,
+      // The job's records, from import.started on, came through the import.
+      context: { ...callerWrite(c).context, via: "import" },
     };
     const options = {
       onConflict: query.onConflict ?? "fail",

@@ -143,7 +143,7 @@ export function createMfaHandlers(deps: MfaDeps) {
       secret,
       step,
       hashes,
-      auditContext(c, config.TRUST_PROXY),
+      auditContext(c, config.TRUST_PROXY, "api"),
       c.get("writeBy"),
     );
     if (confirmed === "changed") return "invalid_code";
@@ -156,7 +156,7 @@ export function createMfaHandlers(deps: MfaDeps) {
       caller.account,
       caller.session,
       undefined,
-      auditContext(c, config.TRUST_PROXY),
+      auditContext(c, config.TRUST_PROXY, "api"),
       c.get("writeBy"),
     );
     if (removed === "caller_gone") return removed;
@@ -195,7 +195,7 @@ export function createMfaHandlers(deps: MfaDeps) {
       caller.session,
       passkey,
       hashes,
-      auditContext(c, config.TRUST_PROXY),
+      auditContext(c, config.TRUST_PROXY, "api"),
       writeBy,
     );
     if (added === "duplicate") return "invalid_passkey";
@@ -217,7 +217,7 @@ export function createMfaHandlers(deps: MfaDeps) {
       caller.account,
       caller.session,
       id,
-      auditContext(c, config.TRUST_PROXY),
+      auditContext(c, config.TRUST_PROXY, "api"),
       c.get("writeBy"),
     );
     if (removed === "caller_gone") return removed;
@@ -233,7 +233,7 @@ export function createMfaHandlers(deps: MfaDeps) {
       caller.account,
       caller.session,
       hashes,
-      auditContext(c, config.TRUST_PROXY),
+      auditContext(c, config.TRUST_PROXY, "api"),
       c.get("writeBy"),
     );
     if (done === "caller_gone") return done;

@@ -39,7 +39,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
   const base = (c: Context<AppEnv>) => scimBase(c, config.TRUST_PROXY);
   const writeOf = (c: Context<AppEnv>, connection: Connection): ScimWrite => ({
     connection,
-    context: auditContext(c, config.TRUST_PROXY),
+    context: auditContext(c, config.TRUST_PROXY, "scim"),
     writeBy: c.get("writeBy"),
   });
   const send = sendScim;

@@ -17,7 +17,7 @@
  * belongs to this process alone), and every WEBHOOK_POLL_MS in case a
  * notification was missed or a retry fell due.
  */
-import type { AuditRecord } from "../db/audit.ts";
+import type { AuditRecord } from "../db/audit-trail.ts";
 import type { Store } from "../db/store.ts";
 import type { AttemptResult, ClaimedEndpoint } from "../db/webhook-queue.ts";
 import type { Config } from "../config.ts";

@@ -116,7 +116,7 @@ async function storeFigures(databaseUrl: string) {
       { id: 2, username: "b" },
       "viewer",
       "admin",
-      { requestId: "r", clientAddress: "127.0.0.1" },
+      { requestId: "r", clientAddress: "127.0.0.1", via: "api" },
     );
     const passwordHash = await hash("measure-password", 4);
     const person = (username: string, role: "admin" | "viewer") => ({
@@ -154,7 +154,7 @@ async function storeFigures(databaseUrl: string) {
     );
     const caller: CallerWrite = {
       caller: { account: admin, session: token },
-      context: { requestId: "r", clientAddress: "127.0.0.1" },
+      context: { requestId: "r", clientAddress: "127.0.0.1", via: "api" },
       writeBy: NO_DEADLINE,
     };
     // Role unchanged: the same transaction, no record. Alternating: a

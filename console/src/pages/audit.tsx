@@ -175,9 +175,7 @@ export function AuditList({ records }: { records: AuditRecord[] }) {
           </span>{" "}
           <code class="action">{r.action}</code>{" "}
           <span class="who">
-            {r.actor
-              ? <Party party={r.actor} />
-              : <span class="muted">service</span>}
+            {r.actor ? <Party party={r.actor} /> : <NoActor record={r} />}
             {r.target && (
               <>
                 {" → "}
@@ -185,6 +183,7 @@ export function AuditList({ records }: { records: AuditRecord[] }) {
               </>
             )}
           </span>
+          {r.via && <span class="via">via {r.via}</span>}
           {Object.keys(r.details).length > 0 && (
             <code class="details">{JSON.stringify(r.details)}</code>
           )}
@@ -193,6 +192,25 @@ export function AuditList({ records }: { records: AuditRecord[] }) {
       ))}
     </ol>
   );
+}
+
+/**
+ * Who acted when no person did: the service itself (no door), a SCIM
+ * connection (named in its details), or no one signed in (a login attempt).
+ */
+function NoActor({ record }: { record: AuditRecord }) {
+  if (record.via === null) return <span class="muted">service</span>;
+  const connection = record.details.connection as
+    | { name?: unknown }
+    | undefined;
+  if (record.via === "scim" && typeof connection?.name === "string") {
+    return (
+      <span>
+        connection <Text>{connection.name}</Text>
+      </span>
+    );
+  }
+  return <span class="muted">anonymous</span>;
 }
 
 function Party({ party }: { party: { id: number; username: string } }) {

@@ -147,7 +147,7 @@ export function createFactors(
           auditEvents.secondFactorFailed(
             user,
             purpose,
-            auditContext(c, config.TRUST_PROXY),
+            auditContext(c, config.TRUST_PROXY, "api"),
           ),
         );
         return { ok: false };
