@@ -198,8 +198,13 @@ Deno.test("the document lists every status each operation answers, with the exac
     "Email must be a valid address",
     "Password must be at most 72 bytes",
     "Password must not contain NUL characters",
+    "Department must be at most 100 characters",
+    "Invalid request body",
   ]);
   assertEquals(messages("/api/users", "post", 500), ["Failed to create user"]);
+  assertEquals(messages("/api/users/{id}", "patch", 409), [
+    "Username or email already exists",
+  ]);
   assertEquals(messages("/api/users/{id}", "patch", 500), ["Update failed"]);
   assertEquals(messages("/api/users/{id}", "delete", 400), [
     "You cannot delete your own account",

@@ -72,6 +72,8 @@ const EMPTY_UNTIL_USED = new Set([
   "modified_at",
   "external_id",
   "import_id",
+  // Optional profile fields (src/accounts/fields.ts).
+  "department",
 ]);
 
 /** Every row is whole (a create is there completely or not at all), and every 201 is there. */
