@@ -154,7 +154,7 @@ interface Before {
   until: string | null;
 }
 
-/** The write path's outcome: the records to keep, and the account after (when it changed or was asked for). */
+/** What a change did: the records to keep, and whether the account's row was written. */
 export interface Changed {
   events: AuditEvent[];
   /** Whether any column of the account's row changed. */
