@@ -87,9 +87,14 @@ Deno.test(withTool(
     assertEquals(promoted.data.role, "admin");
 
     // Profile: a department set, then the e-mail corrected, through the API's PATCH.
+    // Each change reloads the user, which redraws the forms with its values:
+    // fill them once the page shows the change.
+    await page.getByRole("definition").filter({ hasText: /^admin$/ }).waitFor();
     await page.getByLabel("Department", { exact: true }).fill("Finance");
     await page.getByRole("button", { name: "Save profile" }).click();
     await page.getByRole("status").getByText("Profile saved.").waitFor();
+    await page.getByRole("definition").filter({ hasText: /^Finance$/ })
+      .waitFor();
     await page.getByLabel("E-mail", { exact: true }).fill(
       "maryam.alhasan@example.com",
     );
