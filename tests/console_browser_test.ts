@@ -505,6 +505,9 @@ Deno.test(withTool(
     await page.getByRole("button", { name: "Change role" }).click();
     await page.getByRole("status").getByText("Role changed to viewer.")
       .waitFor();
+    // The change's reload done, so it cannot answer the deletion below.
+    await page.locator("dl.facts dd").getByText("viewer", { exact: true })
+      .waitFor();
     const now = await svc.admin.get("/api/users/{id}", {
       params: { path: { id: dana.id } },
     });
