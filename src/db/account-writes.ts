@@ -32,6 +32,7 @@ import {
   identityKeys,
   newRowValues,
   type NewUser,
+  profileObject,
   userRows,
 } from "./user-rows.ts";
 import { lowerCaseKey } from "../users/canonical.ts";
@@ -163,9 +164,7 @@ export interface Changed {
 
 export function createAccountWrites(sql: Sql) {
   const { user } = userRows(sql);
-  const profileColumns = sql.unsafe(
-    PROFILE_FIELDS.map((f) => `'${f.wire}', ${f.column}`).join(", "),
-  );
+  const profileRead = profileObject(sql);
 
   return {
     /**
@@ -227,7 +226,7 @@ export function createAccountWrites(sql: Sql) {
       const [before] = await tx<Before[]>`
         select username, name, email, role, external_id as "externalId",
           version::text as version,
-          json_build_object(${profileColumns}) as profile,
+          ${profileRead},
           password_hash = ${hash}::text as "sameHash",
           ${disabledNow(tx)} as disabled, ${disableExpired(tx)} as "ranOut",
           disabled_reason as reason, ${iso(tx, "disabled_until")} as until

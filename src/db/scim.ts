@@ -23,24 +23,19 @@ import type { ScimUserRow, ScimWhere } from "./scim-types.ts";
 import { createScimUsers } from "./scim-users.ts";
 import { iso } from "./time.ts";
 import type { Writer } from "./write.ts";
-import { PROFILE_FIELDS } from "../accounts/fields.ts";
-import { accountColumns } from "./user-rows.ts";
+import { accountColumns, profileObject } from "./user-rows.ts";
 
 export * from "./scim-types.ts";
 
 /** The connections and everything they provision. */
 export function createScimStore(sql: Sql, writer: Writer) {
+  /** The account's profile (src/accounts/fields.ts), one object. */
+  const profileOf = profileObject(sql, "u");
   /**
    * A user as a connection reads it; `u` the users row, `l` its link; with
    * the connection's groups the user is a member of (another connection's
    * stay unseen, as their groups do).
    */
-  /** The account's profile (src/accounts/fields.ts), one object. */
-  const profileOf = sql.unsafe(
-    `json_build_object(${
-      PROFILE_FIELDS.map((f) => `'${f.wire}', u.${f.column}`).join(", ")
-    }) as profile`,
-  );
   const userShown = (connectionId: number) =>
     sql`${accountColumns(sql, "u")},
     ${iso(sql, "u.created_at")} as created,

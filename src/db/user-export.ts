@@ -1,12 +1,11 @@
 import type { Sql } from "postgres";
-import { PROFILE_FIELDS } from "../accounts/fields.ts";
 import { auditEvents } from "../audit/events.ts";
 import { disabledNow } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
 import { createUserList } from "./user-list.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
-import { accountColumns } from "./user-rows.ts";
+import { accountColumns, profileColumns } from "./user-rows.ts";
 
 /** The export of every user as NDJSON, and its record. */
 export function createUserExport(
@@ -19,10 +18,7 @@ export function createUserExport(
    * the user, else the one a provisioning connection gave it (the first
    * connection's that has one): what importing the export stores back.
    */
-  /** The profile's columns under their wire names (src/accounts/fields.ts). */
-  const profile = sql.unsafe(
-    PROFILE_FIELDS.map((f) => `users.${f.column} as "${f.wire}"`).join(", "),
-  );
+  const profile = profileColumns(sql);
   const exported = (passwordHashes: boolean) =>
     sql`${accountColumns(sql)},
     ${iso(sql, "users.created_at")} as "createdAt",

@@ -69,6 +69,21 @@ export const identityKeys = (u: { username: string; email: string }) => ({
 export const accountColumns = (sql: Sql | TransactionSql, t = "users") =>
   sql.unsafe(`${t}.id, ${t}.username, ${t}.name, ${t}.email, ${t}.role`);
 
+/**
+ * The account's profile fields (src/accounts/fields.ts) of the users row
+ * `t`: as columns under their wire names, or as one object `profile`.
+ */
+export const profileColumns = (sql: Sql | TransactionSql, t = "users") =>
+  sql.unsafe(
+    PROFILE_FIELDS.map((f) => `${t}.${f.column} as "${f.wire}"`).join(", "),
+  );
+export const profileObject = (sql: Sql | TransactionSql, t = "users") =>
+  sql.unsafe(
+    `json_build_object(${
+      PROFILE_FIELDS.map((f) => `'${f.wire}', ${t}.${f.column}`).join(", ")
+    }) as profile`,
+  );
+
 /** A new users row's columns, every key included. */
 export const newRowValues = (u: NewUser) => ({
   username: u.username,
@@ -116,10 +131,7 @@ export function userRows(sql: Sql) {
   /** A new users row, every key included. */
   const newRow = (u: NewUser) => sql(newRowValues(u));
 
-  /** The profile's columns under their wire names (src/accounts/fields.ts). */
-  const profile = sql.unsafe(
-    PROFILE_FIELDS.map((f) => `users.${f.column} as "${f.wire}"`).join(", "),
-  );
+  const profile = profileColumns(sql);
   /** One user as `GET /api/users/{id}` shows them (the list keeps `user`). */
   const detail = sql`${user},
     case when ${disabledNow(sql)} then json_build_object(
