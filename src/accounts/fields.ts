@@ -11,6 +11,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { type Message, MSG } from "../http/messages.ts";
+import { codePoints } from "../users/account-rules.ts";
 
 /**
  * The password hash of an account without a usable password (provisioned
@@ -62,7 +63,6 @@ export type ProfileChange = Partial<Profile>;
 
 const CONTROL = /\p{Cc}/u;
 const LONE_SURROGATE = /\p{Cs}/u;
-const codePoints = (s: string) => [...s].length;
 
 /** Text PostgreSQL can hold and a person can read: no control character, no lone surrogate. */
 const readable = (s: string) => !CONTROL.test(s) && !LONE_SURROGATE.test(s);
