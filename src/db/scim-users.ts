@@ -5,7 +5,6 @@
  * nothing changes; a viewer it takes over is linked when the write goes on.
  */
 import type { Sql, TransactionSql } from "postgres";
-import { PROFILE_FIELDS } from "../accounts/fields.ts";
 import {
   type Acting,
   createAccountWrites,
@@ -133,17 +132,6 @@ export function createScimUsers(
             ? ["attributes"]
             : [],
         ];
-        const profileDiffers = PROFILE_FIELDS.some((f) =>
-          next.profile?.[f.wire] !== undefined &&
-          next.profile[f.wire] !== cur.profile[f.wire]
-        );
-        // A user taken over is linked by the first write that changes them.
-        if (
-          linked.length > 0 || next.username !== cur.username ||
-          next.name !== cur.name || next.email !== cur.email ||
-          profileDiffers || next.passwordHash !== undefined ||
-          cur.active !== next.active
-        ) await owners.take(tx, write, allowed.takeOver);
         const changed = await accounts.change(tx, id, {
           username: next.username,
           name: next.name,
@@ -155,6 +143,11 @@ export function createScimUsers(
           alsoChanged: linked,
         }, by(write));
         if (typeof changed === "string") return changed;
+        // A user taken over is linked by the first write that changes them
+        // (recorded before the change's records, which are recorded last).
+        if (changed.written || linked.length > 0) {
+          await owners.take(tx, write, allowed.takeOver);
+        }
         if (!changed.written && linked.length > 0) {
           // The resource changed though the account's row did not: its
           // version and lastModified move, as the resource did.
