@@ -1,20 +1,11 @@
 import type { Sql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
 import { auditEvents, NO_REQUEST } from "../audit/events.ts";
-import {
-  type AccountChange,
-  acting,
-  createAccountWrites,
-  recordAll,
-} from "./account-writes.ts";
+import type { AccountChange } from "./account-writes.ts";
 import { disableCleared, disableExpired } from "./account-state.ts";
+import { accountChanger } from "./users.ts";
 import { recordAudit } from "./audit.ts";
-import {
-  type DetailRow,
-  type DisableRequest,
-  type FoundUser,
-  userRows,
-} from "./user-rows.ts";
+import type { DisableRequest, FoundUser } from "./user-rows.ts";
 import type { CallerRefusal, CallerWrite, WriteBy, Writer } from "./write.ts";
 
 /** Disabling and enabling users, and recording the disables that ran out. */
@@ -22,29 +13,17 @@ export function createUserLifecycle(
   sql: Sql,
   { transaction, asCaller }: Writer,
 ) {
-  const { detail, detailMeta, found } = userRows(sql);
   const cleared = disableCleared(sql);
-  const accounts = createAccountWrites(sql);
-
-  /** The change through the one write path, and the user's detail after it. */
-  const changeAndRead = (
+  const changeAndRead = accountChanger(sql, asCaller);
+  /** A disable or enable, which expects no version: only "not_found" besides the caller's refusals. */
+  const changed = async (
     id: number,
     change: AccountChange,
     write: CallerWrite,
-  ): Promise<FoundUser | "not_found" | CallerRefusal> =>
-    asCaller(write, { update: id }, async (tx, actor) => {
-      const changed = await accounts.change(
-        tx,
-        id,
-        change,
-        acting(actor, write),
-      );
-      if (typeof changed === "string") return "not_found" as const;
-      await recordAll(tx, changed.events);
-      const [row] = await tx<DetailRow[]>`
-        select ${detail}, ${detailMeta} from users where id = ${id}`;
-      return found(row);
-    });
+  ) => {
+    const outcome = await changeAndRead(id, change, write);
+    return outcome === "precondition_failed" ? "not_found" as const : outcome;
+  };
 
   return {
     /**
@@ -61,7 +40,7 @@ export function createUserLifecycle(
       request: DisableRequest,
       write: CallerWrite,
     ): Promise<FoundUser | "not_found" | CallerRefusal> {
-      return await changeAndRead(id, { disabled: request }, write);
+      return await changed(id, { disabled: request }, write);
     },
 
     /**
@@ -72,7 +51,7 @@ export function createUserLifecycle(
       id: number,
       write: CallerWrite,
     ): Promise<FoundUser | "not_found" | CallerRefusal> {
-      return await changeAndRead(id, { disabled: null }, write);
+      return await changed(id, { disabled: null }, write);
     },
 
     /**

@@ -19,6 +19,36 @@ import {
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
 
 /**
+ * A caller's change of an account through the one write path
+ * (account-writes.ts), if the caller may still write (asCaller), and the
+ * user's detail after it: what every write of /api/users answers with.
+ */
+export function accountChanger(sql: Sql, asCaller: Writer["asCaller"]) {
+  const accounts = createAccountWrites(sql);
+  const { detail, detailMeta, found } = userRows(sql);
+  return (
+    id: number,
+    change: AccountChange,
+    write: CallerWrite,
+    ifVersions?: string[],
+  ) =>
+    asCaller(write, { update: id }, async (tx, actor) => {
+      const changed = await accounts.change(
+        tx,
+        id,
+        change,
+        acting(actor, write),
+        ifVersions,
+      );
+      if (typeof changed === "string") return changed;
+      await recordAll(tx, changed.events);
+      const [row] = await tx<DetailRow[]>`
+        select ${detail}, ${detailMeta} from users where id = ${id}`;
+      return found(row);
+    });
+}
+
+/**
  * The users table as callers read and change accounts: the list, one
  * user's detail, a login's lookup, creations, role and password changes and
  * deletions. Disables are user-lifecycle.ts's; what the service itself
@@ -27,6 +57,7 @@ import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
 export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
   const { account, user, detail, detailMeta, found } = userRows(sql);
   const accounts = createAccountWrites(sql);
+  const changeAndRead = accountChanger(sql, asCaller);
 
   const list = createUserList(sql, user);
 
@@ -77,22 +108,7 @@ export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
       | "duplicate"
       | CallerRefusal
     > {
-      return await orDuplicate(
-        asCaller(write, { update: id }, async (tx, actor) => {
-          const changed = await accounts.change(
-            tx,
-            id,
-            change,
-            acting(actor, write),
-            ifVersions,
-          );
-          if (typeof changed === "string") return changed;
-          await recordAll(tx, changed.events);
-          const [row] = await tx<DetailRow[]>`
-            select ${detail}, ${detailMeta} from users where id = ${id}`;
-          return found(row);
-        }),
-      );
+      return await orDuplicate(changeAndRead(id, change, write, ifVersions));
     },
 
     /**
