@@ -4,6 +4,7 @@ import type { Store } from "../db/store.ts";
 import { callerWrites } from "../http/caller-write.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import type * as routes from "./api-keys.routes.ts";
+import { isRefusal, refuse } from "../refusal.ts";
 
 export interface KeyDeps {
   store: Store;
@@ -28,13 +29,13 @@ export function createKeyHandlers({ store, config }: KeyDeps) {
       },
       callerWrite(c),
     );
-    if (typeof created === "string") return created;
+    if (isRefusal(created)) return created;
     return c.json({ ...created, key }, 201);
   };
 
   const list: Handler<"list"> = async (c, { id }) => {
     const keys = await store.apiKeys.list(id);
-    return keys ? c.json(keys, 200) : "not_found";
+    return keys ? c.json(keys, 200) : refuse("not_found");
   };
 
   const revoke: Handler<"revoke"> = async (c, { id, keyId }) => {

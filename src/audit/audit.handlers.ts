@@ -3,6 +3,7 @@ import type { Handlers } from "../http/endpoint.ts";
 import type { AuditFeed } from "./feed.ts";
 import { AUDIT_LIMIT_DEFAULT, AuditQuerySchema } from "./audit.routes.ts";
 import type * as routes from "./audit.routes.ts";
+import { refuse } from "../refusal.ts";
 
 type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
 
@@ -45,7 +46,7 @@ export function createAuditHandlers({ store, feed, heartbeatMs }: AuditDeps) {
     // As every read of the trail: what committed so far is sealed first.
     await store.audit.seal();
     const { headId, anchorId } = await store.audit.ends();
-    if (after !== undefined && after < anchorId) return "history_gone";
+    if (after !== undefined && after < anchorId) return refuse("history_gone");
     const headers = {
       "Content-Type": "text/event-stream; charset=utf-8",
       // Proxies that buffer (nginx) pass each event on at once.
@@ -53,7 +54,7 @@ export function createAuditHandlers({ store, feed, heartbeatMs }: AuditDeps) {
     };
     // No await from here to `open`: no other request slips past the limit.
     const userId = c.get("caller").account.id;
-    if (!feed.mayOpen(userId)) return "too_many_streams";
+    if (!feed.mayOpen(userId)) return refuse("too_many_streams");
     // HEAD: the headers alone, and no stream that nobody would read.
     if (c.req.method === "HEAD") return c.body(null, 200, headers);
     const sessions = c.get("sessions");

@@ -27,6 +27,7 @@ import {
 } from "./passwords.ts";
 import type { Sessions } from "./session.ts";
 import { sha256 } from "./tokens.ts";
+import { isRefusal, type Reason, type Refusal, refuse } from "../refusal.ts";
 
 export interface AuthDeps {
   store: Store;
@@ -82,7 +83,7 @@ export function createLoginEnd({ sessions, devices, config }: Pick<
       return { device, counter };
     },
 
-    async finish<O extends string = never>(
+    async finish<O extends Reason = never>(
       c: Context<AppEnv>,
       user: Account & { passwordVersion: number },
       known: LoginParty,
@@ -92,13 +93,13 @@ export function createLoginEnd({ sessions, devices, config }: Pick<
       },
       factor?: LoginFactor<O>,
       upgrade?: PasswordUpgrade,
-    ): Promise<Account | "invalid_credentials" | "disabled" | O> {
+    ): Promise<Account | Refusal<"invalid_credentials" | "disabled" | O>> {
       const deviceCookie = await devices.issue(known, device);
       // No session when the password was reset while it was being checked,
       // nor for a disabled user (checked under the user's row lock, so a
       // disable that raced this login ends whatever it made).
       const started = await sessions.start(c, user, counter, factor, upgrade);
-      if (started === "stale") return "invalid_credentials";
+      if (started === "stale") return refuse("invalid_credentials");
       if (started !== "started") return started;
       devices.set(c, deviceCookie);
       const { passwordVersion: _, ...account } = user;
@@ -108,10 +109,12 @@ export function createLoginEnd({ sessions, devices, config }: Pick<
 }
 
 /** A finished login's answer: the account, or why there is no session. */
-export const answer = <O extends string>(
+export const answer = <O extends Reason>(
   c: Context<AppEnv>,
-  ended: Account | O,
-) => typeof ended === "string" ? ended : c.json(ended, 200);
+  ended: Account | Refusal<O>,
+) =>
+  // A refusal of a reason not yet known (O) is not narrowed by the guard.
+  isRefusal(ended) ? ended as Refusal<O> : c.json(ended as Account, 200);
 
 export function createAuthHandlers(deps: AuthDeps) {
   const { store, passwords, sessions, factors, config } = deps;
@@ -148,12 +151,12 @@ export function createAuthHandlers(deps: AuthDeps) {
     );
     if (attempt.blocked) {
       c.header("Retry-After", String(attempt.retryAfter));
-      return "throttled";
+      return refuse("throttled");
     }
     // Always one bcrypt verification, so an unknown name takes as long as a wrong password.
     if (!await passwords.verify(password, user?.passwordHash)) {
       await store.audit.record(auditEvents.loginFailed(user, context), writeBy);
-      return "invalid_credentials";
+      return refuse("invalid_credentials");
     }
     const {
       passwordHash: _,
@@ -184,10 +187,10 @@ export function createAuthHandlers(deps: AuthDeps) {
         context,
         writeBy,
       );
-      if (started === "stale") return "invalid_credentials";
-      if (started === "disabled") return "disabled";
+      if (started === "stale") return refuse("invalid_credentials");
+      if (isRefusal(started)) return started;
       setPendingCookie(c, pending.token, config);
-      return "second_factor_required";
+      return refuse("second_factor_required");
     }
     // The code is decided in the session's own transaction: a login with
     // a code commits no more often than one without.

@@ -4,6 +4,7 @@ import { deleteCookie, setCookie } from "hono/cookie";
 import { auditContext, type WriteEnv } from "../http/audit-context.ts";
 import type { Config } from "../config.ts";
 import type { LoginFactor, SessionStart } from "../db/sessions.ts";
+import type { Reason, Refusal } from "../refusal.ts";
 import type { Store } from "../db/store.ts";
 import type { LoginCounter } from "../db/throttle.ts";
 import { isHttps, requestOrigin } from "../http/origin.ts";
@@ -65,14 +66,14 @@ export interface Sessions {
    * No session and no cookie when the password has changed since (`stale`)
    * or the user is disabled.
    */
-  start<E extends WriteEnv, O extends string = never>(
+  start<E extends WriteEnv, O extends Reason = never>(
     c: Context<E>,
     user: { id: number; username: string; passwordVersion: number },
     counter: LoginCounter,
     factor?: LoginFactor<O>,
     /** An imported hash replaced by bcrypt in the same write. */
     upgrade?: PasswordUpgrade,
-  ): Promise<SessionStart | O>;
+  ): Promise<SessionStart | Refusal<O>>;
   /**
    * Ends the request's session, if any, and clears the cookie; with an
    * `Authorization` header, nothing.

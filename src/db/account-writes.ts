@@ -38,6 +38,7 @@ import {
 import { lowerCaseKey } from "../users/canonical.ts";
 import type { Role, User } from "../users/user.ts";
 import { PROFILE_FIELDS, type ProfileChange } from "../accounts/fields.ts";
+import { type Refusal, refuse } from "../refusal.ts";
 
 /**
  * Who changes the account: a person or their key (`actor`), a SCIM
@@ -221,7 +222,7 @@ export function createAccountWrites(sql: Sql) {
       change: AccountChange,
       by: Acting,
       ifVersions?: string[],
-    ): Promise<Changed | "not_found" | "precondition_failed"> {
+    ): Promise<Changed | Refusal<"not_found" | "precondition_failed">> {
       const hash = change.passwordHash ?? null;
       const [before] = await tx<Before[]>`
         select username, name, email, role, external_id as "externalId",
@@ -231,9 +232,9 @@ export function createAccountWrites(sql: Sql) {
           ${disabledNow(tx)} as disabled, ${disableExpired(tx)} as "ranOut",
           disabled_reason as reason, ${iso(tx, "disabled_until")} as until
         from users where id = ${id} for update`;
-      if (!before) return "not_found";
+      if (!before) return refuse("not_found");
       if (ifVersions && !ifVersions.includes(before.version)) {
-        return "precondition_failed";
+        return refuse("precondition_failed");
       }
       const differs = <K extends "username" | "name" | "email">(k: K) =>
         change[k] !== undefined && change[k] !== before[k];
@@ -370,7 +371,7 @@ export function createAccountWrites(sql: Sql) {
       id: number,
       by: Acting,
       ifVersions?: string[],
-    ): Promise<AuditEvent[] | "not_found" | "precondition_failed"> {
+    ): Promise<AuditEvent[] | Refusal<"not_found" | "precondition_failed">> {
       const onlyIf = ifVersions === undefined
         ? sql`true`
         : sql`version = any(${ifVersions}::int8[])`;
@@ -383,9 +384,9 @@ export function createAccountWrites(sql: Sql) {
           returning id, username`,
       ]);
       if (!row) {
-        if (ifVersions === undefined) return "not_found";
+        if (ifVersions === undefined) return refuse("not_found");
         const [exists] = await tx`select 1 from users where id = ${id}`;
-        return exists ? "precondition_failed" : "not_found";
+        return refuse(exists ? "precondition_failed" : "not_found");
       }
       return [
         as(by, auditEvents.userDeleted(by.actor, row, by.context)),

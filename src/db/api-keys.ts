@@ -12,6 +12,7 @@ import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
 import { accountColumns } from "./user-rows.ts";
+import { type Refusal, refuse } from "../refusal.ts";
 
 /** An API key as the service shows it: never its secret nor the secret's hash. */
 export interface ApiKey {
@@ -109,14 +110,14 @@ export function createApiKeyStore(sql: Sql, { asCaller }: Writer) {
       userId: number,
       key: NewApiKey,
       write: CallerWrite,
-    ): Promise<ApiKey | "not_found" | "too_many" | CallerRefusal> {
+    ): Promise<ApiKey | Refusal<"not_found" | "too_many"> | CallerRefusal> {
       return await asCaller(write, { update: userId }, async (tx, actor) => {
         const target = await owner(tx, userId);
-        if (!target) return "not_found";
+        if (!target) return refuse("not_found");
         const [{ n }] = await tx<{ n: number }[]>`
           select count(*)::int as n from api_keys k
           where k.user_id = ${userId} and ${liveKey(tx)}`;
-        if (n >= LIVE_KEYS_MAX) return "too_many";
+        if (n >= LIVE_KEYS_MAX) return refuse("too_many");
         const [row] = await tx<Omit<ApiKey, "createdBy">[]>`
           insert into api_keys as k (user_id, name, prefix, secret_hash,
             expires_at, created_by)
@@ -159,13 +160,13 @@ export function createApiKeyStore(sql: Sql, { asCaller }: Writer) {
       userId: number,
       keyId: number,
       write: CallerWrite,
-    ): Promise<"revoked" | "not_found" | CallerRefusal> {
+    ): Promise<"revoked" | Refusal<"not_found"> | CallerRefusal> {
       return await asCaller(write, { update: userId }, async (tx, actor) => {
         const [key] = await tx<{ id: number; name: string }[]>`
           update api_keys set revoked_at = now()
           where id = ${keyId} and user_id = ${userId} and revoked_at is null
           returning id, name`;
-        if (!key) return "not_found";
+        if (!key) return refuse("not_found");
         const target = await owner(tx, userId);
         await recordAudit(
           tx,

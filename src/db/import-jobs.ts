@@ -4,10 +4,10 @@ import { type AuditContext, auditEvents } from "../audit/events.ts";
 import { recordAudit } from "./audit.ts";
 import type { BatchJob, OnConflict } from "./import-verdicts.ts";
 import { iso } from "./time.ts";
+import { isRefusal } from "../refusal.ts";
 import {
   type CallerRefusal,
   checkCaller,
-  isRefusal,
   NO_DEADLINE,
   type Recheck,
 } from "./write.ts";

@@ -3,6 +3,7 @@ import type { AccountWrites } from "./account-writes.ts";
 import type { AuditEvent } from "../audit/events.ts";
 import type { BatchJob, ImportedUser } from "./import-verdicts.ts";
 import { isUniqueViolation } from "./user-rows.ts";
+import { isRefusal } from "../refusal.ts";
 
 /**
  * The fields the record gives written over the user's through the one
@@ -33,7 +34,7 @@ export async function updateImported(
         context: job.context,
         keepSession: job.session ?? undefined,
       });
-      return typeof changed === "string" ? undefined : changed.events;
+      return isRefusal(changed) ? undefined : changed.events;
     });
   } catch (e) {
     if (isUniqueViolation(e)) return undefined;

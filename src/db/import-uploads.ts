@@ -16,6 +16,7 @@ import {
   type Recheck,
   type Writer,
 } from "./write.ts";
+import { type Refusal, refuse } from "../refusal.ts";
 
 /** Imports as callers see them: the upload of a job, its status, its cancel and its errors. */
 export function createImportUploads(sql: Sql, { transaction }: Writer) {
@@ -121,14 +122,14 @@ export function createImportUploads(sql: Sql, { transaction }: Writer) {
      * batch under way (which holds the job's row) commits first. A job
      * already at its end is answered as it is.
      */
-    async cancel(id: number): Promise<ImportStatus | "not_found"> {
+    async cancel(id: number): Promise<ImportStatus | Refusal<"not_found">> {
       return await transaction(NO_DEADLINE, async (tx) => {
         const [row] = await tx<(ImportStatus & OwnerRow)[]>`
           select ${status}, actor_id, actor_username, actor_key_id,
             actor_session, request_id, client_address
           from import_jobs where id = ${id} and status <> 'receiving'
           for update`;
-        if (!row) return "not_found";
+        if (!row) return refuse("not_found");
         if (row.status !== "queued" && row.status !== "running") {
           const {
             actor_id: _a,

@@ -22,6 +22,7 @@ import type { Account } from "../users/user.ts";
 import { countingWindow } from "./time.ts";
 import { beforeWrite, type WriteBy, type Writer } from "./write.ts";
 import { accountColumns } from "./user-rows.ts";
+import { type Refusal, refuse } from "../refusal.ts";
 
 /** What a WebAuthn challenge is for: each is taken back only for its own purpose. */
 export type ChallengePurpose = "register" | "login" | "step_up";
@@ -33,7 +34,7 @@ const CHALLENGES_KEPT = 5;
 export type PendingUser = Account & { passwordVersion: number };
 
 /** What a right password of a user with a factor made: a pending login, or none (see sessions.create). */
-export type PendingStart = "pending" | "stale" | "disabled";
+export type PendingStart = "pending" | "stale" | Refusal<"disabled">;
 
 /** Whether a second-factor attempt may be checked (it is counted), or the user's window is full. */
 export type FactorAttempt =
@@ -110,7 +111,7 @@ export function createMfaAttempts(sql: Sql, { transaction }: Writer) {
         if (row.disabled) {
           await takeBackAttempt(tx, counter);
           await recordAudit(tx, auditEvents.loginRefused(user, context));
-          return "disabled" as const;
+          return refuse("disabled");
         }
         await tx`
           with gone as (

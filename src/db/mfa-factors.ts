@@ -12,6 +12,7 @@ import { disabledNow } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
 import { beforeWrite, type WriteBy, type Writer } from "./write.ts";
+import { type Refusal, refuse } from "../refusal.ts";
 
 /** A passkey as the store keeps it (src/auth/mfa/passkeys.ts verifies with it). */
 export interface StoredPasskey {
@@ -103,14 +104,14 @@ export function createMfaFactors(sql: Sql, { transaction }: Writer) {
     writeBy: WriteBy,
     body: (tx: TransactionSql) => Promise<T>,
   ) =>
-    transaction(writeBy, async (tx): Promise<T | "caller_gone"> => {
+    transaction(writeBy, async (tx): Promise<T | Refusal<"caller_gone">> => {
       const [live] = await tx`
         select 1 from users u join sessions s on s.user_id = u.id
         where u.id = ${user.id} and s.token_hash = ${session}
           and s.expires_at > now() and s.password_version = u.password_version
           and not ${disabledNow(tx, "u")}
         for update of u`;
-      if (!live) return "caller_gone";
+      if (!live) return refuse("caller_gone");
       beforeWrite(writeBy);
       return await body(tx);
     });
@@ -131,7 +132,7 @@ export function createMfaFactors(sql: Sql, { transaction }: Writer) {
       userId: number,
       secret: string,
       writeBy: WriteBy,
-    ): Promise<"begun" | "enrolled"> {
+    ): Promise<"begun" | Refusal<"enrolled">> {
       beforeWrite(writeBy);
       const rows = await sql`
         insert into mfa_totp as t (user_id, secret) values (${userId}, ${secret})
@@ -139,7 +140,7 @@ export function createMfaFactors(sql: Sql, { transaction }: Writer) {
           created_at = now()
         where t.confirmed_at is null
         returning 1`;
-      return rows.length ? "begun" : "enrolled";
+      return rows.length ? "begun" : refuse("enrolled");
     },
 
     /** The secret of the user's TOTP: the unconfirmed one, or the confirmed one. */
@@ -168,7 +169,7 @@ export function createMfaFactors(sql: Sql, { transaction }: Writer) {
       codeHashes: Uint8Array[],
       context: AuditContext,
       writeBy: WriteBy,
-    ): Promise<"confirmed" | "changed" | "caller_gone"> {
+    ): Promise<"confirmed" | "changed" | Refusal<"caller_gone">> {
       return await asSelf(user, session, writeBy, async (tx) => {
         const rows = await tx`
           update mfa_totp set confirmed_at = now(), last_step = ${step}
@@ -242,8 +243,7 @@ export function createMfaFactors(sql: Sql, { transaction }: Writer) {
       writeBy: WriteBy,
     ): Promise<
       | { id: number; codesIssued: boolean }
-      | "duplicate"
-      | "caller_gone"
+      | Refusal<"duplicate" | "caller_gone">
     > {
       return await asSelf(user, session, writeBy, async (tx) => {
         const [{ had }] = await tx<{ had: boolean }[]>`
@@ -255,7 +255,7 @@ export function createMfaFactors(sql: Sql, { transaction }: Writer) {
             ${passkey.counter}, ${passkey.transports}, ${passkey.name})
           on conflict (credential_id) do nothing
           returning id`;
-        if (!row) return "duplicate" as const;
+        if (!row) return refuse("duplicate");
         await syncEnabled(tx, user.id);
         if (!had) await replaceCodes(tx, user.id, codeHashes);
         await markSession(tx, session);
@@ -278,7 +278,7 @@ export function createMfaFactors(sql: Sql, { transaction }: Writer) {
       passkeyId: number | undefined,
       context: AuditContext,
       writeBy: WriteBy,
-    ): Promise<boolean | "caller_gone"> {
+    ): Promise<boolean | Refusal<"caller_gone">> {
       return await asSelf(user, session, writeBy, async (tx) => {
         const rows = passkeyId === undefined
           ? await tx`
@@ -304,7 +304,7 @@ export function createMfaFactors(sql: Sql, { transaction }: Writer) {
       codeHashes: Uint8Array[],
       context: AuditContext,
       writeBy: WriteBy,
-    ): Promise<boolean | "caller_gone"> {
+    ): Promise<boolean | Refusal<"caller_gone">> {
       return await asSelf(user, session, writeBy, async (tx) => {
         const [row] = await tx<{ enabled: boolean }[]>`
           select mfa_enabled as enabled from users where id = ${user.id}`;

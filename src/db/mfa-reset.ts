@@ -13,6 +13,7 @@ import {
   NO_DEADLINE,
   type Writer,
 } from "./write.ts";
+import { type Refusal, refuse } from "../refusal.ts";
 
 /** The resets of all of a user's factors. */
 export function createMfaReset({ transaction, asCaller }: Writer) {
@@ -25,11 +26,11 @@ export function createMfaReset({ transaction, asCaller }: Writer) {
     async reset(
       userId: number,
       write: CallerWrite,
-    ): Promise<"reset" | "not_found" | CallerRefusal> {
+    ): Promise<"reset" | Refusal<"not_found"> | CallerRefusal> {
       return await asCaller(write, { update: userId }, async (tx, actor) => {
         const [target] = await tx<AuditParty[]>`
           select id, username from users where id = ${userId}`;
-        if (!target) return "not_found" as const;
+        if (!target) return refuse("not_found");
         await resetFactors(tx, userId);
         await recordAudit(
           tx,

@@ -11,6 +11,7 @@ import type { ScimRoles } from "./scim-roles.ts";
 import type { Connection } from "./scim-types.ts";
 import { iso } from "./time.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
+import { type Refusal, refuse } from "../refusal.ts";
 
 export function createScimConnections(
   sql: Sql,
@@ -73,7 +74,7 @@ export function createScimConnections(
       id: number,
       change: { name?: string; adminGroups?: string[] },
       write: CallerWrite,
-    ): Promise<Connection | "not_found" | CallerRefusal> {
+    ): Promise<Connection | Refusal<"not_found"> | CallerRefusal> {
       return await asCaller(write, "share", async (tx, actor) => {
         const [row] = await tx<Connection[]>`
           update scim_connections c set
@@ -82,7 +83,7 @@ export function createScimConnections(
               admin_groups)
           where c.id = ${id} and c.revoked_at is null
           returning ${connectionShown}`;
-        if (!row) return "not_found";
+        if (!row) return refuse("not_found");
         if (change.adminGroups) {
           const members = await tx<{ id: number }[]>`
             select distinct m.user_id as id from scim_members m
@@ -116,7 +117,7 @@ export function createScimConnections(
     async remove(
       id: number,
       write: CallerWrite,
-    ): Promise<"deleted" | "not_found" | CallerRefusal> {
+    ): Promise<"deleted" | Refusal<"not_found"> | CallerRefusal> {
       return await asCaller(write, "share", async (tx, actor) => {
         const madeAdmin = await tx<{ id: number }[]>`
           select u.id from users u
@@ -125,7 +126,7 @@ export function createScimConnections(
           update scim_connections c set revoked_at = now()
           where c.id = ${id} and c.revoked_at is null
           returning ${connectionShown}`;
-        if (!row) return "not_found";
+        if (!row) return refuse("not_found");
         await recordAudit(
           tx,
           scimEvents.connection(

@@ -5,21 +5,19 @@
  * one column expression and one type, which decides how values compare:
  * text regardless of case (`caseExact: false`), text exactly, booleans,
  * times, ids; `userName` under the canonical key (src/users/canonical.ts),
- * which its unique index answers for `eq`. Anything else is a FilterFault
- * (400 `invalidFilter`).
+ * which its unique index answers for `eq`. Anything else is refused
+ * (`invalidFilter`, thrown from within the expression's recursion).
  */
 import type { PendingQuery, Row, Sql } from "postgres";
 import type { Filter } from "scim2-parse-filter";
 import { canonicalKey } from "../users/canonical.ts";
 import { prefixRange, textOp } from "./scim-filter-text.ts";
+import { refuse } from "../refusal.ts";
 
 type Fragment = PendingQuery<Row[]>;
 
 /** SQL text of our own (never input) as a fragment. */
 const raw = (sql: Sql, text: string) => sql.unsafe(text) as unknown as Fragment;
-
-/** A filter that names an attribute it cannot, or compares a value it cannot. */
-export class FilterFault extends Error {}
 
 type Kind = "ci" | "exact" | "canonical" | "boolean" | "time" | "id";
 
@@ -140,7 +138,8 @@ function knows(schema: Schema, path: string, multi: boolean): boolean {
 }
 
 /**
- * The SQL of a filter over `schema`'s rows; throws FilterFault. A filter
+ * The SQL of a filter over `schema`'s rows; throws the refusal of a filter
+ * that names an attribute or compares a value it cannot. A filter
  * across resource types (`others`: the other types' schemas) may name an
  * attribute only another type has: on these rows it has no value, so its
  * comparison is false (RFC 7644 3.4.2.2 applies a filter at the root to
@@ -186,7 +185,9 @@ export function compileFilter(
         ) {
           return sql`false`;
         }
-        if (!multi) throw new FilterFault(`${f.attrPath} is not multi-valued`);
+        if (!multi) {
+          throw refuse("invalidFilter", `${f.attrPath} is not multi-valued`);
+        }
         return within(
           multi,
           compile(f.valFilter, multi.subs, {}),
@@ -194,7 +195,7 @@ export function compileFilter(
         );
       }
       default: {
-        if (!isComparison(f)) throw new FilterFault(`unknown operator`);
+        if (!isComparison(f)) throw refuse("invalidFilter", `unknown operator`);
         const name = attr(f.attrPath);
         const one = scope[name];
         if (one) return compare(sql, one, f);
@@ -206,7 +207,7 @@ export function compileFilter(
           if (elsewhere(f.attrPath, false)) return sql`false`;
         }
         if (!multi || !sub) {
-          throw new FilterFault(`unknown attribute ${f.attrPath}`);
+          throw refuse("invalidFilter", `unknown attribute ${f.attrPath}`);
         }
         return within(
           multi,
@@ -289,16 +290,22 @@ function compare(sql: Sql, a: Attribute, f: Comparison): Fragment {
   if (v === null) {
     if (f.op === "eq") return sql`(${col} is null)`;
     if (f.op === "ne") return sql`(${col} is not null)`;
-    throw new FilterFault(`null compares only with eq or ne`);
+    throw refuse("invalidFilter", `null compares only with eq or ne`);
   }
   const op = f.op;
   switch (a.kind) {
     case "boolean": {
       if (typeof v !== "boolean") {
-        throw new FilterFault(`${f.attrPath} compares with true or false`);
+        throw refuse(
+          "invalidFilter",
+          `${f.attrPath} compares with true or false`,
+        );
       }
       if (op !== "eq" && op !== "ne") {
-        throw new FilterFault(`${f.attrPath} compares with eq or ne only`);
+        throw refuse(
+          "invalidFilter",
+          `${f.attrPath} compares with eq or ne only`,
+        );
       }
       return op === "eq" ? sql`(${col} = ${v})` : sql`(${col} <> ${v})`;
     }
@@ -307,12 +314,13 @@ function compare(sql: Sql, a: Attribute, f: Comparison): Fragment {
       // Outside them the ISO form (`+010000-…`, `-000001-…`) is none PostgreSQL reads.
       const year = Number.isNaN(at) ? NaN : new Date(at).getUTCFullYear();
       if (!(year >= 1 && year <= 9999)) {
-        throw new FilterFault(
+        throw refuse(
+          "invalidFilter",
           `${f.attrPath} compares with a date and time of years 1 to 9999`,
         );
       }
       const sign = ORDER[op];
-      if (!sign) throw new FilterFault(`${op} does not compare times`);
+      if (!sign) throw refuse("invalidFilter", `${op} does not compare times`);
       const iso = new Date(at).toISOString();
       // Times are shown to the millisecond: compared so too.
       return sql`(date_trunc('milliseconds', ${col}) ${
@@ -321,7 +329,7 @@ function compare(sql: Sql, a: Attribute, f: Comparison): Fragment {
     }
     case "id": {
       if (typeof v !== "string" && typeof v !== "number") {
-        throw new FilterFault(`${f.attrPath} compares with an id`);
+        throw refuse("invalidFilter", `${f.attrPath} compares with an id`);
       }
       const text = String(v);
       const sign = ORDER[op];
@@ -331,7 +339,7 @@ function compare(sql: Sql, a: Attribute, f: Comparison): Fragment {
           // An id that cannot exist: equal to none, unequal to all.
           if (op === "eq") return sql`false`;
           if (op === "ne") return sql`true`;
-          throw new FilterFault(`${f.attrPath} ${op} needs a number`);
+          throw refuse("invalidFilter", `${f.attrPath} ${op} needs a number`);
         }
         return sql`(${col} ${raw(sql, sign)} ${n}::int)`;
       }
@@ -339,7 +347,7 @@ function compare(sql: Sql, a: Attribute, f: Comparison): Fragment {
     }
     default: {
       if (typeof v !== "string") {
-        throw new FilterFault(`${f.attrPath} compares with a string`);
+        throw refuse("invalidFilter", `${f.attrPath} compares with a string`);
       }
       if (a.kind === "canonical") {
         const key = canonicalKey(v);
@@ -358,6 +366,6 @@ function compare(sql: Sql, a: Attribute, f: Comparison): Fragment {
 }
 
 function known(compared: Fragment | undefined, op: string): Fragment {
-  if (!compared) throw new FilterFault(`unknown operator ${op}`);
+  if (!compared) throw refuse("invalidFilter", `unknown operator ${op}`);
   return compared;
 }

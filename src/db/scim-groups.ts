@@ -10,18 +10,17 @@ import { recordAudit } from "./audit.ts";
 import type { ScimOwners } from "./scim-owners.ts";
 import type { ScimRoles } from "./scim-roles.ts";
 import {
-  isFault,
-  MANAGED_ELSEWHERE,
   orTaken,
-  type ScimFault,
   type ScimGroupRow,
   type ScimGroupState,
+  type ScimRefusal,
   type ScimRemoved,
   type ScimWrite,
   unknownMembers,
 } from "./scim-types.ts";
 import { iso } from "./time.ts";
 import type { Writer } from "./write.ts";
+import { isRefusal, type Refusal, refuse } from "../refusal.ts";
 
 /** The members of groups, with their usernames as `display`. */
 export const createGroupMembers = (sql: Sql) => async (groupIds: number[]) => {
@@ -89,7 +88,7 @@ export function createScimGroups(
     async create(
       s: ScimGroupState,
       write: ScimWrite,
-    ): Promise<ScimGroupRow | ScimFault | typeof MANAGED_ELSEWHERE> {
+    ): Promise<ScimGroupRow | ScimRefusal | Refusal<"managed_elsewhere">> {
       return await orTaken(transaction(write.writeBy, async (tx) => {
         const members = [...new Set(s.members)];
         const missing = await memberIdsMissing(tx, members);
@@ -99,7 +98,7 @@ export function createScimGroups(
           displayName: s.displayName,
           members,
         });
-        if (allowed === MANAGED_ELSEWHERE) return allowed;
+        if (isRefusal(allowed)) return allowed;
         await owners.take(tx, write, allowed.takeOver);
         const [row] = await tx<{ id: number }[]>`
           insert into scim_groups (connection_id, display_name, external_id)
@@ -140,14 +139,14 @@ export function createScimGroups(
       ifVersions: string[] | undefined,
       decide: (
         current: ScimGroupState & { id: number },
-      ) => ScimGroupState | ScimFault,
+      ) => ScimGroupState | ScimRefusal,
       write: ScimWrite,
     ): Promise<
       | ScimGroupRow
-      | ScimFault
-      | "not_found"
-      | typeof MANAGED_ELSEWHERE
-      | "precondition_failed"
+      | ScimRefusal
+      | Refusal<"not_found">
+      | Refusal<"managed_elsewhere">
+      | Refusal<"precondition_failed">
     > {
       return await orTaken(transaction(write.writeBy, async (tx) => {
         const [cur] = await tx<
@@ -163,15 +162,15 @@ export function createScimGroups(
           from scim_groups
           where id = ${id} and connection_id = ${write.connection.id}
           for update`;
-        if (!cur) return "not_found" as const;
+        if (!cur) return refuse("not_found");
         if (ifVersions && !ifVersions.includes(cur.version)) {
-          return "precondition_failed" as const;
+          return refuse("precondition_failed");
         }
         const have = (await tx<{ id: number }[]>`
           select user_id as id from scim_members where group_id = ${id}`)
           .map((r) => r.id);
         const next = decide({ ...cur, members: have });
-        if (isFault(next)) return next;
+        if (isRefusal(next)) return next;
         const before = new Set(have);
         const after = new Set(next.members);
         const added = [...after].filter((m) => !before.has(m));
@@ -196,7 +195,7 @@ export function createScimGroups(
           displayName: next.displayName,
           members: [...after],
         });
-        if (allowed === MANAGED_ELSEWHERE) return allowed;
+        if (isRefusal(allowed)) return allowed;
         await owners.take(tx, write, allowed.takeOver);
         await tx`
           update scim_groups set display_name = ${next.displayName},
@@ -245,9 +244,9 @@ export function createScimGroups(
           from scim_groups
           where id = ${id} and connection_id = ${write.connection.id}
           for update`;
-        if (!cur) return "not_found";
+        if (!cur) return refuse("not_found");
         if (ifVersions && !ifVersions.includes(cur.version)) {
-          return "precondition_failed";
+          return refuse("precondition_failed");
         }
         const members = (await tx<{ id: number }[]>`
           select user_id as id from scim_members where group_id = ${id}`)
@@ -257,7 +256,7 @@ export function createScimGroups(
           displayName: cur.displayName,
           members: [],
         });
-        if (allowed === MANAGED_ELSEWHERE) return allowed;
+        if (isRefusal(allowed)) return allowed;
         await owners.take(tx, write, allowed.takeOver);
         await tx`delete from scim_groups where id = ${id}`;
         await recordAudit(

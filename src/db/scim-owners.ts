@@ -15,7 +15,8 @@ import { scimEvents } from "../audit/events.ts";
 import type { Role } from "../users/user.ts";
 import { recordAudit } from "./audit.ts";
 import type { GroupChange, ScimRoles } from "./scim-roles.ts";
-import { MANAGED_ELSEWHERE, type ScimWrite } from "./scim-types.ts";
+import type { ScimWrite } from "./scim-types.ts";
+import { type Refusal, refuse } from "../refusal.ts";
 
 /** The users a write may go on with. */
 export interface Allowed {
@@ -39,7 +40,7 @@ export function createScimOwners(sql: Sql, roles: ScimRoles) {
       write: ScimWrite,
       userIds: number[],
       change?: GroupChange,
-    ): Promise<Allowed | typeof MANAGED_ELSEWHERE> {
+    ): Promise<Allowed | Refusal<"managed_elsewhere">> {
       const connectionId = write.connection.id;
       if (userIds.length === 0) return { governed: [], takeOver: [] };
       // Locked first, read after: the standing is read with a snapshot
@@ -70,14 +71,14 @@ export function createScimOwners(sql: Sql, roles: ScimRoles) {
         order by u.id`;
       const elsewhere = rows.filter((r) => r.standing === "elsewhere");
       if (elsewhere.length > 0) {
-        if (!change) return MANAGED_ELSEWHERE;
+        if (!change) return refuse("managed_elsewhere");
         const changes = await roles.wouldChange(
           tx,
           connectionId,
           elsewhere.map((r) => r.id),
           change,
         );
-        if (changes.length > 0) return MANAGED_ELSEWHERE;
+        if (changes.length > 0) return refuse("managed_elsewhere");
       }
       return {
         governed: rows.filter((r) => r.standing !== "elsewhere").map((r) =>

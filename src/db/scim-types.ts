@@ -1,6 +1,6 @@
 /**
  * What the SCIM store's parts share: the rows and states a connection reads
- * and writes, the faults a write answers, and a write's connection.
+ * and writes, the refusals a write answers, and a write's connection.
  */
 import type { PendingQuery, Row } from "postgres";
 import type { Profile } from "../accounts/fields.ts";
@@ -8,6 +8,7 @@ import type { AuditContext, ConnectionRef } from "../audit/events.ts";
 import type { Role } from "../users/user.ts";
 import type { WriteBy } from "./write.ts";
 import { isUniqueViolation } from "./user-rows.ts";
+import { type Refusal, refuse, refusedFor } from "../refusal.ts";
 
 type Fragment = PendingQuery<Row[]>;
 
@@ -76,21 +77,22 @@ export interface ScimGroupState {
   members: number[];
 }
 
-/** Why a SCIM write was refused, with the words its answer says. */
-export interface ScimFault {
-  fault:
-    | "invalidValue"
-    | "invalidFilter"
-    | "invalidPath"
-    | "noTarget"
-    | "mutability"
-    | "invalidSyntax"
-    | "uniqueness";
-  detail: string;
-}
+/** What a SCIM body or write may be refused for: RFC 7644's kinds, and a unique key taken. */
+export const SCIM_REASONS = [
+  "invalidValue",
+  "invalidFilter",
+  "invalidPath",
+  "noTarget",
+  "mutability",
+  "invalidSyntax",
+  "duplicate",
+] as const;
 
-export const isFault = (x: unknown): x is ScimFault =>
-  typeof x === "object" && x !== null && "fault" in x;
+/** A SCIM body or write refused, with the words its answer says. */
+export type ScimRefusal = Refusal<typeof SCIM_REASONS[number]>;
+
+export const isScimRefusal = (x: unknown): x is ScimRefusal =>
+  refusedFor(x, SCIM_REASONS);
 
 /** A written request: the connection, the request's context and its deadline. */
 export interface ScimWrite {
@@ -99,42 +101,42 @@ export interface ScimWrite {
   writeBy: WriteBy;
 }
 
-/** The user, or a member the change concerns, is read-only to the connection (scim-owners.ts). */
-export const MANAGED_ELSEWHERE = "managed_elsewhere";
-
 /** What a deletion of a user or group answers. */
 export type ScimRemoved =
   | "deleted"
-  | "not_found"
-  | typeof MANAGED_ELSEWHERE
-  | "precondition_failed";
+  | Refusal<"not_found">
+  | Refusal<"managed_elsewhere">
+  | Refusal<"precondition_failed">;
 
-/** The write's outcome, or the `uniqueness` fault of the unique key it broke (and so rolled back). */
-export async function orTaken<T>(write: Promise<T>): Promise<T | ScimFault> {
+/** The write's outcome, or the refusal of the unique key it broke (and so rolled back). */
+export async function orTaken<T>(
+  write: Promise<T>,
+): Promise<T | Refusal<"duplicate">> {
   try {
     return await write;
   } catch (e) {
     if (!isUniqueViolation(e)) throw e;
     const err = e as { constraint_name?: string };
     const constraint = err.constraint_name ?? "";
-    return {
-      fault: "uniqueness",
-      detail: constraint.includes("external_id")
+    return refuse(
+      "duplicate",
+      constraint.includes("external_id")
         ? "externalId is already taken in this connection"
         : constraint.includes("email")
         ? "the e-mail address is already taken"
         : "userName is already taken",
-    };
+    );
   }
 }
 
 /** Attributes kept a user: at most this many bytes of JSON. */
 export const ATTRIBUTES_MAX_BYTES = 16 * 1024;
 
-/** The fault of group members naming no user. */
-export const unknownMembers = (ids: number[]): ScimFault => ({
-  fault: "invalidValue",
-  detail: `no user has the id ${ids.slice(0, 5).join(", ")}${
-    ids.length > 5 ? ", ..." : ""
-  } (members)`,
-});
+/** The refusal of group members naming no user. */
+export const unknownMembers = (ids: number[]): Refusal<"invalidValue"> =>
+  refuse(
+    "invalidValue",
+    `no user has the id ${ids.slice(0, 5).join(", ")}${
+      ids.length > 5 ? ", ..." : ""
+    } (members)`,
+  );

@@ -14,16 +14,15 @@ import {
 import { canonicalJson } from "../audit/chain.ts";
 import type { ScimOwners } from "./scim-owners.ts";
 import {
-  isFault,
-  MANAGED_ELSEWHERE,
   orTaken,
-  type ScimFault,
+  type ScimRefusal,
   type ScimRemoved,
   type ScimUserRow,
   type ScimUserState,
   type ScimWrite,
 } from "./scim-types.ts";
 import type { Writer } from "./write.ts";
+import { isRefusal, type Refusal, refuse } from "../refusal.ts";
 
 /** A user as the connection reads it, its row locked when asked. */
 export type ReadUser = (
@@ -74,7 +73,7 @@ export function createScimUsers(
     async create(
       s: ScimUserState & { passwordHash: string },
       write: ScimWrite,
-    ): Promise<ScimUserRow | ScimFault> {
+    ): Promise<ScimUserRow | ScimRefusal> {
       const connectionId = write.connection.id;
       return await orTaken(transaction(write.writeBy, async (tx) => {
         const made = await accounts.create(tx, {
@@ -104,26 +103,26 @@ export function createScimUsers(
       ifVersions: string[] | undefined,
       decide: (
         current: ScimUserRow,
-      ) => Promise<ScimUserState | ScimFault>,
+      ) => Promise<ScimUserState | ScimRefusal>,
       write: ScimWrite,
     ): Promise<
       | ScimUserRow
-      | ScimFault
-      | "not_found"
-      | typeof MANAGED_ELSEWHERE
-      | "precondition_failed"
+      | ScimRefusal
+      | Refusal<"not_found">
+      | Refusal<"managed_elsewhere">
+      | Refusal<"precondition_failed">
     > {
       const connectionId = write.connection.id;
       return await orTaken(transaction(write.writeBy, async (tx) => {
         const cur = await readUser(tx, connectionId, id, true);
-        if (!cur) return "not_found" as const;
+        if (!cur) return refuse("not_found");
         const allowed = await owners.decide(tx, write, [id]);
-        if (allowed === MANAGED_ELSEWHERE) return allowed;
+        if (isRefusal(allowed)) return allowed;
         if (ifVersions && !ifVersions.includes(cur.version)) {
-          return "precondition_failed" as const;
+          return refuse("precondition_failed");
         }
         const next = await decide(cur);
-        if (isFault(next)) return next;
+        if (isRefusal(next)) return next;
         // What only the link holds: the connection's externalId and the
         // attributes as sent (compared whatever the order of their keys).
         const linked = [
@@ -142,7 +141,7 @@ export function createScimUsers(
           ...!cur.active && next.active && { disabled: null },
           alsoChanged: linked,
         }, by(write));
-        if (typeof changed === "string") return changed;
+        if (isRefusal(changed)) return changed;
         // A user taken over is linked by the first write that changes them
         // (recorded before the change's records, which are recorded last).
         if (changed.written || linked.length > 0) {
@@ -172,15 +171,15 @@ export function createScimUsers(
       return await transaction(write.writeBy, async (tx) => {
         const [cur] = await tx<{ version: string }[]>`
           select version::text from users where id = ${id} for update`;
-        if (!cur) return "not_found";
+        if (!cur) return refuse("not_found");
         const allowed = await owners.decide(tx, write, [id]);
-        if (allowed === MANAGED_ELSEWHERE) return allowed;
+        if (isRefusal(allowed)) return allowed;
         if (ifVersions && !ifVersions.includes(cur.version)) {
-          return "precondition_failed";
+          return refuse("precondition_failed");
         }
         await owners.take(tx, write, allowed.takeOver);
         const events = await accounts.remove(tx, id, by(write));
-        if (typeof events === "string") return events;
+        if (isRefusal(events)) return events;
         await recordAll(tx, events);
         return "deleted";
       });

@@ -77,7 +77,7 @@ export function createScimStore(sql: Sql, writer: Writer) {
   return {
     /**
      * A parsed filter over users' or groups' rows as SQL; throws
-     * FilterFault. `across`: a filter of a search of both, in which the
+     * its `invalidFilter` refusal. `across`: a filter of a search of both, in which the
      * other's attributes match nothing here.
      */
     filter: (kind: "users" | "groups", f: Filter, across = false): ScimWhere =>

@@ -24,6 +24,7 @@ import {
   type Writer,
 } from "./write.ts";
 import { accountColumns } from "./user-rows.ts";
+import { type Reason, type Refusal, refuse } from "../refusal.ts";
 
 /** Where a login came from, kept with its session for an admin to see. */
 export interface SessionOrigin {
@@ -37,7 +38,7 @@ export interface SessionOrigin {
  * the password changed since it was checked (`stale`), or none because the
  * user is disabled.
  */
-export type SessionStart = "started" | "stale" | "disabled";
+export type SessionStart = "started" | "stale" | Refusal<"disabled">;
 
 /**
  * The second factor of a login, decided in the session's transaction
@@ -46,9 +47,9 @@ export type SessionStart = "started" | "stale" | "disabled";
  * whose count and record still commit; a pending login used meanwhile).
  * `methods` are what the record names beyond the password.
  */
-export interface LoginFactor<O extends string> {
+export interface LoginFactor<O extends Reason> {
   methods(): readonly string[];
-  write(tx: TransactionSql): Promise<O | undefined>;
+  write(tx: TransactionSql): Promise<Refusal<O> | undefined>;
 }
 
 /** A live session's user, and the session's second-factor state. */
@@ -81,7 +82,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
      * bound to that password version, `last_login_at` written, a disable
      * that ran out recorded and cleared, and the login's counter cleared.
      */
-    async create<O extends string = never>(
+    async create<O extends Reason = never>(
       tokenHash: Uint8Array,
       user: AuditParty & { passwordVersion: number },
       ttlSeconds: number,
@@ -91,7 +92,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
       writeBy: WriteBy,
       factor?: LoginFactor<O>,
       upgrade?: PasswordUpgrade,
-    ): Promise<SessionStart | O> {
+    ): Promise<SessionStart | Refusal<O>> {
       return await transaction(writeBy, async (tx) => {
         const [row] = await tx<{ disabled: boolean; ranOut: boolean }[]>`
           select ${disabledNow(sql)} as disabled,
@@ -105,7 +106,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
         if (row.disabled) {
           await takeBackAttempt(tx, counter);
           await recordAudit(tx, auditEvents.loginRefused(user, context));
-          return "disabled";
+          return refuse("disabled");
         }
         const refused = factor && await factor.write(tx);
         if (refused !== undefined) {
@@ -225,11 +226,11 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
       userId: number,
       publicId: string | null | "all",
       write: CallerWrite,
-    ): Promise<number | "user_not_found" | CallerRefusal> {
+    ): Promise<number | Refusal<"user_not_found"> | CallerRefusal> {
       return await asCaller(write, { update: userId }, async (tx, actor) => {
         const [target] = await tx<AuditParty[]>`
           select id, username from users where id = ${userId}`;
-        if (!target) return "user_not_found";
+        if (!target) return refuse("user_not_found");
         if (publicId === null) return 0;
         const one = publicId === "all"
           ? sql``

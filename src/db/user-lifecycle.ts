@@ -7,6 +7,7 @@ import { accountChanger } from "./users.ts";
 import { recordAudit } from "./audit.ts";
 import type { DisableRequest, FoundUser } from "./user-rows.ts";
 import type { CallerRefusal, CallerWrite, WriteBy, Writer } from "./write.ts";
+import { isRefusal, type Refusal, refuse } from "../refusal.ts";
 
 /** Disabling and enabling users, and recording the disables that ran out. */
 export function createUserLifecycle(
@@ -22,7 +23,9 @@ export function createUserLifecycle(
     write: CallerWrite,
   ) => {
     const outcome = await changeAndRead(id, change, write);
-    return outcome === "precondition_failed" ? "not_found" as const : outcome;
+    return isRefusal(outcome) && outcome.reason === "precondition_failed"
+      ? refuse("not_found")
+      : outcome;
   };
 
   return {
@@ -39,7 +42,7 @@ export function createUserLifecycle(
       id: number,
       request: DisableRequest,
       write: CallerWrite,
-    ): Promise<FoundUser | "not_found" | CallerRefusal> {
+    ): Promise<FoundUser | Refusal<"not_found"> | CallerRefusal> {
       return await changed(id, { disabled: request }, write);
     },
 
@@ -50,7 +53,7 @@ export function createUserLifecycle(
     async enable(
       id: number,
       write: CallerWrite,
-    ): Promise<FoundUser | "not_found" | CallerRefusal> {
+    ): Promise<FoundUser | Refusal<"not_found"> | CallerRefusal> {
       return await changed(id, { disabled: null }, write);
     },
 

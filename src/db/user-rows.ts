@@ -11,6 +11,7 @@ import { disabledNow, disableExpired } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import { mfaSummaryOf } from "./mfa-factors.ts";
 import { iso } from "./time.ts";
+import { type Refusal, refuse } from "../refusal.ts";
 
 export interface NewUser {
   username: string;
@@ -107,11 +108,11 @@ export const isUniqueViolation = (e: unknown) =>
 /** The write's outcome, or "duplicate" when it broke a unique key (and so rolled back). */
 export async function orDuplicate<T>(
   write: Promise<T>,
-): Promise<T | "duplicate"> {
+): Promise<T | Refusal<"duplicate">> {
   try {
     return await write;
   } catch (e) {
-    if (isUniqueViolation(e)) return "duplicate";
+    if (isUniqueViolation(e)) return refuse("duplicate");
     throw e;
   }
 }

@@ -13,6 +13,7 @@ import {
   userRows,
 } from "./user-rows.ts";
 import { beforeWrite, type WriteBy, type Writer } from "./write.ts";
+import type { Refusal } from "../refusal.ts";
 
 /**
  * What the service itself writes to the users table, with no caller to
@@ -61,7 +62,7 @@ export function createUserService(
       u: NewUser,
       source: "environment" | "generated",
       writeBy: WriteBy,
-    ): Promise<User | "duplicate"> {
+    ): Promise<User | Refusal<"duplicate">> {
       return await orDuplicate(
         transaction(writeBy, (tx) =>
           insertUser(
@@ -129,7 +130,7 @@ export function createUserService(
     async upsertAdmin(
       u: Omit<NewUser, "role">,
       writeBy: WriteBy,
-    ): Promise<"created" | "reset" | "duplicate"> {
+    ): Promise<"created" | "reset" | Refusal<"duplicate">> {
       // "duplicate": another user has the e-mail, or a name that looks like this one.
       return await orDuplicate(
         transaction(writeBy, (tx) => upsertAdmin(tx, u)),

@@ -17,6 +17,7 @@ import {
   userRows,
 } from "./user-rows.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
+import { isRefusal, type Refusal } from "../refusal.ts";
 
 /**
  * A caller's change of an account through the one write path
@@ -40,7 +41,7 @@ export function accountChanger(sql: Sql, asCaller: Writer["asCaller"]) {
         acting(actor, write),
         ifVersions,
       );
-      if (typeof changed === "string") return changed;
+      if (isRefusal(changed)) return changed;
       await recordAll(tx, changed.events);
       const [row] = await tx<DetailRow[]>`
         select ${detail}, ${detailMeta} from users where id = ${id}`;
@@ -79,7 +80,7 @@ export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
     async create(
       u: NewAccount,
       write: CallerWrite,
-    ): Promise<User | "duplicate" | CallerRefusal> {
+    ): Promise<User | Refusal<"duplicate"> | CallerRefusal> {
       return await orDuplicate(
         asCaller(write, "share", async (tx, actor) => {
           const made = await accounts.create(tx, u, acting(actor, write));
@@ -103,9 +104,7 @@ export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
       ifVersions?: string[],
     ): Promise<
       | FoundUser
-      | "not_found"
-      | "precondition_failed"
-      | "duplicate"
+      | Refusal<"not_found" | "precondition_failed" | "duplicate">
       | CallerRefusal
     > {
       return await orDuplicate(changeAndRead(id, change, write, ifVersions));
@@ -122,7 +121,7 @@ export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
       write: CallerWrite,
       ifVersions?: string[],
     ): Promise<
-      "deleted" | "not_found" | "precondition_failed" | CallerRefusal
+      "deleted" | Refusal<"not_found" | "precondition_failed"> | CallerRefusal
     > {
       return await asCaller(write, { update: id }, async (tx, actor) => {
         const events = await accounts.remove(
@@ -131,7 +130,7 @@ export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
           acting(actor, write),
           ifVersions,
         );
-        if (typeof events === "string") return events;
+        if (isRefusal(events)) return events;
         await recordAll(tx, events);
         return "deleted" as const;
       });

@@ -9,6 +9,7 @@ import {
   type Writer,
 } from "./write.ts";
 import { iso } from "./time.ts";
+import { type Refusal, refuse } from "../refusal.ts";
 
 /** An endpoint as the API shows it: never its secret. */
 export interface Webhook {
@@ -77,12 +78,12 @@ export function createWebhookStore(
     async create(
       w: NewWebhook,
       write: CallerWrite,
-    ): Promise<Webhook | "too_many" | CallerRefusal> {
+    ): Promise<Webhook | Refusal<"too_many"> | CallerRefusal> {
       return await asCaller(write, "share", async (tx, actor) => {
         await takeTurn(tx, WEBHOOKS_LOCK, write.writeBy);
         const [{ n }] = await tx<{ n: number }[]>`
           select count(*)::int as n from webhook_endpoints`;
-        if (n >= WEBHOOKS_MAX) return "too_many";
+        if (n >= WEBHOOKS_MAX) return refuse("too_many");
         const [row] = await tx<Webhook[]>`
           insert into webhook_endpoints (url, actions, description, secret, cursor)
           values (${w.url}, ${w.actions}, ${w.description}, ${w.secret},
@@ -111,11 +112,11 @@ export function createWebhookStore(
     async remove(
       id: number,
       write: CallerWrite,
-    ): Promise<"deleted" | "not_found" | CallerRefusal> {
+    ): Promise<"deleted" | Refusal<"not_found"> | CallerRefusal> {
       return await asCaller(write, "share", async (tx, actor) => {
         const [row] = await tx<{ id: number; url: string }[]>`
           delete from webhook_endpoints where id = ${id} returning id, url`;
-        if (!row) return "not_found";
+        if (!row) return refuse("not_found");
         await recordAudit(
           tx,
           auditEvents.webhookDeleted(actor, row, write.context),
@@ -132,7 +133,7 @@ export function createWebhookStore(
     async enable(
       id: number,
       write: CallerWrite,
-    ): Promise<Webhook | "not_found" | CallerRefusal> {
+    ): Promise<Webhook | Refusal<"not_found"> | CallerRefusal> {
       return await asCaller(write, "share", async (tx, actor) => {
         const [row] = await tx<(Webhook & { was: boolean })[]>`
           update webhook_endpoints set disabled_at = null, failures = 0,
@@ -141,7 +142,7 @@ export function createWebhookStore(
             where id = ${id} for update) old
           where id = ${id}
           returning ${shown}, old.was`;
-        if (!row) return "not_found";
+        if (!row) return refuse("not_found");
         const { was, ...webhook } = row;
         if (was) {
           await recordAudit(

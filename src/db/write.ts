@@ -5,6 +5,7 @@ import type { Caller } from "../auth/caller.ts";
 import type { Role } from "../users/user.ts";
 import { disabledNow, liveKey, liveSession } from "./account-state.ts";
 import { audited, type Sealer } from "./audit.ts";
+import { isRefusal, type Refusal, refuse } from "../refusal.ts";
 
 /**
  * The `performance.now()` after which no write may begin: a request's
@@ -66,10 +67,8 @@ export interface CallerWrite {
  * their account or session is gone (or disabled), or they are no longer an
  * admin.
  */
-export type CallerRefusal = "caller_gone" | "caller_not_admin";
-
-export const isRefusal = (outcome: unknown): outcome is CallerRefusal =>
-  outcome === "caller_gone" || outcome === "caller_not_admin";
+export type CallerReason = "caller_gone" | "caller_not_admin";
+export type CallerRefusal = Refusal<CallerReason>;
 
 /**
  * The rows a caller's write locks: the caller's alone (a write that changes
@@ -143,8 +142,8 @@ export async function checkCaller(
     select u.role, u.username from users u
     where u.id = ${callerId} and not ${disabledNow(tx, "u")}`;
   const [row] = (await Promise.all([...locks, check])).at(-1)!;
-  if (!row) return "caller_gone";
-  if (row.role !== "admin") return "caller_not_admin";
+  if (!row) return refuse("caller_gone");
+  if (row.role !== "admin") return refuse("caller_not_admin");
   beforeWrite(writeBy);
   return caller.keyId === undefined
     ? { id: callerId, username: row.username }

@@ -4,7 +4,8 @@ import type {
   RouteConfigToTypedResponse,
 } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { CallerRefusal } from "../db/write.ts";
+import type { CallerReason } from "../db/write.ts";
+import { isRefusal, type Refusal } from "../refusal.ts";
 import type { AppEnv } from "./env.ts";
 import { DeadlineExceeded, errorResponse, onError } from "./errors.ts";
 import type { Deadline } from "./request.ts";
@@ -31,14 +32,15 @@ type MaybePromise<T> = T | Promise<T>;
 /**
  * What a route's handler gets: the request, and what its steps passed on.
  * It answers with one of the route's declared (non-error) responses, or
- * with one of its outcomes, or with the refusal of a caller the write
+ * refuses (refusal.ts) for one of its outcomes, or for a caller the write
  * found gone (401) or demoted (403); never with an error of its own.
  */
 export type StepHandler<R extends StepRoute> = (
   c: Context<AppEnv>,
   got: Got<R["steps"]>,
 ) => MaybePromise<
-  RouteConfigToTypedResponse<R> | Outcomes<R["steps"]> | CallerRefusal
+  | RouteConfigToTypedResponse<R>
+  | Refusal<Outcomes<R["steps"]> | CallerReason>
 >;
 
 /** The handlers of a module of routes, by name: `Handlers<typeof routes>["update"]`. */
@@ -47,7 +49,7 @@ export type Handlers<M> = {
 };
 
 /** The answers of refusals: as if the request had come a moment later. */
-const REFUSALS: Record<CallerRefusal, [401 | 403, Message]> = {
+const REFUSALS: Record<CallerReason, [401 | 403, Message]> = {
   caller_gone: [401, MSG.unauthorised],
   caller_not_admin: [403, MSG.forbidden],
 };
@@ -55,8 +57,9 @@ const REFUSALS: Record<CallerRefusal, [401 | 403, Message]> = {
 /**
  * Serves a route as its declaration says, which is the one place of its
  * behaviour: its steps run in their order (a step's answer ends the
- * request), then the handler, whose outcomes are answered by the checks the
- * route pairs them with; any failure nothing foresaw answers the route's
+ * request), then the handler, whose refusals are answered by the checks the
+ * route pairs their reasons with (in the route's error form, with the
+ * refusal's detail where the form shows one); any failure nothing foresaw answers the route's
  * 500 check's message (see errors.ts). The document is the route's
  * declaration, with its steps' checks and the HEAD twin of a GET.
  */
@@ -81,16 +84,18 @@ export function mount<R extends StepRoute>(
   const run = handler as (
     c: Context<AppEnv>,
     got: Record<string, unknown>,
-  ) => MaybePromise<Response | string>;
+  ) => MaybePromise<Response | Refusal>;
   const answer = async (c: Context<AppEnv>, got: Record<string, unknown>) => {
     const answer = await run(c, got);
-    if (typeof answer !== "string") return answer;
-    const refusal = REFUSALS[answer as CallerRefusal];
-    if (refusal) return errorResponse(c, refusal[0], refusal[1]);
-    const check = outcomes.get(answer);
+    if (!isRefusal(answer)) return answer;
+    const { reason, detail } = answer;
+    const caller = REFUSALS[reason as CallerReason];
+    if (caller) return errorResponse(c, caller[0], caller[1]);
+    const check = outcomes.get(reason);
     if (!check) {
-      throw new Error(`an outcome the route does not name: ${answer}`);
+      throw new Error(`a refusal the route does not name: ${reason}`);
     }
+    if (detail !== undefined) c.set("errorDetail", detail);
     return errorResponse(c, check.status as 404, check.message);
   };
   app.on(

@@ -12,6 +12,7 @@ import type { RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
+import type { Reason } from "../refusal.ts";
 import type { AppEnv } from "./env.ts";
 import type { RequestScope } from "./request.ts";
 import { ifMatchTags } from "./conditional.ts";
@@ -87,8 +88,8 @@ export interface Guards {
   ) => MaybePromise<Response | undefined>;
 }
 
-/** A result the handler may return instead of an answer, and the check that answers it. */
-export interface Outcome<O extends string> {
+/** A reason the handler may refuse for (refusal.ts), and the check that answers it. */
+export interface Outcome<O extends Reason> {
   readonly checks: readonly [Check];
   readonly outcome: O;
 }
@@ -102,7 +103,7 @@ export type Step =
   // deno-lint-ignore no-explicit-any
   | Passes<string, any>
   | Guards
-  | Outcome<string>
+  | Outcome<Reason>
   | Documented;
 
 /** A step that passes `run`'s value on under `key`. */
@@ -119,8 +120,8 @@ export const guards = (
   run: Guards["run"],
 ): Guards => ({ checks, run });
 
-/** The handler may return `name`: answered with `check`. */
-export const outcome = <const O extends string>(
+/** The handler may refuse for `name`: answered with `check`. */
+export const outcome = <const O extends Reason>(
   name: O,
   check: Check,
 ): Outcome<O> => ({ checks: [check], outcome: name });
@@ -143,7 +144,7 @@ export type Got<S extends readonly Step[]> =
   >
   & Record<never, never>;
 
-/** The results a handler may return instead of an answer. */
+/** The reasons a handler may refuse for. */
 export type Outcomes<S extends readonly Step[]> = OutcomeOf<S[number]>;
 
 type OutcomeOf<T> = T extends Outcome<infer O> ? O : never;

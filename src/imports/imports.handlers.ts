@@ -2,7 +2,6 @@ import type { TypedResponse } from "hono";
 import type { Config } from "../config.ts";
 import type { ImportOwner } from "../db/imports.ts";
 import type { Store } from "../db/store.ts";
-import { isRefusal } from "../db/write.ts";
 import { callerWrites } from "../http/caller-write.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import { jsonArrayBody } from "../http/json-array.ts";
@@ -10,6 +9,7 @@ import type * as routes from "./imports.routes.ts";
 import { formatOf } from "./imports.routes.ts";
 import { ImportTooLarge } from "./lines.ts";
 import { IMPORT_LIMITS, readImport } from "./read.ts";
+import { isRefusal, refuse } from "../refusal.ts";
 
 export interface ImportDeps {
   store: Store;
@@ -35,7 +35,7 @@ export function createImportHandlers(
    */
   const create: Handler<"create"> = async (c, { caller, query }) => {
     const declared = Number(c.req.header("content-length") ?? 0);
-    if (declared > IMPORT_LIMITS.bytes) return "too_large";
+    if (declared > IMPORT_LIMITS.bytes) return refuse("too_large");
     const format = formatOf(c.req.header("content-type"))!;
     const { account, keyId } = caller;
     const owner: ImportOwner = {
@@ -71,7 +71,7 @@ export function createImportHandlers(
     } catch (e) {
       await storing.catch(() => {});
       await store.imports.discard(id).catch(() => {});
-      if (e instanceof ImportTooLarge) return "too_large";
+      if (e instanceof ImportTooLarge) return refuse("too_large");
       throw e;
     }
     // The uploader checked again now the body is in: one who lost the
@@ -92,16 +92,16 @@ export function createImportHandlers(
 
   const get: Handler<"get"> = async (c, { id }) => {
     const found = await store.imports.get(id);
-    return found ? c.json(found, 200) : "not_found";
+    return found ? c.json(found, 200) : refuse("not_found");
   };
 
   const cancel: Handler<"cancel"> = async (c, { id }) => {
     const outcome = await store.imports.cancel(id);
-    return typeof outcome === "string" ? outcome : c.json(outcome, 200);
+    return isRefusal(outcome) ? outcome : c.json(outcome, 200);
   };
 
   const errors: Handler<"errors"> = async (c, { id }) => {
-    if (!await store.imports.get(id)) return "not_found";
+    if (!await store.imports.get(id)) return refuse("not_found");
     const body = await jsonArrayBody(
       store.imports.errorsJson(id),
       (cause) =>

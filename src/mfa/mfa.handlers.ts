@@ -17,6 +17,7 @@ import { callerWrites } from "../http/caller-write.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import { canonicalKey } from "../users/canonical.ts";
 import type * as routes from "./mfa.routes.ts";
+import { isRefusal, refuse } from "../refusal.ts";
 
 export interface MfaDeps
   extends Pick<AuthDeps, "store" | "sessions" | "devices"> {
@@ -55,11 +56,13 @@ export function createMfaHandlers(deps: MfaDeps) {
           // Single use: a pending login used meanwhile opens no other session.
           (await store.mfa.takePending(tx, pending.hash)
             ? undefined
-            : "caller_gone"),
+            : refuse("caller_gone")),
     });
     // Used or outdated meanwhile: as if it had been so a moment earlier.
-    if (ended === "invalid_credentials") return "caller_gone";
-    if (typeof ended !== "string") clearPendingCookie(c, config);
+    if (isRefusal(ended) && ended.reason === "invalid_credentials") {
+      return refuse("caller_gone");
+    }
+    if (!isRefusal(ended)) clearPendingCookie(c, config);
     return answer(c, ended);
   };
 
@@ -81,7 +84,7 @@ export function createMfaHandlers(deps: MfaDeps) {
   };
 
   const stepUpNow: Handler<"stepUpNow"> = async (c, { caller, body }) => {
-    if (!caller.secondFactor?.enrolled) return "no_factor";
+    if (!caller.secondFactor?.enrolled) return refuse("no_factor");
     const input = body.code !== undefined
       ? { code: body.code }
       : { passkey: body.passkey };
@@ -99,7 +102,7 @@ export function createMfaHandlers(deps: MfaDeps) {
   };
 
   const stepUpOptions: Handler<"stepUpOptions"> = async (c, { caller }) => {
-    if (!caller.secondFactor?.enrolled) return "no_factor";
+    if (!caller.secondFactor?.enrolled) return refuse("no_factor");
     const options = await passkeys.authenticationOptions(
       await store.mfa.passkeys(caller.account.id),
     );
@@ -115,7 +118,7 @@ export function createMfaHandlers(deps: MfaDeps) {
 
   const listFactors: Handler<"listFactors"> = async (c, { caller }) => {
     const summary = await store.mfa.summary(caller.account.id);
-    return summary ? c.json(summary, 200) : "caller_gone";
+    return summary ? c.json(summary, 200) : refuse("caller_gone");
   };
 
   const beginTotp: Handler<"beginTotp"> = async (c, { caller }) => {
@@ -125,7 +128,7 @@ export function createMfaHandlers(deps: MfaDeps) {
       secret,
       c.get("writeBy"),
     );
-    if (begun === "enrolled") return "enrolled";
+    if (isRefusal(begun)) return begun;
     return c.json({
       secret,
       ...totpEnrolment(secret, issuer, caller.account.username),
@@ -135,7 +138,7 @@ export function createMfaHandlers(deps: MfaDeps) {
   const confirmTotp: Handler<"confirmTotp"> = async (c, { caller, body }) => {
     const secret = await store.mfa.totpSecret(caller.account.id, false);
     const step = secret === undefined ? null : totpStep(secret, body.code);
-    if (secret === undefined || step === null) return "invalid_code";
+    if (secret === undefined || step === null) return refuse("invalid_code");
     const { codes, hashes } = newRecoveryCodes();
     const confirmed = await store.mfa.confirmTotp(
       caller.account,
@@ -146,8 +149,8 @@ export function createMfaHandlers(deps: MfaDeps) {
       auditContext(c, config.TRUST_PROXY, "api"),
       c.get("writeBy"),
     );
-    if (confirmed === "changed") return "invalid_code";
-    if (confirmed === "caller_gone") return confirmed;
+    if (confirmed === "changed") return refuse("invalid_code");
+    if (isRefusal(confirmed)) return confirmed;
     return c.json({ recoveryCodes: codes }, 200);
   };
 
@@ -159,8 +162,8 @@ export function createMfaHandlers(deps: MfaDeps) {
       auditContext(c, config.TRUST_PROXY, "api"),
       c.get("writeBy"),
     );
-    if (removed === "caller_gone") return removed;
-    return removed ? c.json({ ok: true as const }, 200) : "not_found";
+    if (isRefusal(removed)) return removed;
+    return removed ? c.json({ ok: true as const }, 200) : refuse("not_found");
   };
 
   const passkeyOptions: Handler<"passkeyOptions"> = async (c, { caller }) => {
@@ -188,7 +191,7 @@ export function createMfaHandlers(deps: MfaDeps) {
       (purpose, challenge) =>
         store.mfa.takeChallenge(account.id, purpose, challenge, writeBy),
     );
-    if (!passkey) return "invalid_passkey";
+    if (!passkey) return refuse("invalid_passkey");
     const { codes, hashes } = newRecoveryCodes();
     const added = await store.mfa.addPasskey(
       account,
@@ -198,11 +201,12 @@ export function createMfaHandlers(deps: MfaDeps) {
       auditContext(c, config.TRUST_PROXY, "api"),
       writeBy,
     );
-    if (added === "duplicate") return "invalid_passkey";
-    if (added === "caller_gone") return added;
+    if (isRefusal(added)) {
+      return added.reason === "duplicate" ? refuse("invalid_passkey") : added;
+    }
     const summary = await store.mfa.summary(account.id);
     const shown = summary?.passkeys.find((p) => p.id === added.id);
-    if (!shown) return "caller_gone";
+    if (!shown) return refuse("caller_gone");
     return c.json({
       ...shown,
       recoveryCodes: added.codesIssued ? codes : null,
@@ -220,8 +224,8 @@ export function createMfaHandlers(deps: MfaDeps) {
       auditContext(c, config.TRUST_PROXY, "api"),
       c.get("writeBy"),
     );
-    if (removed === "caller_gone") return removed;
-    return removed ? c.json({ ok: true as const }, 200) : "not_found";
+    if (isRefusal(removed)) return removed;
+    return removed ? c.json({ ok: true as const }, 200) : refuse("not_found");
   };
 
   const regenerateCodes: Handler<"regenerateCodes"> = async (
@@ -236,8 +240,8 @@ export function createMfaHandlers(deps: MfaDeps) {
       auditContext(c, config.TRUST_PROXY, "api"),
       c.get("writeBy"),
     );
-    if (done === "caller_gone") return done;
-    return done ? c.json({ recoveryCodes: codes }, 200) : "no_factor";
+    if (isRefusal(done)) return done;
+    return done ? c.json({ recoveryCodes: codes }, 200) : refuse("no_factor");
   };
 
   const resetUser: Handler<"resetUser"> = async (c, { id }) => {

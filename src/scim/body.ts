@@ -3,7 +3,8 @@
  * spelled as they spell them and typed as they type them. What the user and
  * group resources (user-resource.ts, group-resource.ts) build on.
  */
-import type { ScimFault } from "../db/scim.ts";
+import { isScimRefusal, type ScimRefusal } from "../db/scim-types.ts";
+import { refuse } from "../refusal.ts";
 import { pastLimits } from "./limits.ts";
 import {
   type AttrDef,
@@ -13,11 +14,6 @@ import {
 } from "./schema.ts";
 
 export type Json = Record<string, unknown>;
-
-export const fault = (
-  kind: ScimFault["fault"],
-  detail: string,
-): ScimFault => ({ fault: kind, detail });
 
 export const isObject = (v: unknown): v is Json =>
   typeof v === "object" && v !== null && !Array.isArray(v);
@@ -43,10 +39,12 @@ function typed(
   def: AttrDef & { element?: boolean },
   v: unknown,
   at: string,
-): unknown | ScimFault {
+): unknown | ScimRefusal {
   if (v === null) return undefined;
   if (def.multi) {
-    if (!Array.isArray(v)) return fault("invalidValue", `${at} must be a list`);
+    if (!Array.isArray(v)) {
+      return refuse("invalidValue", `${at} must be a list`);
+    }
     const out: unknown[] = [];
     for (const [i, item] of v.entries()) {
       const one = typed(
@@ -54,7 +52,7 @@ function typed(
         item,
         `${at}[${i}]`,
       );
-      if (isFaultValue(one)) return one;
+      if (isScimRefusal(one)) return one;
       if (one !== undefined) out.push(one);
     }
     return out.length > 0 ? out : undefined;
@@ -68,13 +66,15 @@ function typed(
       ) {
         return { value: v };
       }
-      if (!isObject(v)) return fault("invalidValue", `${at} must be an object`);
+      if (!isObject(v)) {
+        return refuse("invalidValue", `${at} must be an object`);
+      }
       const out: Json = {};
       for (const [key, value] of Object.entries(v)) {
         const sub = findAttr(def.subs ?? [], key);
         if (!sub) continue;
         const one = typed(sub, value, `${at}.${sub.name}`);
-        if (isFaultValue(one)) return one;
+        if (isScimRefusal(one)) return one;
         if (one !== undefined) out[sub.name] = one;
       }
       return Object.keys(out).length > 0 ? out : undefined;
@@ -82,18 +82,15 @@ function typed(
     case "boolean": {
       const b = booleanOf(v);
       return b === undefined
-        ? fault("invalidValue", `${at} must be true or false`)
+        ? refuse("invalidValue", `${at} must be true or false`)
         : b;
     }
     default:
       return typeof v === "string"
         ? v
-        : fault("invalidValue", `${at} must be a string`);
+        : refuse("invalidValue", `${at} must be a string`);
   }
 }
-
-export const isFaultValue = (v: unknown): v is ScimFault =>
-  isObject(v) && "fault" in v && "detail" in v;
 
 /**
  * The attributes of a body as the schemas define them, spelled as they
@@ -103,23 +100,23 @@ function known(
   body: Json,
   defs: AttrDef[],
   at = "",
-): Json | ScimFault {
+): Json | ScimRefusal {
   const out: Json = {};
   for (const [key, value] of Object.entries(body)) {
     if (key.toLowerCase() === ENTERPRISE_SCHEMA.toLowerCase()) {
       if (value === null) continue;
       if (!isObject(value)) {
-        return fault("invalidValue", `${ENTERPRISE_SCHEMA} must be an object`);
+        return refuse("invalidValue", `${ENTERPRISE_SCHEMA} must be an object`);
       }
       const ext = known(value, ENTERPRISE_ATTRIBUTES, `${ENTERPRISE_SCHEMA}:`);
-      if (isFaultValue(ext)) return ext;
+      if (isScimRefusal(ext)) return ext;
       if (Object.keys(ext).length > 0) out[ENTERPRISE_SCHEMA] = ext;
       continue;
     }
     const def = findAttr(defs, key);
     if (!def) continue;
     const one = typed(def, value, at + def.name);
-    if (isFaultValue(one)) return one;
+    if (isScimRefusal(one)) return one;
     if (one !== undefined) out[def.name] = one;
   }
   return out;
@@ -139,18 +136,18 @@ const text = (body: Json, name: string) => {
 export function readBody(
   body: unknown,
   defs: AttrDef[],
-): { externalId: string | null | undefined; attrs: Json } | ScimFault {
+): { externalId: string | null | undefined; attrs: Json } | ScimRefusal {
   if (!isObject(body)) {
-    return fault("invalidSyntax", "the body must be a JSON object");
+    return refuse("invalidSyntax", "the body must be a JSON object");
   }
   const externalId = text(body, "externalId");
   if (
     externalId !== undefined && externalId !== null &&
     typeof externalId !== "string"
-  ) return fault("invalidValue", "externalId must be a string");
+  ) return refuse("invalidValue", "externalId must be a string");
   const over = pastLimits(body, defs);
   if (over) return over;
   const attrs = known(body, defs);
-  if (isFaultValue(attrs)) return attrs;
+  if (isScimRefusal(attrs)) return attrs;
   return { externalId, attrs };
 }

@@ -4,6 +4,7 @@ import { callerWrites } from "../http/caller-write.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import type * as routes from "./connections.routes.ts";
 import { newScimToken } from "./token.ts";
+import { isRefusal, refuse } from "../refusal.ts";
 
 export interface ConnectionDeps {
   store: Store;
@@ -23,7 +24,7 @@ export function createConnectionHandlers({ store, config }: ConnectionDeps) {
       tokenHash,
       callerWrite(c),
     );
-    if (typeof created === "string") return created;
+    if (isRefusal(created)) return created;
     return c.json({ ...created, token }, 201);
   };
 
@@ -32,7 +33,7 @@ export function createConnectionHandlers({ store, config }: ConnectionDeps) {
 
   const get: Handler<"get"> = async (c, { id }) => {
     const found = await store.scim.connections.get(id);
-    return found ? c.json(found, 200) : "not_found";
+    return found ? c.json(found, 200) : refuse("not_found");
   };
 
   const update: Handler<"update"> = async (c, { id, body }) => {
@@ -40,7 +41,7 @@ export function createConnectionHandlers({ store, config }: ConnectionDeps) {
       name: body.name ?? undefined,
       adminGroups: body.adminGroups ?? undefined,
     }, callerWrite(c));
-    return typeof updated === "string" ? updated : c.json(updated, 200);
+    return isRefusal(updated) ? updated : c.json(updated, 200);
   };
 
   const remove: Handler<"remove"> = async (c, { id }) => {

@@ -10,6 +10,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../http/env.ts";
 import { type Message, MSG } from "../http/messages.ts";
 import { type Check, check, type ErrorForm } from "../http/openapi.ts";
+import type { Refusal } from "../refusal.ts";
 
 export const SCIM_MEDIA_TYPE = "application/scim+json";
 export const ERROR_SCHEMA = "urn:ietf:params:scim:api:messages:2.0:Error";
@@ -86,6 +87,21 @@ export function scimError(
   if (detail !== undefined) c.set("errorDetail", detail);
   return scimErrorForm.respond(c, status, message);
 }
+
+/** The check a SCIM request's refusal answers, where no route's outcome names it (a step's). */
+const REFUSED = {
+  invalidValue: [400, MSG.scimInvalidValue],
+  invalidFilter: [400, MSG.scimInvalidFilter],
+} as const satisfies Partial<Record<Refusal["reason"], [number, Message]>>;
+
+/** A step's refusal in SCIM's form: its reason's check, its detail in words. */
+export const scimRefused = (
+  c: Context<AppEnv>,
+  refusal: Refusal<keyof typeof REFUSED>,
+): Response => {
+  const [status, message] = REFUSED[refusal.reason];
+  return scimError(c, status, message, refusal.detail);
+};
 
 /** A SCIM error body: `message`'s scimType, `detail` (else the message) in words. */
 export const scimErrorBody = (

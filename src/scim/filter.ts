@@ -9,6 +9,9 @@
  * to SQL (src/db/scim-filter.ts), the PATCH engine tests elements with it.
  */
 import { type Filter, parse } from "scim2-parse-filter";
+import { isRefusal, type Refusal, refuse } from "../refusal.ts";
+
+export { isRefusal };
 
 export const FILTER_MAX_LENGTH = 4096;
 export const FILTER_MAX_COMPARISONS = 100;
@@ -16,17 +19,6 @@ export const FILTER_MAX_DEPTH = 20;
 
 export const TOO_COMPLEX = "Filter too complex";
 export const INVALID = "Invalid filter";
-
-/** Why a filter is refused: past a limit, or not a filter at all. */
-export interface FilterRefusal {
-  refused: "tooComplex" | "invalid" | "unparsable";
-  detail: string;
-}
-
-const refusal = (
-  refused: FilterRefusal["refused"],
-  detail: string,
-): FilterRefusal => ({ refused, detail });
 
 // C0 and C1 controls and DEL; a lone surrogate is no text either.
 const CONTROL = /\p{Cc}|\p{Cs}/u;
@@ -81,31 +73,42 @@ function measure(f: Filter): { comparisons: number; depth: number } | string {
   }
 }
 
-/** The filter `text` parsed, or why it is refused. */
-export function parseFilter(text: string): Filter | FilterRefusal {
+/**
+ * The filter `text` parsed, or refused (`invalidFilter`): past a limit, or
+ * not a filter at all. Of a PATCH's `path` (its raw text given), text that
+ * cannot be parsed is a path that is not valid (`invalidPath`).
+ */
+export function parseFilter(text: string): Filter | Refusal<"invalidFilter">;
+export function parseFilter(
+  text: string,
+  path: string,
+): Filter | Refusal<"invalidFilter" | "invalidPath">;
+export function parseFilter(
+  text: string,
+  path?: string,
+): Filter | Refusal<"invalidFilter" | "invalidPath"> {
   if (text.length > FILTER_MAX_LENGTH) {
-    return refusal("tooComplex", TOO_COMPLEX);
+    return refuse("invalidFilter", TOO_COMPLEX);
   }
-  if (CONTROL.test(text)) return refusal("invalid", INVALID);
+  if (CONTROL.test(text)) return refuse("invalidFilter", INVALID);
   if (bracketDepth(text) > FILTER_MAX_DEPTH) {
-    return refusal("tooComplex", TOO_COMPLEX);
+    return refuse("invalidFilter", TOO_COMPLEX);
   }
   let f: Filter;
   try {
     f = parse(text);
   } catch (e) {
-    return refusal(
-      "unparsable",
-      `the filter cannot be parsed: ${(e as Error).message}`,
-    );
+    return path === undefined
+      ? refuse(
+        "invalidFilter",
+        `the filter cannot be parsed: ${(e as Error).message}`,
+      )
+      : refuse("invalidPath", `${path}: the filter is not valid`);
   }
   const m = measure(f);
-  if (typeof m === "string") return refusal("invalid", m);
+  if (typeof m === "string") return refuse("invalidFilter", m);
   if (
     m.comparisons > FILTER_MAX_COMPARISONS || m.depth > FILTER_MAX_DEPTH
-  ) return refusal("tooComplex", TOO_COMPLEX);
+  ) return refuse("invalidFilter", TOO_COMPLEX);
   return f;
 }
-
-export const isRefusal = (x: Filter | FilterRefusal): x is FilterRefusal =>
-  "refused" in x;

@@ -1,7 +1,8 @@
 /** Groups as SCIM resources, and SCIM bodies as groups. */
-import type { ScimFault, ScimGroupRow, ScimGroupState } from "../db/scim.ts";
+import type { ScimGroupRow, ScimGroupState, ScimRefusal } from "../db/scim.ts";
 import { codePoints, nameCharactersAllowed } from "../users/account-rules.ts";
-import { fault, isFaultValue, type Json, readBody } from "./body.ts";
+import { type Json, readBody } from "./body.ts";
+import { isRefusal, refuse } from "../refusal.ts";
 import { GROUP_ATTRIBUTES, GROUP_SCHEMA } from "./schema.ts";
 
 export const groupVersion = (row: ScimGroupRow) =>
@@ -35,16 +36,16 @@ export function groupResource(row: ScimGroupRow, base: string): Json {
 const MAX_ID = 2 ** 31 - 1;
 
 /** A group as a body (POST, PUT, or a PATCH's result) says it. */
-export function groupFromBody(body: unknown): ScimGroupState | ScimFault {
+export function groupFromBody(body: unknown): ScimGroupState | ScimRefusal {
   const read = readBody(body, GROUP_ATTRIBUTES);
-  if (isFaultValue(read)) return read;
+  if (isRefusal(read)) return read;
   const { externalId, attrs } = read;
   const displayName = attrs.displayName;
   if (typeof displayName !== "string" || displayName.trim() === "") {
-    return fault("invalidValue", "displayName is required");
+    return refuse("invalidValue", "displayName is required");
   }
   if (codePoints(displayName) > 256 || !nameCharactersAllowed(displayName)) {
-    return fault(
+    return refuse(
       "invalidValue",
       "displayName must be at most 256 characters, without control characters",
     );
@@ -53,7 +54,7 @@ export function groupFromBody(body: unknown): ScimGroupState | ScimFault {
   for (const m of (attrs.members as Json[] | undefined) ?? []) {
     const id = memberId(m.value);
     if (id === undefined) {
-      return fault(
+      return refuse(
         "invalidValue",
         `members: ${JSON.stringify(m.value ?? null)} is no user's id`,
       );

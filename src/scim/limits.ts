@@ -5,7 +5,8 @@
  * members excepted: Group Push sends thousands), an `externalId` of at most
  * EXTERNAL_ID_MAX characters (a longer one would not fit its unique index).
  */
-import type { ScimFault } from "../db/scim.ts";
+import type { ScimRefusal } from "../db/scim.ts";
+import { refuse } from "../refusal.ts";
 import { codePoints } from "../users/account-rules.ts";
 import {
   type AttrDef,
@@ -23,13 +24,10 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-const invalid = (detail: string): ScimFault => ({
-  fault: "invalidValue",
-  detail,
-});
+const invalid = (detail: string) => refuse("invalidValue", detail);
 
 /** A multi-valued attribute of `o` past VALUES_MAX, as a fault. */
-function tooManyValues(o: Json, defs: AttrDef[]): ScimFault | undefined {
+function tooManyValues(o: Json, defs: AttrDef[]): ScimRefusal | undefined {
   for (const [key, value] of Object.entries(o)) {
     if (!Array.isArray(value) || value.length <= VALUES_MAX) continue;
     const def = findAttr(defs, key);
@@ -44,7 +42,7 @@ function tooManyValues(o: Json, defs: AttrDef[]): ScimFault | undefined {
 export function pastLimits(
   resource: Json,
   defs: AttrDef[],
-): ScimFault | undefined {
+): ScimRefusal | undefined {
   for (const [key, value] of Object.entries(resource)) {
     const lower = key.toLowerCase();
     if (

@@ -7,7 +7,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Filter } from "scim2-parse-filter";
 import type { ScimWhere } from "../db/scim.ts";
-import { FilterFault } from "../db/scim-filter.ts";
 import {
   type GroupSort,
   groupSortKeyKind,
@@ -17,8 +16,9 @@ import {
 import { MSG } from "../http/messages.ts";
 import { passes } from "../http/steps.ts";
 import { type Cursor, type CursorList, decodeCursor } from "./cursor.ts";
-import { scimCheck, scimError } from "./errors.ts";
-import { isRefusal, parseFilter } from "./filter.ts";
+import { scimCheck, scimError, scimRefused } from "./errors.ts";
+import { parseFilter } from "./filter.ts";
+import { isRefusal, type Refusal, refuse, refusedFor } from "../refusal.ts";
 import { invalidFilter } from "./steps.ts";
 
 /** The largest `count` a list answers; more is capped. */
@@ -93,7 +93,7 @@ const commaList = (v: unknown) =>
  */
 function listParams(
   input: Record<string, unknown>,
-): ListParams | { fault: "invalidFilter" | "invalidValue"; detail: string } {
+): ListParams | Refusal<"invalidFilter" | "invalidValue"> {
   const get = (name: string) => {
     const key = Object.keys(input).find((k) =>
       k.toLowerCase() === name.toLowerCase()
@@ -108,36 +108,34 @@ function listParams(
   };
   const startIndex = int("startIndex", 1);
   if (startIndex === undefined) {
-    return { fault: "invalidValue", detail: "startIndex must be an integer" };
+    return refuse("invalidValue", "startIndex must be an integer");
   }
   const count = int("count", COUNT_DEFAULT);
   if (count === undefined) {
-    return { fault: "invalidValue", detail: "count must be an integer" };
+    return refuse("invalidValue", "count must be an integer");
   }
   const sortOrder = get("sortOrder");
   if (
     sortOrder !== undefined && sortOrder !== "ascending" &&
     sortOrder !== "descending"
   ) {
-    return {
-      fault: "invalidValue",
-      detail: "sortOrder must be ascending or descending",
-    };
+    return refuse(
+      "invalidValue",
+      "sortOrder must be ascending or descending",
+    );
   }
   const sortBy = get("sortBy");
   if (sortBy !== undefined && typeof sortBy !== "string") {
-    return { fault: "invalidValue", detail: "sortBy must be a string" };
+    return refuse("invalidValue", "sortBy must be a string");
   }
   const rawFilter = get("filter");
   let filter: Filter | undefined;
   if (rawFilter !== undefined && rawFilter !== "") {
     if (typeof rawFilter !== "string") {
-      return { fault: "invalidFilter", detail: "filter must be a string" };
+      return refuse("invalidFilter", "filter must be a string");
     }
     const parsed = parseFilter(rawFilter);
-    if (isRefusal(parsed)) {
-      return { fault: "invalidFilter", detail: parsed.detail };
-    }
+    if (isRefusal(parsed)) return parsed;
     filter = parsed;
   }
   return {
@@ -166,16 +164,7 @@ export const listQuery = (kind: ListKind, from: "query" | "body") =>
         ? c.req.query()
         : got.body as Record<string, unknown>;
       const params = listParams(input);
-      if ("fault" in params) {
-        return scimError(
-          c,
-          400,
-          params.fault === "invalidFilter"
-            ? MSG.scimInvalidFilter
-            : MSG.scimInvalidValue,
-          params.detail,
-        );
-      }
+      if (isRefusal(params)) return scimRefused(c, params);
       const where: ListRequest["where"] = {};
       if (params.filter) {
         try {
@@ -189,8 +178,8 @@ export const listQuery = (kind: ListKind, from: "query" | "body") =>
             }
           }
         } catch (e) {
-          if (!(e instanceof FilterFault)) throw e;
-          return scimError(c, 400, MSG.scimInvalidFilter, e.message);
+          if (!refusedFor(e, ["invalidFilter"])) throw e;
+          return scimRefused(c, e);
         }
       }
       const sortBy = params.sortBy?.toLowerCase() ?? "";

@@ -10,8 +10,9 @@
  * (RFC 7644 3.5.2.2), except what the resource cannot be without.
  */
 import type { Filter } from "scim2-parse-filter";
-import type { ScimFault } from "../db/scim.ts";
-import { fault, isObject, type Json } from "./body.ts";
+import type { ScimRefusal } from "../db/scim.ts";
+import { isObject, type Json } from "./body.ts";
+import { refuse } from "../refusal.ts";
 import { elementTest, seeded } from "./element-filter.ts";
 import { isRefusal, parseFilter } from "./filter.ts";
 import { OPERATIONS_MAX, pastLimits } from "./limits.ts";
@@ -47,7 +48,7 @@ function parsePath(
   raw: string,
   defs: AttrDef[],
   core: string,
-): Path | ScimFault {
+): Path | ScimRefusal {
   let path = raw.trim();
   let extension: string | undefined;
   let scope = defs;
@@ -60,15 +61,15 @@ function parsePath(
     path = path.slice(core.length + 1);
   }
   const m = PATH.exec(path);
-  if (!m?.groups) return fault("invalidPath", `${raw} is not a valid path`);
+  if (!m?.groups) return refuse("invalidPath", `${raw} is not a valid path`);
   const { attr, filter, sub } = m.groups;
   if (!extension && COMMON_READ_ONLY.has(attr.toLowerCase())) {
-    return fault("mutability", `${attr} cannot be changed`);
+    return refuse("mutability", `${attr} cannot be changed`);
   }
   const def = findAttr(scope, attr);
-  if (!def) return fault("invalidPath", `${raw} names no attribute`);
+  if (!def) return refuse("invalidPath", `${raw} names no attribute`);
   if (def.name === "groups") {
-    return fault(
+    return refuse(
       "mutability",
       "groups is read-only: change the group's members",
     );
@@ -76,20 +77,16 @@ function parsePath(
   let parsed: Path["filter"];
   if (filter !== undefined) {
     if (!def.multi) {
-      return fault("invalidPath", `${def.name} is not multi-valued`);
+      return refuse("invalidPath", `${def.name} is not multi-valued`);
     }
-    const read = parseFilter(filter);
-    if (isRefusal(read)) {
-      return read.refused === "unparsable"
-        ? fault("invalidPath", `${raw}: the filter is not valid`)
-        : fault("invalidFilter", read.detail);
-    }
+    const read = parseFilter(filter, raw);
+    if (isRefusal(read)) return read;
     parsed = read;
   }
   let subDef: AttrDef | undefined;
   if (sub !== undefined) {
     subDef = findAttr(def.subs ?? [], sub);
-    if (!subDef) return fault("invalidPath", `${raw} names no attribute`);
+    if (!subDef) return refuse("invalidPath", `${raw} names no attribute`);
   }
   return { extension, def, filter: parsed, sub: subDef };
 }
@@ -134,15 +131,15 @@ export function applyPatch(
   resource: Json,
   operations: unknown,
   defs: AttrDef[],
-): Json | ScimFault {
+): Json | ScimRefusal {
   const core = defs.some((d) => d.name === "userName")
     ? USER_SCHEMA
     : GROUP_SCHEMA;
   if (!Array.isArray(operations) || operations.length === 0) {
-    return fault("invalidSyntax", "Operations must be a non-empty array");
+    return refuse("invalidSyntax", "Operations must be a non-empty array");
   }
   if (operations.length > OPERATIONS_MAX) {
-    return fault(
+    return refuse(
       "invalidSyntax",
       `Operations holds at most ${OPERATIONS_MAX} operations`,
     );
@@ -150,14 +147,14 @@ export function applyPatch(
   const res: Json = structuredClone(resource);
   for (const [i, raw] of operations.entries()) {
     if (!isObject(raw)) {
-      return fault("invalidSyntax", `Operations[${i}] must be an object`);
+      return refuse("invalidSyntax", `Operations[${i}] must be an object`);
     }
     const opEntry = entry(raw, "op");
     const op = typeof opEntry?.[1] === "string"
       ? opEntry[1].toLowerCase()
       : undefined;
     if (op !== "add" && op !== "replace" && op !== "remove") {
-      return fault(
+      return refuse(
         "invalidSyntax",
         `Operations[${i}].op must be add, remove or replace`,
       );
@@ -165,7 +162,7 @@ export function applyPatch(
     const path = entry(raw, "path")?.[1];
     const value = entry(raw, "value")?.[1];
     if (path !== undefined && typeof path !== "string") {
-      return fault("invalidPath", `Operations[${i}].path must be a string`);
+      return refuse("invalidPath", `Operations[${i}].path must be a string`);
     }
     const result = path === undefined || path === ""
       ? withoutPath(res, op, value, defs, core)
@@ -206,13 +203,13 @@ function unassignedRequired(
   before: Json,
   after: Json,
   defs: AttrDef[],
-): ScimFault | undefined {
+): ScimRefusal | undefined {
   for (const def of defs) {
     if (!def.required && def.name !== "active") continue;
     if (
       assigned(def, entry(before, def.name)?.[1]) &&
       !assigned(def, entry(after, def.name)?.[1])
-    ) return fault("invalidValue", `${def.name} cannot be removed`);
+    ) return refuse("invalidValue", `${def.name} cannot be removed`);
   }
   return undefined;
 }
@@ -223,12 +220,12 @@ function withoutPath(
   value: unknown,
   defs: AttrDef[],
   core: string,
-): ScimFault | undefined {
+): ScimRefusal | undefined {
   if (op === "remove") {
-    return fault("noTarget", "remove needs a path");
+    return refuse("noTarget", "remove needs a path");
   }
   if (!isObject(value)) {
-    return fault("invalidValue", `${op} without a path needs an object value`);
+    return refuse("invalidValue", `${op} without a path needs an object value`);
   }
   for (const [key, v] of Object.entries(value)) {
     const lower = key.toLowerCase();
@@ -263,14 +260,14 @@ function atPath(
   value: unknown,
   defs: AttrDef[],
   core: string,
-): ScimFault | undefined {
+): ScimRefusal | undefined {
   if (raw.toLowerCase() === "externalid") {
     if (op === "remove") drop(res, "externalId");
     else put(res, "externalId", value);
     return undefined;
   }
   const p = parsePath(raw, defs, core);
-  if ("fault" in p) return p;
+  if (isRefusal(p)) return p;
   const holder = container(res, p, op !== "remove");
   if (!holder) return undefined; // removing from an extension not there
   const name = p.def.name;
@@ -292,14 +289,14 @@ function atPath(
       const made = seeded(p.filter);
       if (p.sub) made[p.sub.name] = value;
       else if (isObject(value)) Object.assign(made, value);
-      else return fault("invalidValue", `${raw} needs an object value`);
+      else return refuse("invalidValue", `${raw} needs an object value`);
       put(holder, name, [...list, made]);
       return undefined;
     }
     for (const el of hit) {
       if (p.sub) put(el as Json, p.sub.name, value);
       else if (isObject(value)) Object.assign(el as Json, value);
-      else return fault("invalidValue", `${raw} needs an object value`);
+      else return refuse("invalidValue", `${raw} needs an object value`);
     }
     return undefined;
   }

@@ -3,8 +3,7 @@ import type { Context } from "hono";
 import { auditContext } from "../http/audit-context.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Config } from "../config.ts";
-import type { Connection, ScimFault, ScimWrite } from "../db/scim.ts";
-import { isFault, MANAGED_ELSEWHERE } from "../db/scim.ts";
+import { type Connection, isScimRefusal, type ScimWrite } from "../db/scim.ts";
 import type { Store } from "../db/store.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
@@ -22,6 +21,7 @@ import {
 } from "./resources.ts";
 import { GROUP_ATTRIBUTES, USER_ATTRIBUTES } from "./schema.ts";
 import type * as routes from "./scim.routes.ts";
+import { isRefusal, type Refusal, refuse } from "../refusal.ts";
 
 export interface ScimDeps {
   store: Store;
@@ -31,8 +31,16 @@ export interface ScimDeps {
 
 type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
 
-/** The faults only a PATCH's paths can make. */
-type PathFault = "invalidPath" | "invalidFilter" | "noTarget" | "mutability";
+/** The refusals only a PATCH's paths can make. */
+const PATH_REASONS = [
+  "invalidPath",
+  "invalidFilter",
+  "noTarget",
+  "mutability",
+] as const;
+type PathRefusal = Refusal<typeof PATH_REASONS[number]>;
+const isPathRefusal = (x: unknown): x is PathRefusal =>
+  isRefusal(x) && (PATH_REASONS as readonly string[]).includes(x.reason);
 
 /** The handlers run after their routes' steps (scim.routes.ts). */
 export function createScimHandlers({ store, passwords, config }: ScimDeps) {
@@ -44,21 +52,16 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
   });
   const send = sendScim;
   /**
-   * A body's fault (a POST or PUT) as its outcome: a body has no paths, so
-   * only these kinds arise; any other would be answered as a bad value.
+   * A body's refusal (a POST or PUT): a body has no paths, so only a bad
+   * value, bad syntax or a taken value arise; a path's kind would be
+   * answered as a bad value, with its words.
    */
-  const bodyFaulted = <T>(
+  const bodyRefused = <T>(
     answer: T,
-  ): Exclude<T, PathFault> | "invalidValue" =>
-    answer === "invalidPath" || answer === "invalidFilter" ||
-      answer === "noTarget" || answer === "mutability"
-      ? "invalidValue"
-      : answer as Exclude<T, PathFault>;
-  /** A fault answered by its outcome, with its words as the detail. */
-  const faulted = (c: Context<AppEnv>, f: ScimFault): ScimFault["fault"] => {
-    c.set("errorDetail", f.detail);
-    return f.fault;
-  };
+  ): Exclude<T, PathRefusal> | Refusal<"invalidValue"> =>
+    isPathRefusal(answer)
+      ? refuse("invalidValue", answer.detail)
+      : answer as Exclude<T, PathRefusal>;
   /** The versions If-Match names (weakly compared), or undefined: no precondition. */
   const userVersions = (id: number, tags: string[] | undefined) =>
     tags && versionsOf(id, tags.map((t) => t));
@@ -73,7 +76,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     { connection, id, projection },
   ) => {
     const row = await store.scim.users.get(connection.id, id);
-    if (!row) return "not_found" as const;
+    if (!row) return refuse("not_found");
     return send(
       c,
       200,
@@ -91,7 +94,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     { connection, body, projection },
   ) => {
     const read = userFromBody(body);
-    if (isFault(read)) return bodyFaulted(faulted(c, read));
+    if (isRefusal(read)) return bodyRefused(read);
     const passwordHash = read.password === undefined
       ? NO_PASSWORD
       : await passwords.hash(read.password);
@@ -99,7 +102,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
       { ...read.state, passwordHash },
       writeOf(c, connection),
     );
-    if (isFault(row)) return bodyFaulted(faulted(c, row));
+    if (isRefusal(row)) return bodyRefused(row);
     const resource = userResource(row, base(c));
     return send(
       c,
@@ -127,9 +130,9 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
       userVersions(id, ifMatch),
       async (cur) => {
         const next = make(cur);
-        if (isFault(next)) return next;
+        if (isScimRefusal(next)) return next;
         const read = userFromBody(next, cur);
-        if (isFault(read)) return read;
+        if (isRefusal(read)) return read;
         return read.password === undefined ? read.state : {
           ...read.state,
           passwordHash: await passwords.hash(read.password),
@@ -137,8 +140,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
       },
       writeOf(c, connection),
     );
-    if (typeof outcome === "string") return outcome;
-    if (isFault(outcome)) return faulted(c, outcome);
+    if (isRefusal(outcome)) return outcome;
     return send(
       c,
       200,
@@ -156,7 +158,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     { connection, id, body, ifMatch, projection },
   ) =>
     writeUser(c, connection, id, ifMatch, projection, () => body).then(
-      bodyFaulted,
+      bodyRefused,
     );
 
   const patchUser: Handler<"patchUser"> = (
@@ -201,7 +203,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
       id,
       showsMembers(projection),
     );
-    if (!row) return "not_found" as const;
+    if (!row) return refuse("not_found");
     const resource = groupResource(row, base(c));
     return send(
       c,
@@ -223,15 +225,12 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     { connection, body, projection },
   ) => {
     const read = groupFromBody(body);
-    if (isFault(read)) return bodyFaulted(faulted(c, read));
+    if (isRefusal(read)) return bodyRefused(read);
     const row = await store.scim.groups.create(read, writeOf(c, connection));
-    if (row === MANAGED_ELSEWHERE) return row;
-    if (isFault(row)) return bodyFaulted(faulted(c, row));
+    if (isRefusal(row)) return bodyRefused(row);
     const sent = await sendGroup(c, connection, row.id, 201, projection);
     // Deleted at once by another request: answered as created, without members.
-    return sent === "not_found"
-      ? send(c, 201, groupResource(row, base(c)))
-      : sent;
+    return isRefusal(sent) ? send(c, 201, groupResource(row, base(c))) : sent;
   };
 
   const writeGroup = async (
@@ -251,12 +250,11 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
           ...cur.externalId !== null && { externalId: cur.externalId },
           members: cur.members.map((m) => ({ value: String(m) })),
         });
-        return isFault(next) ? next : groupFromBody(next);
+        return isScimRefusal(next) ? next : groupFromBody(next);
       },
       writeOf(c, connection),
     );
-    if (typeof outcome === "string") return outcome;
-    if (isFault(outcome)) return faulted(c, outcome);
+    if (isRefusal(outcome)) return outcome;
     return await sendGroup(c, connection, id, 200, projection);
   };
 
@@ -265,7 +263,7 @@ export function createScimHandlers({ store, passwords, config }: ScimDeps) {
     { connection, id, body, ifMatch, projection },
   ) =>
     writeGroup(c, connection, id, ifMatch, projection, () => body).then(
-      bodyFaulted,
+      bodyRefused,
     );
 
   const patchGroup: Handler<"patchGroup"> = (

@@ -52,7 +52,7 @@ const mutability = scimCheck(
 const writeFaults = [
   outcome("invalidSyntax", invalidSyntax),
   outcome("invalidValue", invalidValue),
-  outcome("uniqueness", uniqueness),
+  outcome("duplicate", uniqueness),
 ] as const;
 
 /** A group's write: its members are checked before the users concerned. */
@@ -60,7 +60,7 @@ const groupFaults = (faults: typeof writeFaults | typeof patchFaults) =>
   [
     ...faults.slice(0, -1),
     outcome("managed_elsewhere", managedElsewhere),
-    outcome("uniqueness", uniqueness),
+    outcome("duplicate", uniqueness),
   ] as const;
 
 /** A PATCH's: its paths' too. */
@@ -71,7 +71,7 @@ const patchFaults = [
   outcome("invalidFilter", invalidFilter),
   outcome("noTarget", noTarget),
   outcome("mutability", mutability),
-  outcome("uniqueness", uniqueness),
+  outcome("duplicate", uniqueness),
 ] as const;
 
 const id = pathParam("id", parseUserId, noSuchId);

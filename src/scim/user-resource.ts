@@ -2,7 +2,7 @@
  * Users as SCIM resources, and SCIM bodies as users: userName, the name, the
  * primary e-mail, active, password, externalId, the attributes kept as sent.
  */
-import type { ScimFault, ScimUserRow, ScimUserState } from "../db/scim.ts";
+import type { ScimRefusal, ScimUserRow, ScimUserState } from "../db/scim.ts";
 import { ATTRIBUTES_MAX_BYTES } from "../db/scim.ts";
 import {
   BCRYPT_MAX_BYTES,
@@ -20,7 +20,8 @@ import {
   profileValue,
 } from "../accounts/fields.ts";
 import { canonicalJson } from "../audit/chain.ts";
-import { fault, isFaultValue, isObject, type Json, readBody } from "./body.ts";
+import { isObject, type Json, readBody } from "./body.ts";
+import { isRefusal, refuse } from "../refusal.ts";
 import { ENTERPRISE_SCHEMA, USER_ATTRIBUTES, USER_SCHEMA } from "./schema.ts";
 
 /** The user's tag: the ETag `GET /api/users/{id}` gives. */
@@ -136,22 +137,22 @@ function withoutEchoes(user: UserFacts, current: UserFacts): Json {
 export function userFromBody(
   body: unknown,
   current?: ScimUserRow,
-): { state: ScimUserState; password?: string } | ScimFault {
+): { state: ScimUserState; password?: string } | ScimRefusal {
   const read = readBody(body, USER_ATTRIBUTES);
-  if (isFaultValue(read)) return read;
+  if (isRefusal(read)) return read;
   const { externalId, attrs } = read;
   const { userName, active, password, groups: _, ...kept } = attrs;
   // A list of e-mails without one is none: the userName stands in.
   if (!hasEmail(kept)) delete kept.emails;
   if (typeof userName !== "string" || userName.trim() === "") {
-    return fault("invalidValue", "userName is required");
+    return refuse("invalidValue", "userName is required");
   }
   const username = userName.trim();
   // The account's rules (account-rules.ts), as every door applies them.
   if (
     !usernameFitsLength(username) || !usernameCharactersAllowed(username)
   ) {
-    return fault(
+    return refuse(
       "invalidValue",
       "userName must be at most 64 characters, without control, invisible or formatting characters, and not mix confusable scripts",
     );
@@ -159,10 +160,10 @@ export function userFromBody(
   if (password !== undefined) {
     const p = password as string;
     if (codePoints(p) < 8) {
-      return fault("invalidValue", "password must be at least 8 characters");
+      return refuse("invalidValue", "password must be at least 8 characters");
     }
     if (utf8Bytes(p) > BCRYPT_MAX_BYTES || p.includes("\u0000")) {
-      return fault(
+      return refuse(
         "invalidValue",
         "password must be at most 72 bytes, without NUL",
       );
@@ -170,29 +171,29 @@ export function userFromBody(
   }
   const name = nameOf(kept, username);
   if (codePoints(name) > 200 || !nameCharactersAllowed(name)) {
-    return fault(
+    return refuse(
       "invalidValue",
       "the name must be at most 200 characters, without control characters",
     );
   }
   const email = emailOf(kept, username);
   if (email === undefined) {
-    return fault(
+    return refuse(
       "invalidValue",
       "an e-mail address is required (emails, or a userName that is one)",
     );
   }
   if (!emailIsValid(email)) {
-    return fault("invalidValue", `${email} is not a valid e-mail address`);
+    return refuse("invalidValue", `${email} is not a valid e-mail address`);
   }
   if (utf8Bytes(JSON.stringify(kept)) > ATTRIBUTES_MAX_BYTES) {
-    return fault(
+    return refuse(
       "invalidValue",
       "the attributes kept for a user are larger than 16 KiB",
     );
   }
   const profile = profileOf(kept);
-  if (isFaultValue(profile)) return profile;
+  if (isRefusal(profile)) return profile;
   const facts = { username, name, email, attributes: kept, profile };
   return {
     state: {
@@ -210,7 +211,7 @@ export function userFromBody(
  * The profile fields (src/accounts/fields.ts) as the enterprise extension
  * carries them; one it leaves out is unset.
  */
-function profileOf(attrs: Json): Profile | ScimFault {
+function profileOf(attrs: Json): Profile | ScimRefusal {
   const enterprise = isObject(attrs[ENTERPRISE_SCHEMA])
     ? attrs[ENTERPRISE_SCHEMA]
     : {};
@@ -218,7 +219,7 @@ function profileOf(attrs: Json): Profile | ScimFault {
   for (const f of PROFILE_FIELDS) {
     const value = profileValue(f, enterprise[f.scim.attribute] ?? null);
     if (value === "invalid" || value === "tooLong") {
-      return fault(
+      return refuse(
         "invalidValue",
         `${f.scim.attribute} must be at most ${f.maxLength} characters, without control characters`,
       );

@@ -18,6 +18,7 @@ import {
 } from "./listing.ts";
 import type { User } from "./user.ts";
 import type * as routes from "./users.routes.ts";
+import { isRefusal, refuse } from "../refusal.ts";
 
 export interface UserDeps {
   store: Store;
@@ -78,7 +79,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
 
   const get: Handler<"get"> = async (c, { id }) => {
     const found = await store.users.get(id);
-    if (!found) return "not_found";
+    if (!found) return refuse("not_found");
     const tag = userTag(found.user.id, found.version, found.expired);
     if (noneMatch(c.req.header("if-none-match"), tag)) {
       return notModified(c, tag);
@@ -102,7 +103,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
       },
       callerWrite(c),
     );
-    if (typeof created === "string") return created;
+    if (isRefusal(created)) return created;
     return c.json(created, 201, { Location: `/api/users/${created.id}` });
   };
 
@@ -121,7 +122,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
       callerWrite(c),
       ifMatch && versionsOf(id, ifMatch),
     );
-    if (typeof updated === "string") return updated;
+    if (isRefusal(updated)) return updated;
     // The contract's body: the account, nothing more.
     const { user } = updated;
     return c.json({
@@ -148,7 +149,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
       reason: reason ?? null,
       until: until ? new Date(until).toISOString() : null,
     }, callerWrite(c));
-    if (typeof outcome === "string") return outcome;
+    if (isRefusal(outcome)) return outcome;
     return c.json(outcome.user, 200, {
       ETag: userTag(id, outcome.version, outcome.expired),
     });
@@ -156,7 +157,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
 
   const enable: Handler<"enable"> = async (c, { id }) => {
     const outcome = await store.users.enable(id, callerWrite(c));
-    if (typeof outcome === "string") return outcome;
+    if (isRefusal(outcome)) return outcome;
     return c.json(outcome.user, 200, {
       ETag: userTag(outcome.user.id, outcome.version, outcome.expired),
     });
@@ -164,19 +165,19 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
 
   const listSessions: Handler<"listSessions"> = async (c, { id }) => {
     const sessions = await store.sessions.list(id, c.get("caller").session);
-    return sessions ? c.json(sessions, 200) : "not_found";
+    return sessions ? c.json(sessions, 200) : refuse("not_found");
   };
 
   const endSessions: Handler<"endSessions"> = async (c, { id }) => {
     const outcome = await store.sessions.end(id, "all", callerWrite(c));
-    if (typeof outcome === "string") return outcome;
+    if (isRefusal(outcome)) return outcome;
     return c.json({ ok: true as const, ended: outcome }, 200);
   };
 
   const endSession: Handler<"endSession"> = async (c, { id, sessionId }) => {
     const outcome = await store.sessions.end(id, sessionId, callerWrite(c));
-    if (typeof outcome === "string") return outcome;
-    if (outcome === 0) return "session_not_found";
+    if (isRefusal(outcome)) return outcome;
+    if (outcome === 0) return refuse("session_not_found");
     return c.json({ ok: true as const, ended: outcome }, 200);
   };
 

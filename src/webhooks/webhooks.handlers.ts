@@ -6,6 +6,7 @@ import { webhookUrl } from "./address.ts";
 import { newSecret } from "./deliver.ts";
 import { DELIVERIES_LIMIT_DEFAULT } from "./webhooks.routes.ts";
 import type * as routes from "./webhooks.routes.ts";
+import { isRefusal, refuse } from "../refusal.ts";
 
 export interface WebhookDeps {
   store: Store;
@@ -20,7 +21,7 @@ export function createWebhookHandlers({ store, config }: WebhookDeps) {
 
   const create: Handler<"create"> = async (c, { body }) => {
     const url = webhookUrl(body.url, config.WEBHOOK_ALLOW_PRIVATE);
-    if (!url) return "target_refused";
+    if (!url) return refuse("target_refused");
     const secret = newSecret();
     const created = await store.webhooks.create({
       url,
@@ -28,7 +29,7 @@ export function createWebhookHandlers({ store, config }: WebhookDeps) {
       description: body.description ?? null,
       secret,
     }, callerWrite(c));
-    if (typeof created === "string") return created;
+    if (isRefusal(created)) return created;
     return c.json({ ...created, secret }, 201, {
       Location: `/api/webhooks/${created.id}`,
     });
@@ -39,7 +40,7 @@ export function createWebhookHandlers({ store, config }: WebhookDeps) {
 
   const get: Handler<"get"> = async (c, { id }) => {
     const found = await store.webhooks.get(id);
-    return found ? c.json(found, 200) : "not_found";
+    return found ? c.json(found, 200) : refuse("not_found");
   };
 
   const remove: Handler<"remove"> = async (c, { id }) => {
@@ -52,12 +53,12 @@ export function createWebhookHandlers({ store, config }: WebhookDeps) {
       id,
       query.limit ?? DELIVERIES_LIMIT_DEFAULT,
     );
-    return attempts ? c.json(attempts, 200) : "not_found";
+    return attempts ? c.json(attempts, 200) : refuse("not_found");
   };
 
   const enable: Handler<"enable"> = async (c, { id }) => {
     const outcome = await store.webhooks.enable(id, callerWrite(c));
-    if (typeof outcome === "string") return outcome;
+    if (isRefusal(outcome)) return outcome;
     return c.json(outcome, 200);
   };
 

@@ -21,6 +21,7 @@ import type { Store } from "../../db/store.ts";
 import type { Passkeys } from "./passkeys.ts";
 import { recoveryCodeHash } from "./recovery.ts";
 import { isTotpCode, totpStep } from "./totp.ts";
+import { type Refusal, refuse } from "../../refusal.ts";
 
 /** Wrong second factors of one user per login window before every attempt answers 429. */
 export const SECOND_FACTOR_MAX_FAILURES = 5;
@@ -44,15 +45,15 @@ export interface PreparedFactor {
   consume(tx: TransactionSql): Promise<boolean>;
 }
 
-/** A refused factor as a route's outcome (Retry-After set for a full window). */
+/** A refused factor as a route's refusal (Retry-After set for a full window). */
 export function refusal(
   c: Context,
   verdict: FactorVerdict,
-): "invalid_code" | "throttled" | undefined {
+): Refusal<"invalid_code" | "throttled"> | undefined {
   if (verdict.ok) return undefined;
-  if (verdict.retryAfter === undefined) return "invalid_code";
+  if (verdict.retryAfter === undefined) return refuse("invalid_code");
   c.header("Retry-After", String(verdict.retryAfter));
-  return "throttled";
+  return refuse("throttled");
 }
 
 export function createFactors(
