@@ -2,7 +2,6 @@ import type { PasswordHasher } from "./auth/passwords.ts";
 import { type Config, ConfigError } from "./config.ts";
 import type { Store } from "./db/store.ts";
 import { NO_DEADLINE } from "./db/write.ts";
-import { isRefusal } from "./refusal.ts";
 import type { Logger } from "./log.ts";
 import { checkNewAccount, type NewAccount } from "./users/account-rules.ts";
 
@@ -89,9 +88,9 @@ export async function ensureFirstAdmin(
       "environment",
       NO_DEADLINE,
     );
-    // Refused as a duplicate: another instance created it at the same moment.
+    // "duplicate": another instance created it at the same moment.
     log.info(
-      isRefusal(outcome)
+      outcome === "duplicate"
         ? ignoredEnv
         : "created the first admin from ADMIN_USERNAME",
       { username: fields.username },
@@ -111,7 +110,7 @@ export async function ensureFirstAdmin(
     "generated",
     NO_DEADLINE,
   );
-  if (isRefusal(outcome)) return;
+  if (outcome === "duplicate") return;
   return { username: "admin", password: generated };
 }
 

@@ -9,11 +9,13 @@ import type {
   BatchJob,
   BatchWritten,
   PreparedBatch,
+  RefusedLine,
 } from "./import-verdicts.ts";
-import { isUniqueViolation } from "./user-rows.ts";
+import { refuse } from "../refusal.ts";
 
-/** The message of a name or e-mail already taken, in the file or before it. */
-const DUPLICATE = "Username or email already exists";
+/** A name or e-mail already taken, in the file or before it. */
+const DUPLICATE = refuse("duplicate");
+import { isUniqueViolation } from "./user-rows.ts";
 
 /** Thrown to roll back a dry run's writes, carrying what they would have been. */
 class DryRun<T> {
@@ -84,7 +86,7 @@ export function createBatchWriter(sql: Sql) {
     batch: PreparedBatch,
   ): Promise<BatchWritten & { events: AuditEvent[] }> => {
     const events: AuditEvent[] = [];
-    const errors: { line: number; error: string }[] = [];
+    const errors: RefusedLine[] = [];
     let updated = 0;
     let skipped = 0;
     const { users } = batch;
@@ -146,17 +148,17 @@ export function createBatchWriter(sql: Sql) {
       const h = holder.get(u.line);
       // A name given twice in one file is refused whatever the policy.
       if (!h || h.id === null || h.ours || job.onConflict === "fail") {
-        errors.push({ line: u.line, error: DUPLICATE });
+        errors.push({ line: u.line, refused: DUPLICATE });
       } else if (job.onConflict === "skip") {
         skipped++;
       } else if (!h.sameName) {
-        errors.push({ line: u.line, error: DUPLICATE });
+        errors.push({ line: u.line, refused: DUPLICATE });
       } else {
         const changes = await updateImported(tx, accounts, job, h.id, u);
         if (changes) {
           updated++;
           events.push(...changes);
-        } else errors.push({ line: u.line, error: DUPLICATE });
+        } else errors.push({ line: u.line, refused: DUPLICATE });
       }
     }
     return { created, updated, skipped, errors, events };

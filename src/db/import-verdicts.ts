@@ -3,6 +3,7 @@ import type { AuditContext } from "../audit/events.ts";
 import { lowerCaseKey } from "../users/canonical.ts";
 import type { Role } from "../users/user.ts";
 import { identityKeys } from "./user-rows.ts";
+import type { Refusal } from "../refusal.ts";
 import {
   NO_PASSWORD,
   PROFILE_FIELDS,
@@ -37,8 +38,29 @@ export interface ImportedUser {
   profile?: ProfileChange;
 }
 
-/** What the job runner judged of a record: a user to write, or the line's error. */
-export type Verdict = ImportedUser | { line: number; error: string };
+/**
+ * Why a record is refused: a rule of `POST /api/users` broken (the
+ * contract's message its detail), or a name or e-mail already taken.
+ */
+export type LineRefusal = Refusal<"invalidValue" | "duplicate">;
+
+/** A line refused, before its error is rendered (`lineError`). */
+export interface RefusedLine {
+  line: number;
+  refused: LineRefusal;
+}
+
+/** What the job runner judged of a record: a user to write, or why its line is refused. */
+export type Verdict = ImportedUser | RefusedLine;
+
+/** The message of a name or e-mail already taken, in the file or before it: `POST /api/users`'s. */
+const DUPLICATE = "Username or email already exists";
+
+/** A refused line's error as the import's errors show it. */
+export const lineError = ({ line, refused }: RefusedLine) => ({
+  line,
+  error: refused.reason === "duplicate" ? DUPLICATE : refused.detail!,
+});
 
 /** A user of a batch with the keys its row is stored under. */
 interface KeyedUser {
@@ -76,7 +98,7 @@ export interface BatchWritten {
   created: number;
   updated: number;
   skipped: number;
-  errors: { line: number; error: string }[];
+  errors: RefusedLine[];
 }
 
 export { NO_PASSWORD };
@@ -88,7 +110,7 @@ export { NO_PASSWORD };
 export function prepareBatch(verdicts: Verdict[]): PreparedBatch {
   const users: KeyedUser[] = [];
   for (const v of verdicts) {
-    if (!("error" in v)) users.push({ user: v, keys: identityKeys(v) });
+    if (!("refused" in v)) users.push({ user: v, keys: identityKeys(v) });
   }
   const seen = new Set<string>();
   let clashes = false;

@@ -8,7 +8,11 @@ import {
   type StoredRecord,
   uploaderOf,
 } from "./import-jobs.ts";
-import type { OnConflict, PreparedBatch } from "./import-verdicts.ts";
+import {
+  lineError,
+  type OnConflict,
+  type PreparedBatch,
+} from "./import-verdicts.ts";
 import { NO_DEADLINE, type Writer } from "./write.ts";
 
 /** Batches that may fail unforeseen in a row before the job is `failed`. */
@@ -115,13 +119,10 @@ export function createImportWork(sql: Sql, { transaction }: Writer) {
           await end(tx, job.id, "finished", job);
           return "done";
         }
-        const refused = verdicts.filter((v) => "error" in v) as {
-          line: number;
-          error: string;
-        }[];
+        const refused = verdicts.filter((v) => "refused" in v);
         const written = await batches.write(tx, job, batch);
         const { created, updated, skipped } = written;
-        const errors = [...refused, ...written.errors];
+        const errors = [...refused, ...written.errors].map(lineError);
         if (errors.length > 0) {
           await tx`
             insert into import_errors (job_id, line, error)

@@ -11,6 +11,7 @@ export {
   type OnConflict,
   prepareBatch,
   type PreparedBatch,
+  type RefusedLine,
   type Verdict,
 } from "./import-verdicts.ts";
 export {

@@ -13,7 +13,14 @@ import {
   userRows,
 } from "./user-rows.ts";
 import { beforeWrite, type WriteBy, type Writer } from "./write.ts";
-import type { Refusal } from "../refusal.ts";
+import { isRefusal, type Refusal } from "../refusal.ts";
+
+/**
+ * The service's own writes refuse no request: a name taken is an outcome
+ * the caller (the bootstrap, the CLI) decides about.
+ */
+const outcomeOf = <T>(written: T) =>
+  isRefusal(written) ? "duplicate" as const : written as Exclude<T, Refusal>;
 
 /**
  * What the service itself writes to the users table, with no caller to
@@ -62,14 +69,16 @@ export function createUserService(
       u: NewUser,
       source: "environment" | "generated",
       writeBy: WriteBy,
-    ): Promise<User | Refusal<"duplicate">> {
-      return await orDuplicate(
-        transaction(writeBy, (tx) =>
-          insertUser(
-            tx,
-            u,
-            (row) => auditEvents.adminBootstrapped(row, source),
-          )),
+    ): Promise<User | "duplicate"> {
+      return outcomeOf(
+        await orDuplicate(
+          transaction(writeBy, (tx) =>
+            insertUser(
+              tx,
+              u,
+              (row) => auditEvents.adminBootstrapped(row, source),
+            )),
+        ),
       );
     },
 
@@ -130,10 +139,10 @@ export function createUserService(
     async upsertAdmin(
       u: Omit<NewUser, "role">,
       writeBy: WriteBy,
-    ): Promise<"created" | "reset" | Refusal<"duplicate">> {
+    ): Promise<"created" | "reset" | "duplicate"> {
       // "duplicate": another user has the e-mail, or a name that looks like this one.
-      return await orDuplicate(
-        transaction(writeBy, (tx) => upsertAdmin(tx, u)),
+      return outcomeOf(
+        await orDuplicate(transaction(writeBy, (tx) => upsertAdmin(tx, u))),
       );
     },
   };

@@ -7,9 +7,8 @@ import type { Handlers } from "../http/endpoint.ts";
 import { jsonArrayBody } from "../http/json-array.ts";
 import type * as routes from "./imports.routes.ts";
 import { formatOf } from "./imports.routes.ts";
-import { ImportTooLarge } from "./lines.ts";
 import { IMPORT_LIMITS, readImport } from "./read.ts";
-import { isRefusal, refuse } from "../refusal.ts";
+import { isRefusal, refuse, refusedFor } from "../refusal.ts";
 
 export interface ImportDeps {
   store: Store;
@@ -71,7 +70,7 @@ export function createImportHandlers(
     } catch (e) {
       await storing.catch(() => {});
       await store.imports.discard(id).catch(() => {});
-      if (e instanceof ImportTooLarge) return refuse("too_large");
+      if (refusedFor(e, ["too_large"])) return e;
       throw e;
     }
     // The uploader checked again now the body is in: one who lost the

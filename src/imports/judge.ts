@@ -10,10 +10,12 @@ import type { PasswordHasher } from "../auth/passwords.ts";
 import type {
   ImportedDisable,
   ImportedUser,
+  RefusedLine,
   StoredRecord,
   Verdict,
 } from "../db/imports.ts";
 import { MSG } from "../http/messages.ts";
+import { refuse } from "../refusal.ts";
 import { storableInstant } from "../http/time.ts";
 import {
   checkNewAccount,
@@ -42,6 +44,12 @@ const instant = (v: unknown): string | undefined => {
     : t.toISOString();
 };
 
+/** The record's line refused for the rule it broke, in the contract's words. */
+const refused = (line: number, message: string): RefusedLine => ({
+  line,
+  refused: refuse("invalidValue", message),
+});
+
 type Judged = Omit<ImportedUser, "passwordHash"> & {
   passwordHash?: string;
   /** A plain password, to be hashed with bcrypt. */
@@ -49,9 +57,9 @@ type Judged = Omit<ImportedUser, "passwordHash"> & {
 };
 
 /** One record's verdict, before any plain password is hashed. */
-function judgeOne(r: StoredRecord): Judged | { line: number; error: string } {
+function judgeOne(r: StoredRecord): Judged | RefusedLine {
   const line = r.line;
-  if (r.record === null) return { line, error: r.problem ?? MSG.invalidBody };
+  if (r.record === null) return refused(line, r.problem ?? MSG.invalidBody);
   const v = JSON.parse(r.record) as Record<string, unknown>;
   const text = (name: string) => absent(v[name]) ? undefined : v[name];
   const fields = {
@@ -66,46 +74,46 @@ function judgeOne(r: StoredRecord): Judged | { line: number; error: string } {
     if (
       value !== undefined && (typeof value !== "string" || !storable(value))
     ) {
-      return { line, error: MSG.allFieldsRequired };
+      return refused(line, MSG.allFieldsRequired);
     }
   }
   const role = text("role");
   const checked = checkNewAccount(fields, ImportedAccountSchema);
   if (!checked.ok && checked.message === MSG.allFieldsRequired) {
-    return { line, error: checked.message };
+    return refused(line, checked.message);
   }
   if (role !== undefined && !ROLES.includes(role as Role)) {
-    return { line, error: MSG.roleMustBeAdminOrViewer };
+    return refused(line, MSG.roleMustBeAdminOrViewer);
   }
-  if (!checked.ok) return { line, error: checked.message };
+  if (!checked.ok) return refused(line, checked.message);
   const hash = text("passwordHash");
   if (hash !== undefined) {
     if (typeof hash !== "string" || !knownHash(hash)) {
-      return { line, error: MSG.unsupportedPasswordHash };
+      return refused(line, MSG.unsupportedPasswordHash);
     }
-    if (fields.password !== undefined) return { line, error: MSG.invalidBody };
+    if (fields.password !== undefined) return refused(line, MSG.invalidBody);
   }
   const externalId = v.externalId;
   if (
     externalId !== undefined && externalId !== null &&
     (typeof externalId !== "string" || !storable(externalId) ||
       codePoints(externalId) > 255)
-  ) return { line, error: MSG.invalidBody };
+  ) return refused(line, MSG.invalidBody);
   let createdAt: string | undefined;
   if (!absent(v.createdAt)) {
     createdAt = instant(v.createdAt);
-    if (!createdAt) return { line, error: MSG.invalidBody };
+    if (!createdAt) return refused(line, MSG.invalidBody);
   }
   const disabled = disableOf(v.disabled);
-  if (disabled === false) return { line, error: MSG.invalidBody };
+  if (disabled === false) return refused(line, MSG.invalidBody);
   // The profile's fields (src/accounts/fields.ts), absent when null or empty.
   const profile: Record<string, string> = {};
   for (const f of PROFILE_FIELDS) {
     if (absent(v[f.wire])) continue;
     const value = profileValue(f, v[f.wire]);
-    if (value === "tooLong") return { line, error: f.tooLong };
+    if (value === "tooLong") return refused(line, f.tooLong);
     if (value === null) continue;
-    if (value === "invalid") return { line, error: MSG.invalidBody };
+    if (value === "invalid") return refused(line, MSG.invalidBody);
     profile[f.wire] = value;
   }
   const { account } = checked;
@@ -158,7 +166,7 @@ export async function judgeRecords(
   records: StoredRecord[],
   passwords: PasswordHasher,
 ): Promise<Verdict[]> {
-  const judged: (Judged | { line: number; error: string })[] = [];
+  const judged: (Judged | RefusedLine)[] = [];
   let plain = 0;
   for (const r of records) {
     const verdict = judgeOne(r);

@@ -5,6 +5,7 @@
  * or the body is.
  */
 import { MSG } from "../http/messages.ts";
+import { refuse } from "../refusal.ts";
 
 /** A line longer than this is refused alone (its record's error), never held whole. */
 export const LINE_LIMIT_BYTES = 64 * 1024;
@@ -12,12 +13,9 @@ export const LINE_LIMIT_BYTES = 64 * 1024;
 /** Why a line or record cannot be read: the contract's message of a body that is no JSON object. */
 export const UNREADABLE = MSG.invalidBody;
 
-/** The body passed its limit (IMPORT_LIMITS). */
-export class ImportTooLarge extends Error {
-  constructor() {
-    super("the import's body is over its limit");
-  }
-}
+/** The body passed its limit (IMPORT_LIMITS): thrown from the reading, which it ends. */
+export const importTooLarge = () =>
+  refuse("too_large", "the import's body is over its limit");
 
 /** A physical line: its text, or null when it is not UTF-8 or too long. */
 export interface Line {
@@ -36,7 +34,7 @@ const NEWLINE = 0x0a;
 /**
  * The body's lines (without `\n`, a `\r` before it dropped), counted from
  * 1, those that end in one chunk of the body together (one promise a
- * chunk, not a line); throws ImportTooLarge once more than `limitBytes`
+ * chunk, not a line); throws importTooLarge() once more than `limitBytes`
  * came.
  */
 export async function* linesOf(
@@ -86,7 +84,7 @@ export async function* linesOf(
   for await (const chunk of body) {
     const began = performance.now();
     size += chunk.length;
-    if (size > limitBytes) throw new ImportTooLarge();
+    if (size > limitBytes) throw importTooLarge();
     const lines: Line[] = [];
     let from = 0;
     for (;;) {

@@ -7,7 +7,7 @@
  */
 import type { StoredRecord } from "../db/imports.ts";
 import { csvRecords } from "./csv.ts";
-import { ImportTooLarge, type Line, linesOf, UNREADABLE } from "./lines.ts";
+import { importTooLarge, type Line, linesOf, UNREADABLE } from "./lines.ts";
 
 /** The most an import's body may hold: past either, 413 `Request body too large`. */
 export const IMPORT_LIMITS = {
@@ -51,7 +51,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 /**
  * The body's records in batches, with how many came so far; throws
- * ImportTooLarge past IMPORT_LIMITS (the caller discards what it stored).
+ * importTooLarge() past IMPORT_LIMITS (the caller discards what it stored).
  */
 export async function* readImport(
   body: ReadableStream<Uint8Array>,
@@ -64,7 +64,7 @@ export async function* readImport(
   let count = 0;
   for await (const some of records) {
     for (const r of some) {
-      if (++count > limits.records) throw new ImportTooLarge();
+      if (++count > limits.records) throw importTooLarge();
       batch.push(r);
       if (batch.length >= UPLOAD_BATCH) {
         yield batch;
