@@ -94,7 +94,7 @@ export function createScimUsers(
     /**
      * Replaces what the connection sees of the user with what `decide`
      * makes of it (a PUT's body, a PATCH's operations applied), in one
-     * transaction holding the user's row: all of it or, on a fault, a
+     * transaction holding the user's row: all of it or, on a refusal, a
      * broken unique key or a stale If-Match, none of it. The account
      * changes through the one write path (src/db/account-writes.ts).
      */

@@ -16,7 +16,7 @@ export function createUserLifecycle(
 ) {
   const cleared = disableCleared(sql);
   const changeAndRead = accountChanger(sql, asCaller);
-  /** A disable or enable, which expects no version: only "not_found" besides the caller's refusals. */
+  /** A disable or enable, which expects no version: only `not_found` besides the caller's refusals. */
   const changed = async (
     id: number,
     change: AccountChange,

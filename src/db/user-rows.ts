@@ -105,7 +105,7 @@ const UNIQUE_VIOLATION = "23505";
 export const isUniqueViolation = (e: unknown) =>
   (e as { code?: string })?.code === UNIQUE_VIOLATION;
 
-/** The write's outcome, or "duplicate" when it broke a unique key (and so rolled back). */
+/** The write's outcome, or refused as `duplicate` when it broke a unique key (and so rolled back). */
 export async function orDuplicate<T>(
   write: Promise<T>,
 ): Promise<T | Refusal<"duplicate">> {

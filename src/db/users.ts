@@ -95,7 +95,7 @@ export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
      * if `caller` may still write: every consequence and record is its.
      * With `ifVersions` (If-Match) the row is written only when its version
      * is one of them, so of two writes expecting one version only the first
-     * succeeds. A name or e-mail another user holds is "duplicate".
+     * succeeds. A name or e-mail another user holds is refused as `duplicate`.
      */
     async update(
       id: number,

@@ -2,11 +2,12 @@
  * A route's behaviour as its declaration lists it: steps, in the order the
  * contract checks them. A step either passes a value on (to the steps after
  * it and to the handler, under its key) or answers with one of its own
- * checks; an `outcome` step names a result the handler may return (what
- * the store answered) and the check that answers it. The route's checks,
- * and so the document's numbered list and error responses, are the steps'
- * checks in this order (see `route`): the code and the document follow one
- * list, and a handler only does the endpoint's own work.
+ * checks; an `outcome` step names a reason the handler may refuse for
+ * (src/refusal.ts: what the store refused) and the check that answers it.
+ * The route's checks, and so the document's numbered list and error
+ * responses, are the steps' checks in this order (see `route`): the code
+ * and the document follow one list, and a handler only does the endpoint's
+ * own work.
  */
 import type { RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";

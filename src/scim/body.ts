@@ -33,7 +33,7 @@ export function booleanOf(v: unknown): boolean | undefined {
  * A value as its definition types it: names spelled as the schema spells
  * them, sub-attributes no schema defines dropped, booleans sent as
  * `"True"`/`"False"` read as booleans; an empty list or object is no value
- * (unassigned, as RFC 7643 2.5 has it). A wrong type is a fault.
+ * (unassigned, as RFC 7643 2.5 has it). A wrong type is refused.
  */
 function typed(
   def: AttrDef & { element?: boolean },
@@ -131,7 +131,7 @@ const text = (body: Json, name: string) => {
 
 /**
  * A body's `externalId` and the attributes the schemas `defs` define, or
- * the first fault: not an object, a wrong type, a bound passed.
+ * the first refusal: not an object, a wrong type, a bound passed.
  */
 export function readBody(
   body: unknown,

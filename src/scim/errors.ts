@@ -74,9 +74,9 @@ export const ScimErrorSchema = z.object({
 }).openapi("ScimError");
 
 /**
- * The answer to a failed check with a particular `detail` (a filter's
- * fault, a PATCH operation's): said by the step or handler before it
- * answers, rendered by the form.
+ * The answer to a failed check with a particular `detail` (a refusal's
+ * words): said by the step or endpoint before it answers, rendered by the
+ * form.
  */
 export function scimError(
   c: Context<AppEnv>,

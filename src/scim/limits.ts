@@ -26,7 +26,7 @@ const isObject = (v: unknown): v is Json =>
 
 const invalid = (detail: string) => refuse("invalidValue", detail);
 
-/** A multi-valued attribute of `o` past VALUES_MAX, as a fault. */
+/** A multi-valued attribute of `o` past VALUES_MAX, as a refusal. */
 function tooManyValues(o: Json, defs: AttrDef[]): ScimRefusal | undefined {
   for (const [key, value] of Object.entries(o)) {
     if (!Array.isArray(value) || value.length <= VALUES_MAX) continue;

@@ -1,6 +1,6 @@
 /**
  * SCIM PATCH (RFC 7644 3.5.2) applied to a resource's JSON: every
- * operation in order on a copy, so a fault in any leaves the resource as it
+ * operation in order on a copy, so a refusal of any leaves the resource as it
  * was; the store writes the result in one transaction (all or nothing).
  * Takes what Okta and Entra send: operation names in any case, `replace`
  * and `add` without `path` and an object value (whose keys may be paths),
@@ -124,7 +124,7 @@ function drop(o: Json, name: string) {
 }
 
 /**
- * The operations applied to a copy of `resource`, or the first fault.
+ * The operations applied to a copy of `resource`, or the first refusal.
  * `core`: the resource's schema URN, which a path may start with.
  */
 export function applyPatch(

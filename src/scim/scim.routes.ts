@@ -48,7 +48,7 @@ const mutability = scimCheck(
   "a PATCH path names a read-only attribute (`id`, `meta`, `groups`)",
 );
 
-/** The faults a POST or PUT may answer, as outcomes (the detail says which). */
+/** The refusals a POST or PUT may answer, as outcomes (the detail says which). */
 const writeFaults = [
   outcome("invalidSyntax", invalidSyntax),
   outcome("invalidValue", invalidValue),
