@@ -5,12 +5,12 @@ import type { AppEnv } from "../http/env.ts";
 import { scimBase, sendScim } from "./answers.ts";
 import {
   BULK_RESPONSE_SCHEMA,
-  type Refused,
+  type RefusedOperation,
   type SingleRequest,
   singleRequest,
 } from "./bulk.ts";
 import type * as routes from "./bulk.routes.ts";
-import { SCIM_MEDIA_TYPE, scimErrorBody } from "./errors.ts";
+import { SCIM_MEDIA_TYPE, scimRefusalBody } from "./errors.ts";
 
 type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
 
@@ -76,12 +76,15 @@ export function createBulkHandlers({ config, serve }: BulkDeps) {
     });
   };
 
-  const refusal = (r: Refused): Answer => ({
-    ...r.method !== undefined && { method: r.method },
-    ...r.bulkId !== undefined && { bulkId: r.bulkId },
-    status: String(r.status),
-    response: scimErrorBody(r.status, r.message, r.detail),
-  });
+  const refusal = (r: RefusedOperation): Answer => {
+    const { status, body } = scimRefusalBody(r.refused);
+    return {
+      ...r.method !== undefined && { method: r.method },
+      ...r.bulkId !== undefined && { bulkId: r.bulkId },
+      status: String(status),
+      response: body,
+    };
+  };
 
   /** Runs one operation; a POST's new id is kept under its bulkId. */
   const run = async (
@@ -91,7 +94,7 @@ export function createBulkHandlers({ config, serve }: BulkDeps) {
     base: string,
   ): Promise<Answer> => {
     const one = singleRequest(op, ids);
-    if ("status" in one) return refusal(one);
+    if ("refused" in one) return refusal(one);
     const res = await serve(requestOf(c, one), c.env);
     const ok = res.status < 300;
     const location = one.method === "POST"

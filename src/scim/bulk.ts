@@ -3,7 +3,7 @@
  * its operations, `failOnErrors`, and each operation as the single request
  * it stands for, with its `bulkId:` references resolved.
  */
-import { type Message, MSG } from "../http/messages.ts";
+import { type Refusal, refuse } from "../refusal.ts";
 import { SCIM_BODY_LIMIT_BYTES } from "./steps.ts";
 
 /** What ServiceProviderConfig.bulk advertises, and the Bulk route enforces. */
@@ -62,15 +62,11 @@ export interface SingleRequest {
   bulkId?: string;
 }
 
-/** An operation refused before it runs: its answer's status, message and words. */
-export interface Refused {
-  status: 400;
-  message: Message;
-  detail: string;
-  /** What of the operation the answer repeats. */
+/** An operation refused before it runs, and what of it the answer repeats. */
+export interface RefusedOperation {
+  refused: Refusal<"invalidSyntax" | "invalidValue">;
   method?: string;
   bulkId?: string;
-  path?: string;
 }
 
 const METHODS = new Set<string>(["POST", "PUT", "PATCH", "DELETE"]);
@@ -87,11 +83,12 @@ const HEADER_TEXT = /^[\t\x20-\x7e]*$/;
 export function singleRequest(
   op: unknown,
   ids: ReadonlyMap<string, string>,
-): SingleRequest | Refused {
-  const syntax = (detail: string, seen: Partial<Refused> = {}): Refused => ({
-    status: 400,
-    message: MSG.scimInvalidSyntax,
-    detail,
+): SingleRequest | RefusedOperation {
+  const syntax = (
+    detail: string,
+    seen: Omit<RefusedOperation, "refused"> = {},
+  ): RefusedOperation => ({
+    refused: refuse("invalidSyntax", detail),
     ...seen,
   });
   if (!isObject(op)) return syntax("an operation must be an object");
@@ -126,10 +123,8 @@ export function singleRequest(
       seen,
     );
   }
-  const unresolved = (ref: string): Refused => ({
-    status: 400,
-    message: MSG.scimInvalidValue,
-    detail: `Unresolved bulkId: ${ref}`,
+  const unresolved = (ref: string): RefusedOperation => ({
+    refused: refuse("invalidValue", `Unresolved bulkId: ${ref}`),
     ...seen,
   });
   let id: string | undefined = match[2];

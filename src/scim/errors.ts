@@ -88,16 +88,26 @@ export function scimError(
   return scimErrorForm.respond(c, status, message);
 }
 
-/** The check a SCIM request's refusal answers, where no route's outcome names it (a step's). */
+/** The check a SCIM refusal answers where no route's outcome names it (a step's, a Bulk operation's). */
 const REFUSED = {
   invalidValue: [400, MSG.scimInvalidValue],
   invalidFilter: [400, MSG.scimInvalidFilter],
+  invalidSyntax: [400, MSG.scimInvalidSyntax],
 } as const satisfies Partial<Record<Refusal["reason"], [number, Message]>>;
+
+/** A refusal of these reasons has its check without a route's. */
+export type CheckedRefusal = Refusal<keyof typeof REFUSED>;
+
+/** The status and SCIM error body of a refusal: its reason's check, its detail in words. */
+export const scimRefusalBody = (refusal: CheckedRefusal) => {
+  const [status, message] = REFUSED[refusal.reason];
+  return { status, body: scimErrorBody(status, message, refusal.detail) };
+};
 
 /** A step's refusal in SCIM's form: its reason's check, its detail in words. */
 export const scimRefused = (
   c: Context<AppEnv>,
-  refusal: Refusal<keyof typeof REFUSED>,
+  refusal: CheckedRefusal,
 ): Response => {
   const [status, message] = REFUSED[refusal.reason];
   return scimError(c, status, message, refusal.detail);
