@@ -3,6 +3,7 @@ import { type Config, ConfigError } from "./config.ts";
 import type { Store } from "./db/store.ts";
 import { NO_DEADLINE } from "./db/write.ts";
 import type { Logger } from "./log.ts";
+import { isRefusal } from "./refusal.ts";
 import { checkNewAccount, type NewAccount } from "./users/account-rules.ts";
 
 type AdminConfig = Pick<
@@ -88,9 +89,9 @@ export async function ensureFirstAdmin(
       "environment",
       NO_DEADLINE,
     );
-    // "duplicate": another instance created it at the same moment.
+    // Refused: another instance created it at the same moment.
     log.info(
-      outcome === "duplicate"
+      isRefusal(outcome)
         ? ignoredEnv
         : "created the first admin from ADMIN_USERNAME",
       { username: fields.username },
@@ -110,7 +111,7 @@ export async function ensureFirstAdmin(
     "generated",
     NO_DEADLINE,
   );
-  if (outcome === "duplicate") return;
+  if (isRefusal(outcome)) return;
   return { username: "admin", password: generated };
 }
 

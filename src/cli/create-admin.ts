@@ -23,6 +23,7 @@ import { randomPassword } from "../bootstrap.ts";
 import { NO_REQUEST } from "../audit/events.ts";
 import { createStore } from "../db/store.ts";
 import { NO_DEADLINE } from "../db/write.ts";
+import { isRefusal } from "../refusal.ts";
 import { checkNewAccount } from "../users/account-rules.ts";
 import {
   openTaskDatabase,
@@ -82,7 +83,7 @@ export const createAdmin: TaskMain = async (args, env, out) => {
       ),
     }, NO_DEADLINE);
     await store.stop();
-    if (outcome === "duplicate") {
+    if (isRefusal(outcome)) {
       out.error(
         `Failed: another user has the e-mail, or a username that looks like "${username}".`,
       );

@@ -13,14 +13,7 @@ import {
   userRows,
 } from "./user-rows.ts";
 import { beforeWrite, type WriteBy, type Writer } from "./write.ts";
-import { isRefusal, type Refusal } from "../refusal.ts";
-
-/**
- * The service's own writes refuse no request: a name taken is an outcome
- * the caller (the bootstrap, the CLI) decides about.
- */
-const outcomeOf = <T>(written: T) =>
-  isRefusal(written) ? "duplicate" as const : written as Exclude<T, Refusal>;
+import type { Refusal } from "../refusal.ts";
 
 /**
  * What the service itself writes to the users table, with no caller to
@@ -63,23 +56,21 @@ export function createUserService(
     /**
      * The first admin, from the service itself: no caller to check; recorded
      * as `admin.bootstrapped` in the same transaction. A concurrent creation
-     * of the same name (another instance) is "duplicate".
+     * of the same name (another instance) is refused as a duplicate.
      */
     async createFirst(
       u: NewUser,
       source: "environment" | "generated",
       writeBy: WriteBy,
-    ): Promise<User | "duplicate"> {
-      return outcomeOf(
-        await orDuplicate(
-          transaction(writeBy, (tx) =>
-            insertUser(
-              tx,
-              u,
-              (row) => auditEvents.adminBootstrapped(row, source),
-            )),
-        ),
-      );
+    ): Promise<User | Refusal<"duplicate">> {
+      return (await orDuplicate(
+        transaction(writeBy, (tx) =>
+          insertUser(
+            tx,
+            u,
+            (row) => auditEvents.adminBootstrapped(row, source),
+          )),
+      ));
     },
 
     /**
@@ -139,10 +130,10 @@ export function createUserService(
     async upsertAdmin(
       u: Omit<NewUser, "role">,
       writeBy: WriteBy,
-    ): Promise<"created" | "reset" | "duplicate"> {
-      // "duplicate": another user has the e-mail, or a name that looks like this one.
-      return outcomeOf(
-        await orDuplicate(transaction(writeBy, (tx) => upsertAdmin(tx, u))),
+    ): Promise<"created" | "reset" | Refusal<"duplicate">> {
+      // A duplicate: another user has the e-mail, or a name that looks like this one.
+      return await orDuplicate(
+        transaction(writeBy, (tx) => upsertAdmin(tx, u)),
       );
     },
   };

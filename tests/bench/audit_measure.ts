@@ -37,6 +37,7 @@
 import postgres from "postgres";
 import { hash } from "@node-rs/bcrypt";
 import { auditEvents, NO_REQUEST } from "../../src/audit/events.ts";
+import { isRefusal } from "../../src/refusal.ts";
 import { verifyChain } from "../../src/audit/verify.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
@@ -138,10 +139,10 @@ async function storeFigures(databaseUrl: string) {
         "generated",
         NO_DEADLINE,
       );
-      if (typeof t === "string") throw new Error("seed failed");
+      if (isRefusal(t)) throw new Error("seed failed");
       targets.push(t.id);
     }
-    if (typeof admin === "string") throw new Error("seed failed");
+    if (isRefusal(admin)) throw new Error("seed failed");
     const token = crypto.getRandomValues(new Uint8Array(32));
     await store.sessions.create(
       token,
