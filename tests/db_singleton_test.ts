@@ -1,7 +1,8 @@
 /**
- * Every users write bumps the one row of users_version and every seal of
- * audit records moves the one row of audit_chain. Under a sustained write rate those
- * one-row tables grow by pages of dead versions, and a scan would read them
+ * Every users write bumps one row of users_version_slots (the list's
+ * version, migration 029) and every seal of audit records moves the one row
+ * of audit_chain. Under a sustained write rate those small tables grow by
+ * pages of dead versions, and a scan would read them
  * all while writers take turns; migration 007 makes both functions find the
  * row by its primary key, and 008's seal does the same. Counted by PostgreSQL's own statistics: the writes
  * add index scans of each table and not one sequential scan.
@@ -29,7 +30,7 @@ Deno.test("users writes and audit seals find their one-row tables by key, never 
         select relname, coalesce(seq_scan, 0)::int as seq,
           coalesce(idx_scan, 0)::int as idx
         from pg_stat_user_tables
-        where relname in ('users_version', 'audit_chain')
+        where relname in ('users_version_slots', 'audit_chain')
         order by relname`;
       return Object.fromEntries(rows.map((r) => [r.relname, r]));
     };
@@ -55,7 +56,7 @@ Deno.test("users writes and audit seals find their one-row tables by key, never 
       assertEquals(sealed, 1);
     }
     const after = await scans();
-    for (const table of ["users_version", "audit_chain"]) {
+    for (const table of ["users_version_slots", "audit_chain"]) {
       assertEquals(
         after[table].seq - before[table].seq,
         0,

@@ -188,6 +188,63 @@ Deno.test("a Bulk is not atomic: an error in the middle leaves the operations be
   assertEquals((await idp.get(`/Users/${userId}`)).body.displayName, "F");
 });
 
+Deno.test("creations in a row answer as each alone would: the version and location a GET reads, a name taken before or earlier in the request 409, a user.created record each", async () => {
+  const { svc, idp } = await withFrank(await service());
+  const made = operationsOf(
+    await idp.post(
+      "/Bulk",
+      bulkOf([newUser("p", "p@example.com"), newUser("q", "q@example.com")]),
+    ),
+  );
+  assertEquals(made.map((o) => o.status), ["201", "201"]);
+  for (const o of made) {
+    const read = await idp.get(o.location.slice(o.location.indexOf("/Users")));
+    assertEquals(read.status, 200);
+    assertEquals(read.headers.get("etag"), o.version);
+    assertEquals(read.body.meta.location, o.location);
+  }
+
+  const before = await userNames(svc);
+  const again = operationsOf(
+    await idp.post(
+      "/Bulk",
+      bulkOf([
+        newUser("r", "r@example.com"),
+        newUser("s", "s@example.com"),
+        newUser("r2", "R@example.com"),
+        newUser("t", "frank@example.com"),
+        newUser("u", "u@example.com"),
+      ]),
+    ),
+  );
+  assertEquals(again.map((o) => o.status), ["201", "201", "409", "409", "201"]);
+  assertEquals(failureOf(again[2])[1], "uniqueness");
+  assertEquals(await userNames(svc), [
+    ...before,
+    "r@example.com",
+    "s@example.com",
+    "u@example.com",
+  ]);
+  await svc.store.audit.seal();
+  const records = await svc.sql<{ target: string }[]>`
+    select target_username as target from audit_events
+    where action = 'user.created' and target_username = any(${[
+    "p@example.com",
+    "q@example.com",
+    "r@example.com",
+    "s@example.com",
+    "u@example.com",
+  ]})
+    order by id`;
+  assertEquals(records.map((r) => r.target), [
+    "p@example.com",
+    "q@example.com",
+    "r@example.com",
+    "s@example.com",
+    "u@example.com",
+  ]);
+});
+
 Deno.test("failOnErrors n: the operations after the n-th failure are not run, and not answered", async () => {
   const { svc, idp } = await withFrank(await service());
   const before = await userNames(svc);

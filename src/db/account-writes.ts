@@ -31,14 +31,18 @@ import { iso } from "./time.ts";
 import {
   identityKeys,
   newRowValues,
-  type NewUser,
   profileObject,
   userRows,
 } from "./user-rows.ts";
 import { lowerCaseKey } from "../users/canonical.ts";
 import type { Role, User } from "../users/user.ts";
-import { PROFILE_FIELDS, type ProfileChange } from "../accounts/fields.ts";
+import { PROFILE_FIELDS } from "../accounts/fields.ts";
 import { type Refusal, refuse } from "../refusal.ts";
+import type {
+  AccountChange,
+  DisableChange,
+  NewAccount,
+} from "./account-change.ts";
 
 /**
  * Who changes the account: a person or their key (`actor`), a SCIM
@@ -67,39 +71,8 @@ export const acting = (
   keepSession: write.caller.session,
 });
 
-/** A disable as the write path takes it; `since` only when an import carries one. */
-export interface DisableChange {
-  reason: string | null;
-  /** ISO 8601; null: until enabled. */
-  until: string | null;
-  since?: string | null;
-}
-
-/** What changes; a field left out stays as it is. */
-export interface AccountChange {
-  username?: string;
-  name?: string;
-  email?: string;
-  profile?: ProfileChange;
-  /** The id an import gave the account (SCIM keeps its own, per connection). */
-  externalId?: string | null;
-  role?: Role;
-  passwordHash?: string;
-  /** A disable in force from now (or its reason and end changed); null lifts it. */
-  disabled?: DisableChange | null;
-  /**
-   * Changes the door made beside the account's row (SCIM's kept
-   * attributes, its externalId), listed in the same `user.updated` record.
-   */
-  alsoChanged?: string[];
-}
-
-/** A new account as every door creates it. */
-export interface NewAccount extends NewUser {
-  profile?: ProfileChange;
-  /** Created disabled (a SCIM user sent inactive). */
-  disabled?: DisableChange;
-}
+// The shapes of a change and a new account (account-change.ts), named here too.
+export type { AccountChange, DisableChange, NewAccount };
 
 /** The records of `events` in the order given, sent with what follows (recordAudit). */
 export async function recordAll(
@@ -167,47 +140,68 @@ export function createAccountWrites(sql: Sql) {
   const { user } = userRows(sql);
   const profileRead = profileObject(sql);
 
+  /**
+   * Creates the accounts in one statement, each as `create` says, and
+   * answers them in the order given, each with its version, and their
+   * records in that order. A broken unique key creates none of them.
+   */
+  const createMany = async (
+    tx: TransactionSql,
+    us: NewAccount[],
+    by: Acting,
+  ): Promise<
+    { users: (User & { version: string })[]; events: AuditEvent[] }
+  > => {
+    // Every profile and disable column in each row: rows inserted
+    // together share their columns (null is what an unset one holds).
+    const inserted = await tx<(User & { version: string })[]>`
+      insert into users ${
+      sql(us.map((u) => ({
+        ...newRowValues(u),
+        ...Object.fromEntries(
+          PROFILE_FIELDS.map((f) => [f.column, u.profile?.[f.wire] ?? null]),
+        ),
+        disabled_reason: u.disabled?.reason ?? null,
+        disabled_until: u.disabled?.until ?? null,
+      })))
+    } returning ${user}, version::text as version`;
+    // RETURNING promises no order: matched by the (unique) username.
+    const byName = new Map(inserted.map((r) => [r.username, r]));
+    const rows = us.map((u) => byName.get(u.username)!);
+    const events: AuditEvent[] = [];
+    for (const [i, u] of us.entries()) {
+      const [row, d] = [rows[i], u.disabled];
+      events.push(as(by, auditEvents.userCreated(by.actor, row, by.context)));
+      if (!d) continue;
+      await tx`update users set disabled_at = coalesce(${
+        d.since ?? null
+      }::timestamptz, now()) where id = ${row.id}`;
+      events.push(
+        as(by, auditEvents.userDisabled(by.actor, row, d, by.context)),
+      );
+    }
+    return { users: rows, events };
+  };
+
   return {
+    createMany,
+
     /**
-     * Creates the account and answers it as the list shows it, with its
-     * records: `user.created`, and `user.disabled` when created disabled.
+     * Creates the account and answers it as the list shows it, its version
+     * as inserted, with its records: `user.created`, and `user.disabled`
+     * when created disabled.
      */
     async create(
       tx: TransactionSql,
       u: NewAccount,
       by: Acting,
-    ): Promise<{ user: User; events: AuditEvent[] }> {
-      const profile = PROFILE_FIELDS.filter((f) =>
-        u.profile?.[f.wire] !== undefined
+    ): Promise<{ user: User; version: string; events: AuditEvent[] }> {
+      const { users: [{ version, ...row }], events } = await createMany(
+        tx,
+        [u],
+        by,
       );
-      const d = u.disabled;
-      const [row] = await tx<User[]>`
-        insert into users ${
-        sql({
-          ...newRowValues(u),
-          ...Object.fromEntries(
-            profile.map((f) => [f.column, u.profile![f.wire] ?? null]),
-          ),
-          ...d && {
-            disabled_reason: d.reason,
-            disabled_until: d.until,
-          },
-        })
-      } returning ${user}`;
-      if (d) {
-        await tx`update users set disabled_at = coalesce(${
-          d.since ?? null
-        }::timestamptz, now()) where id = ${row.id}`;
-      }
-      const events = [
-        as(by, auditEvents.userCreated(by.actor, row, by.context)),
-      ];
-      if (d) {
-        events.push(
-          as(by, auditEvents.userDisabled(by.actor, row, d, by.context)),
-        );
-      }
-      return { user: row, events };
+      return { user: row, version, events };
     },
 
     /**

@@ -9,8 +9,12 @@ import {
   type Acting,
   createAccountWrites,
   type DisableChange,
+  type NewAccount,
   recordAll,
 } from "./account-writes.ts";
+import { NO_PASSWORD } from "../accounts/fields.ts";
+import { recordAudits } from "./audit.ts";
+import type { User } from "../users/user.ts";
 import { canonicalJson } from "../audit/chain.ts";
 import type { ScimOwners } from "./scim-owners.ts";
 import {
@@ -32,6 +36,32 @@ export type ReadUser = (
   lock?: boolean,
 ) => Promise<ScimUserRow | undefined>;
 
+/**
+ * A user just created active, as readUser would read them: its own
+ * creation time as lastModified, no group yet, the link's attributes as
+ * the database keeps them.
+ */
+const shownNew = (
+  u: User & { version: string },
+  s: ScimUserState,
+  attributes: Record<string, unknown>,
+): ScimUserRow => ({
+  id: u.id,
+  username: u.username,
+  name: u.name,
+  email: u.email,
+  role: u.role,
+  created: u.createdAt,
+  modified: u.createdAt,
+  version: u.version,
+  expired: false,
+  active: true,
+  externalId: s.externalId,
+  attributes,
+  profile: s.profile,
+  groups: [],
+});
+
 export function createScimUsers(
   sql: Sql,
   { transaction }: Writer,
@@ -51,6 +81,20 @@ export function createScimUsers(
   const deprovisioned = (write: ScimWrite): DisableChange => ({
     reason: `Deprovisioned by ${write.connection.name}`,
     until: null,
+  });
+
+  /** The account a SCIM user's state makes: a viewer until membership says otherwise. */
+  const newAccount = (
+    s: ScimUserState & { passwordHash: string },
+    write: ScimWrite,
+  ): NewAccount => ({
+    username: s.username,
+    name: s.name,
+    email: s.email,
+    role: "viewer",
+    passwordHash: s.passwordHash,
+    profile: s.profile,
+    ...!s.active && { disabled: deprovisioned(write) },
   });
 
   const link = (
@@ -76,19 +120,68 @@ export function createScimUsers(
     ): Promise<ScimUserRow | ScimRefusal> {
       const connectionId = write.connection.id;
       return await orTaken(transaction(write.writeBy, async (tx) => {
-        const made = await accounts.create(tx, {
-          username: s.username,
-          name: s.name,
-          email: s.email,
-          role: "viewer",
-          passwordHash: s.passwordHash,
-          profile: s.profile,
-          ...!s.active && { disabled: deprovisioned(write) },
-        }, by(write));
-        await link(tx, connectionId, made.user.id, s, true);
+        // The link is sent with the user's insert, naming the id it drew
+        // (currval): one round trip for both.
+        const [made, [linked]] = await Promise.all([
+          accounts.create(tx, newAccount(s, write), by(write)),
+          tx<{ attributes: Record<string, unknown> }[]>`
+            insert into scim_user_links (connection_id, user_id, external_id,
+              attributes, owner)
+            values (${connectionId},
+              currval(pg_get_serial_sequence('users', 'id')),
+              ${s.externalId}, ${sql.json(s.attributes as never)}, true)
+            returning attributes`,
+        ]);
         await recordAll(tx, made.events);
-        return (await readUser(tx, connectionId, made.user.id))!;
+        // Created disabled, the row was written again: read as it is now.
+        return s.active
+          ? shownNew(
+            { ...made.user, version: made.version },
+            s,
+            linked.attributes,
+          )
+          : (await readUser(tx, connectionId, made.user.id))!;
       }));
+    },
+
+    /**
+     * New users, as `create` makes each, in one transaction of a few
+     * statements (a Bulk's run of creations): all of them, or on a broken
+     * unique key (or any failure) none, the error thrown. Active users
+     * without a password only: a disable and a hash are `create`'s.
+     */
+    async createMany(
+      states: ScimUserState[],
+      write: ScimWrite,
+    ): Promise<ScimUserRow[]> {
+      const connectionId = write.connection.id;
+      return await transaction(write.writeBy, async (tx) => {
+        const made = await accounts.createMany(
+          tx,
+          states.map((s) =>
+            newAccount({ ...s, passwordHash: NO_PASSWORD }, write)
+          ),
+          by(write),
+        );
+        const ids = made.users.map((u) => u.id);
+        const [linked] = await Promise.all([
+          tx<{ id: number; attributes: Record<string, unknown> }[]>`
+            insert into scim_user_links (connection_id, user_id, external_id,
+              attributes, owner)
+            select ${connectionId}, l.id, l.external_id, l.attributes, true
+            from unnest(${ids}::int[], ${
+            states.map((s) => s.externalId)
+          }::text[], ${
+            states.map((s) => JSON.stringify(s.attributes))
+          }::jsonb[]) as l(id, external_id, attributes)
+            returning user_id as id, attributes`,
+          recordAudits(tx, made.events),
+        ]);
+        const attributes = new Map(linked.map((l) => [l.id, l.attributes]));
+        return made.users.map((u, i) =>
+          shownNew(u, states[i], attributes.get(u.id)!)
+        );
+      });
     },
 
     /**

@@ -10,7 +10,9 @@ import {
   singleRequest,
 } from "./bulk.ts";
 import type * as routes from "./bulk.routes.ts";
+import type { UserBatch } from "./bulk-users.ts";
 import { SCIM_MEDIA_TYPE, scimRefusalBody } from "./errors.ts";
+import type { ScimUserState } from "../db/scim.ts";
 
 type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
 
@@ -26,6 +28,8 @@ export type ServeSingle = (
 export interface BulkDeps {
   config: Pick<Config, "TRUST_PROXY">;
   serve: ServeSingle;
+  /** Runs of creations written together (bulk-users.ts). */
+  users: UserBatch;
 }
 
 /** One operation's answer in the BulkResponse (RFC 7644 3.7.3). */
@@ -61,7 +65,7 @@ const OWN_HEADERS = [
  * that request alone (`serve`): the same steps, checks, handlers and audit
  * records, its own status. Only the bulkId references are the Bulk's own.
  */
-export function createBulkHandlers({ config, serve }: BulkDeps) {
+export function createBulkHandlers({ config, serve, users }: BulkDeps) {
   /** The single request as the Bulk's client would have sent it. */
   const requestOf = (c: Context<AppEnv>, one: SingleRequest) => {
     const headers = new Headers(c.req.raw.headers);
@@ -87,7 +91,7 @@ export function createBulkHandlers({ config, serve }: BulkDeps) {
   };
 
   /** Runs one operation; a POST's new id is kept under its bulkId. */
-  const run = async (
+  const runOne = async (
     c: Context<AppEnv>,
     op: unknown,
     ids: Map<string, string>,
@@ -119,18 +123,61 @@ export function createBulkHandlers({ config, serve }: BulkDeps) {
     };
   };
 
-  const bulk: Handler<"bulk"> = async (c, { bulk }) => {
+  /** Whether the operation's data names a bulkId (resolved only in order). */
+  const refers = (op: unknown) => JSON.stringify(op).includes(`"bulkId:`);
+
+  const bulk: Handler<"bulk"> = async (c, { bulk, connection }) => {
     const base = scimBase(c, config.TRUST_PROXY);
     const ids = new Map<string, string>();
     const answers: Answer[] = [];
     let errors = 0;
-    for (const op of bulk.operations) {
-      const answer = await run(c, op, ids, base);
+    /** Answers the operation; false once failOnErrors is reached. */
+    const answered = (answer: Answer) => {
       answers.push(answer);
-      if (Number(answer.status) >= 400 && ++errors === bulk.failOnErrors) {
+      return !(Number(answer.status) >= 400 &&
+        ++errors === bulk.failOnErrors);
+    };
+    /** Creations waiting to be written together, in order. */
+    let run: { op: unknown; bulkId?: string; state: ScimUserState }[] = [];
+    const flush = async () => {
+      if (run.length === 0) return true;
+      const ops = run;
+      run = [];
+      const made = await users.create(
+        c,
+        connection,
+        ops.map((o) => o.state),
+        base,
+      );
+      for (const [i, o] of ops.entries()) {
+        if (!made) {
+          // None was written: each runs alone, as it would have.
+          if (!answered(await runOne(c, o.op, ids, base))) return false;
+          continue;
+        }
+        if (o.bulkId !== undefined) ids.set(o.bulkId, made[i].id);
+        answered({
+          method: "POST",
+          ...o.bulkId !== undefined && { bulkId: o.bulkId },
+          location: made[i].location,
+          version: made[i].version,
+          status: "201",
+        });
+      }
+      return true;
+    };
+    for (const op of bulk.operations) {
+      const one = refers(op) ? undefined : singleRequest(op, ids);
+      const state = one && !("refused" in one) ? users.read(one) : undefined;
+      if (state) {
+        run.push({ op, bulkId: (one as SingleRequest).bulkId, state });
+        continue;
+      }
+      if (!await flush() || !answered(await runOne(c, op, ids, base))) {
         break;
       }
     }
+    await flush();
     return sendScim(c, 200, {
       schemas: [BULK_RESPONSE_SCHEMA],
       Operations: answers,

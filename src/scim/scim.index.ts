@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { scimErrorForm } from "./errors.ts";
 import { createBulkHandlers, type ServeSingle } from "./bulk.handlers.ts";
 import * as bulkRoutes from "./bulk.routes.ts";
+import { createUserBatch } from "./bulk-users.ts";
 import * as connectionRoutes from "./connections.routes.ts";
 import { createConnectionHandlers } from "./connections.handlers.ts";
 import { createDiscoveryHandlers } from "./discovery.handlers.ts";
@@ -45,6 +46,7 @@ export function mountScim(
     createBulkHandlers({
       config: deps.config,
       serve: singleRequests(handlers, steps),
+      users: createUserBatch(deps),
     }),
     steps,
   );
