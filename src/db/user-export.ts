@@ -59,7 +59,9 @@ export function createUserExport(
     },
 
     /** Every user as NDJSON (lines joined by newlines), in list order, a batch per statement. */
-    exportNdjson(passwordHashes: boolean): AsyncIterable<string> {
+    exportNdjson(
+      passwordHashes: boolean,
+    ): AsyncIterable<Uint8Array<ArrayBuffer>> {
       return createUserList(sql, exported(passwordHashes), "\n").listJson();
     },
   };

@@ -102,23 +102,21 @@ export function createUserList(
 
   /**
    * Up to `n` matching users after `after`, in list order, as rows of two
-   * texts: each user's JSON, as PostgreSQL wrote it, and, for the `mark`-th
-   * row only, its position (`<microseconds>.<id>`), where the next read
-   * starts. A row per user rather than one aggregate: joining the JSON in
-   * PostgreSQL (string_agg) cost its backend more than the rest of the
+   * columns: each user's JSON, as PostgreSQL wrote it, and, for the
+   * `mark`-th row only, its position (`<microseconds>.<id>`), where the next
+   * read starts. A row per user rather than one aggregate: joining the JSON
+   * in PostgreSQL (string_agg) cost its backend more than the rest of the
    * statement. The window counts the rows in the subquery's order, which
    * the outer level keeps (no join, no order of its own), so only one
-   * row's position is computed. Texts rather than bytes: a string per row
-   * is young garbage the collector clears cheaply, where large byte
-   * buffers made per request weigh on it as outside memory.
+   * row's position is computed.
    */
-  const rows = async (
+  const select = (
     filter: UserFilter,
     after: ListPosition | undefined,
     n: number,
     mark: number,
   ) =>
-    await sql`
+    sql`
       select b.json, case when row_number() over () = ${mark}
         then (extract(epoch from b.created_at) * 1000000)::int8::text
           || '.' || b.id end
@@ -127,19 +125,72 @@ export function createUserList(
         from users, lateral (select ${user}) u
         ${where(filter, after)}
         order by users.created_at, users.id
-        limit ${n}) b`.values() as unknown as [string, string | null][];
+        limit ${n}) b`;
+
+  /** `select`'s rows as texts (a page). */
+  const rows = async (
+    filter: UserFilter,
+    after: ListPosition | undefined,
+    n: number,
+    mark: number,
+  ) =>
+    await select(filter, after, n, mark).values() as unknown as [
+      string,
+      string | null,
+    ][];
+
+  const separatorBytes = new TextEncoder().encode(separator);
+  const decoder = new TextDecoder();
+  // The size of the last batch: a list read again is about as long, so its
+  // bytes fit the first buffer, with no copy to grow it.
+  let lastSize = 64 * 1024;
+
+  /**
+   * `select`'s users as one piece of bytes, their JSON joined by the
+   * separator, and the `n`-th row's position; `count`: how many. Each row's
+   * JSON is copied, as the driver's view of the bytes it read, into the
+   * piece as it arrives, never decoded and never kept: a text per user,
+   * decoded and then encoded again for the answer, cost more CPU than the
+   * rest of the request, and rows kept until the statement ended were
+   * found alive by young-generation collections under load (copied, then
+   * moved to the old generation: most of the collector's work).
+   */
+  const batch = async (
+    filter: UserFilter,
+    after: ListPosition | undefined,
+    n: number,
+  ) => {
+    let out = new Uint8Array(lastSize);
+    let used = 0;
+    let count = 0;
+    let mark: string | undefined;
+    await select(filter, after, n, n).raw().forEach((row) => {
+      const [json, position] = row as unknown as [Uint8Array, Uint8Array];
+      const sep = count === 0 ? 0 : separatorBytes.length;
+      if (used + sep + json.length > out.length) {
+        const bigger = new Uint8Array(
+          Math.max(2 * out.length, used + sep + json.length),
+        );
+        bigger.set(out.subarray(0, used));
+        out = bigger;
+      }
+      if (sep > 0) {
+        out.set(separatorBytes, used);
+        used += sep;
+      }
+      out.set(json, used);
+      used += json.length;
+      count++;
+      if (position !== null) mark = decoder.decode(position);
+    });
+    lastSize = Math.max(4096, used + (used >> 4));
+    return { bytes: out.subarray(0, used), count, mark };
+  };
 
   /** The position a row of `rows` carries. */
   const positionOf = (mark: string): ListPosition => {
     const [at, id] = mark.split(".");
     return { at, id: Number(id) };
-  };
-
-  /** The JSON of `rows` joined by the separator. */
-  const joined = (found: [string, unknown][]) => {
-    let json = found[0][0];
-    for (let i = 1; i < found.length; i++) json += separator + found[i][0];
-    return json;
   };
 
   return {
@@ -178,25 +229,26 @@ export function createUserList(
       filter: UserFilter = {},
       after?: ListPosition,
       batchSize = LIST_BATCH,
-    ): AsyncIterable<string> {
+    ): AsyncIterable<Uint8Array<ArrayBuffer>> {
       let position = after;
       let done = false;
       // A plain iterator rather than an async generator: each step is the
       // batch's own promise, with no generator's queue around it.
       return {
         [Symbol.asyncIterator]: () => ({
-          async next(): Promise<IteratorResult<string>> {
+          async next(): Promise<IteratorResult<Uint8Array<ArrayBuffer>>> {
             if (done) return { done: true, value: undefined };
-            const found = await rows(filter, position, batchSize, batchSize);
+            const found = await batch(filter, position, batchSize);
             // A short batch is the last: no statement to learn that nothing follows.
-            if (found.length < batchSize) done = true;
-            if (found.length === 0) return { done: true, value: undefined };
+            if (found.count < batchSize) done = true;
+            if (found.count === 0) return { done: true, value: undefined };
             // A full batch carries its last user's position.
-            const last = found[found.length - 1][1];
-            position = last === null ? undefined : positionOf(last);
-            return { done: false, value: joined(found) };
+            position = found.mark === undefined
+              ? undefined
+              : positionOf(found.mark);
+            return { done: false, value: found.bytes };
           },
-          return(): Promise<IteratorResult<string>> {
+          return(): Promise<IteratorResult<Uint8Array<ArrayBuffer>>> {
             done = true;
             return Promise.resolve({ done: true, value: undefined });
           },
