@@ -59,9 +59,7 @@ export function createUserExport(
     },
 
     /** Every user as NDJSON (lines joined by newlines), in list order, a batch per statement. */
-    exportNdjson(
-      passwordHashes: boolean,
-    ): AsyncIterable<Uint8Array<ArrayBuffer>> {
+    exportNdjson(passwordHashes: boolean): AsyncIterable<string> {
       return createUserList(sql, exported(passwordHashes), "\n").listJson();
     },
   };

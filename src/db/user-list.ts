@@ -141,26 +141,27 @@ export function createUserList(
 
   const separatorBytes = new TextEncoder().encode(separator);
   const decoder = new TextDecoder();
-  // The size of the last batch: a list read again is about as long, so its
-  // bytes fit the first buffer, with no copy to grow it.
-  let lastSize = 64 * 1024;
+  // Buffers of batches whose text is made: a batch writes into one, so
+  // a list allocates no memory of its size on every request.
+  const spare: Uint8Array[] = [];
 
   /**
-   * `select`'s users as one piece of bytes, their JSON joined by the
-   * separator, and the `n`-th row's position; `count`: how many. Each row's
-   * JSON is copied, as the driver's view of the bytes it read, into the
-   * piece as it arrives, never decoded and never kept: a text per user,
-   * decoded and then encoded again for the answer, cost more CPU than the
-   * rest of the request, and rows kept until the statement ended were
-   * found alive by young-generation collections under load (copied, then
-   * moved to the old generation: most of the collector's work).
+   * `select`'s users as one text, their JSON joined by the separator, and
+   * the `n`-th row's position; `count`: how many. Each row's JSON is copied,
+   * as the driver's view of the bytes it read, into a buffer as it arrives,
+   * never kept, and the buffer decoded once. A text per row (the driver's
+   * decoding) cost more CPU than the rest of the request, and rows kept
+   * until their statement ended were found alive by young-generation
+   * collections under load (copied, then moved to the old generation:
+   * most of the collector's work). A text, not bytes, for the body: the
+   * HTTP server encodes a text as it sends it, where it copies bytes first.
    */
   const batch = async (
     filter: UserFilter,
     after: ListPosition | undefined,
     n: number,
   ) => {
-    let out = new Uint8Array(lastSize);
+    let out = spare.pop() ?? new Uint8Array(64 * 1024);
     let used = 0;
     let count = 0;
     let mark: string | undefined;
@@ -183,8 +184,10 @@ export function createUserList(
       count++;
       if (position !== null) mark = decoder.decode(position);
     });
-    lastSize = Math.max(4096, used + (used >> 4));
-    return { bytes: out.subarray(0, used), count, mark };
+    const text = decoder.decode(out.subarray(0, used));
+    // Kept for the next batch; a failed statement's is left to the collector.
+    if (spare.length < 16) spare.push(out);
+    return { text, count, mark };
   };
 
   /** The position a row of `rows` carries. */
@@ -229,14 +232,14 @@ export function createUserList(
       filter: UserFilter = {},
       after?: ListPosition,
       batchSize = LIST_BATCH,
-    ): AsyncIterable<Uint8Array<ArrayBuffer>> {
+    ): AsyncIterable<string> {
       let position = after;
       let done = false;
       // A plain iterator rather than an async generator: each step is the
       // batch's own promise, with no generator's queue around it.
       return {
         [Symbol.asyncIterator]: () => ({
-          async next(): Promise<IteratorResult<Uint8Array<ArrayBuffer>>> {
+          async next(): Promise<IteratorResult<string>> {
             if (done) return { done: true, value: undefined };
             const found = await batch(filter, position, batchSize);
             // A short batch is the last: no statement to learn that nothing follows.
@@ -246,9 +249,9 @@ export function createUserList(
             position = found.mark === undefined
               ? undefined
               : positionOf(found.mark);
-            return { done: false, value: found.bytes };
+            return { done: false, value: found.text };
           },
-          return(): Promise<IteratorResult<Uint8Array<ArrayBuffer>>> {
+          return(): Promise<IteratorResult<string>> {
             done = true;
             return Promise.resolve({ done: true, value: undefined });
           },

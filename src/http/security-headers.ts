@@ -31,7 +31,7 @@ const HEADED = Symbol("headed");
 export function apiAnswers({ trustProxy }: { trustProxy: boolean }) {
   return (
     c: Context<AppEnv>,
-    body: string | Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>,
+    body: string | ReadableStream<Uint8Array>,
     status: 200 | 201,
     headers: Record<string, string>,
   ): Response => {

@@ -145,7 +145,7 @@ export function createImportHandlers(
         try {
           const next = await batches.next();
           if (next.done) return controller.close();
-          controller.enqueue(next.value);
+          controller.enqueue(encoder.encode(next.value));
           newline = true;
         } catch (cause) {
           c.get("log").error("export stream failed", {

@@ -55,7 +55,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
       "Content-Type": "application/json",
       ETag: tag,
     };
-    let body: string | Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>;
+    let body: string | ReadableStream<Uint8Array>;
     if (limit === undefined) {
       body = await jsonArrayBody(
         store.users.listJson(filter, after),
