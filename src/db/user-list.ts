@@ -147,14 +147,14 @@ export function createUserList(
 
   /**
    * `select`'s users as one text, their JSON joined by the separator, and
-   * the `n`-th row's position; `count`: how many. Each row's JSON is copied,
-   * as the driver's view of the bytes it read, into a buffer as it arrives,
-   * never kept, and the buffer decoded once. A text per row (the driver's
-   * decoding) cost more CPU than the rest of the request, and rows kept
-   * until their statement ended were found alive by young-generation
-   * collections under load (copied, then moved to the old generation:
-   * most of the collector's work). A text, not bytes, for the body: the
-   * HTTP server encodes a text as it sends it, where it copies bytes first.
+   * the `n`-th row's position; `count`: how many. Each row's JSON, the
+   * driver's view of the bytes it read, is copied into a buffer as it
+   * arrives and not kept, and the buffer is decoded once. Rows held in the
+   * driver's result until their statement ended were found alive by
+   * young-generation collections under load and moved to the old
+   * generation (the collector's largest cost), and a text decoded per row
+   * was the next. A text, not bytes, for the body: the HTTP server encodes
+   * a text as it sends it, where it copies bytes first.
    */
   const batch = async (
     filter: UserFilter,

@@ -22,9 +22,9 @@ const HEADED = Symbol("headed");
  * Makes an API answer with every header it carries given at once: the
  * handler's, then the request id and the API's security headers (the
  * handler's cannot override them), as `answerHeaders` would set them. A
- * Response made with a string or byte body and its headers is handed to
- * the HTTP server as is; one whose headers are changed afterwards is made
- * again from its parts (the body copied twice), which a list of 1,000 users
+ * Response made with a text body and its headers is handed to the HTTP
+ * server as it was made; one whose headers change afterwards is made again
+ * from its parts (the body encoded twice), which a list of 1,000 users
  * feels on every request. For the hot answers (the list, `me`); any other
  * answer gets its headers from `answerHeaders`.
  */
