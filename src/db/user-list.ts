@@ -102,23 +102,21 @@ export function createUserList(
 
   /**
    * Up to `n` matching users after `after`, in list order, as rows of two
-   * texts: each user's JSON, as PostgreSQL wrote it, and, for the `mark`-th
-   * row only, its position (`<microseconds>.<id>`), where the next read
-   * starts. A row per user rather than one aggregate: joining the JSON in
-   * PostgreSQL (string_agg) cost its backend more than the rest of the
+   * columns: each user's JSON, as PostgreSQL wrote it, and, for the
+   * `mark`-th row only, its position (`<microseconds>.<id>`), where the next
+   * read starts. A row per user rather than one aggregate: joining the JSON
+   * in PostgreSQL (string_agg) cost its backend more than the rest of the
    * statement. The window counts the rows in the subquery's order, which
    * the outer level keeps (no join, no order of its own), so only one
-   * row's position is computed. Texts rather than bytes: a string per row
-   * is young garbage the collector clears cheaply, where large byte
-   * buffers made per request weigh on it as outside memory.
+   * row's position is computed.
    */
-  const rows = async (
+  const select = (
     filter: UserFilter,
     after: ListPosition | undefined,
     n: number,
     mark: number,
   ) =>
-    await sql`
+    sql`
       select b.json, case when row_number() over () = ${mark}
         then (extract(epoch from b.created_at) * 1000000)::int8::text
           || '.' || b.id end
@@ -127,19 +125,75 @@ export function createUserList(
         from users, lateral (select ${user}) u
         ${where(filter, after)}
         order by users.created_at, users.id
-        limit ${n}) b`.values() as unknown as [string, string | null][];
+        limit ${n}) b`;
+
+  /** `select`'s rows as texts (a page). */
+  const rows = async (
+    filter: UserFilter,
+    after: ListPosition | undefined,
+    n: number,
+    mark: number,
+  ) =>
+    await select(filter, after, n, mark).values() as unknown as [
+      string,
+      string | null,
+    ][];
+
+  const separatorBytes = new TextEncoder().encode(separator);
+  const decoder = new TextDecoder();
+  // Buffers of batches whose text is made: a batch writes into one, so
+  // a list allocates no memory of its size on every request.
+  const spare: Uint8Array[] = [];
+
+  /**
+   * `select`'s users as one text, their JSON joined by the separator, and
+   * the `n`-th row's position; `count`: how many. Each row's JSON, the
+   * driver's view of the bytes it read, is copied into a buffer as it
+   * arrives and not kept, and the buffer is decoded once. Rows held in the
+   * driver's result until their statement ended were found alive by
+   * young-generation collections under load and moved to the old
+   * generation (the collector's largest cost), and a text decoded per row
+   * was the next. A text, not bytes, for the body: the HTTP server encodes
+   * a text as it sends it, where it copies bytes first.
+   */
+  const batch = async (
+    filter: UserFilter,
+    after: ListPosition | undefined,
+    n: number,
+  ) => {
+    let out = spare.pop() ?? new Uint8Array(64 * 1024);
+    let used = 0;
+    let count = 0;
+    let mark: string | undefined;
+    await select(filter, after, n, n).raw().forEach((row) => {
+      const [json, position] = row as unknown as [Uint8Array, Uint8Array];
+      const sep = count === 0 ? 0 : separatorBytes.length;
+      if (used + sep + json.length > out.length) {
+        const bigger = new Uint8Array(
+          Math.max(2 * out.length, used + sep + json.length),
+        );
+        bigger.set(out.subarray(0, used));
+        out = bigger;
+      }
+      if (sep > 0) {
+        out.set(separatorBytes, used);
+        used += sep;
+      }
+      out.set(json, used);
+      used += json.length;
+      count++;
+      if (position !== null) mark = decoder.decode(position);
+    });
+    const text = decoder.decode(out.subarray(0, used));
+    // Kept for the next batch; a failed statement's is left to the collector.
+    if (spare.length < 16) spare.push(out);
+    return { text, count, mark };
+  };
 
   /** The position a row of `rows` carries. */
   const positionOf = (mark: string): ListPosition => {
     const [at, id] = mark.split(".");
     return { at, id: Number(id) };
-  };
-
-  /** The JSON of `rows` joined by the separator. */
-  const joined = (found: [string, unknown][]) => {
-    let json = found[0][0];
-    for (let i = 1; i < found.length; i++) json += separator + found[i][0];
-    return json;
   };
 
   return {
@@ -187,14 +241,15 @@ export function createUserList(
         [Symbol.asyncIterator]: () => ({
           async next(): Promise<IteratorResult<string>> {
             if (done) return { done: true, value: undefined };
-            const found = await rows(filter, position, batchSize, batchSize);
+            const found = await batch(filter, position, batchSize);
             // A short batch is the last: no statement to learn that nothing follows.
-            if (found.length < batchSize) done = true;
-            if (found.length === 0) return { done: true, value: undefined };
+            if (found.count < batchSize) done = true;
+            if (found.count === 0) return { done: true, value: undefined };
             // A full batch carries its last user's position.
-            const last = found[found.length - 1][1];
-            position = last === null ? undefined : positionOf(last);
-            return { done: false, value: joined(found) };
+            position = found.mark === undefined
+              ? undefined
+              : positionOf(found.mark);
+            return { done: false, value: found.text };
           },
           return(): Promise<IteratorResult<string>> {
             done = true;

@@ -8,6 +8,7 @@ import type { Handlers } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
 import { noneMatch } from "../http/conditional.ts";
 import { jsonArrayBody } from "../http/json-array.ts";
+import { apiAnswers } from "../http/security-headers.ts";
 import {
   encodeCursor,
   type ListPosition,
@@ -35,6 +36,7 @@ type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
  */
 export function createUserHandlers({ store, passwords, config }: UserDeps) {
   const callerWrite = callerWrites(config.TRUST_PROXY);
+  const answer = apiAnswers({ trustProxy: config.TRUST_PROXY });
 
   /**
    * The list's tag comes from the version row before any user is read, so
@@ -70,7 +72,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
       if (page.next) headers.Link = nextLink(query, page.next);
     }
     // The body is the contract's array, only written in pieces.
-    return c.body(body, 200, headers) as unknown as TypedResponse<
+    return answer(c, body, 200, headers) as unknown as TypedResponse<
       User[],
       200,
       "json"
