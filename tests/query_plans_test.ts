@@ -64,10 +64,19 @@ async function capturingStore() {
   };
 }
 
+/**
+ * The list's version is the sum of its 64 slots: read whole by design, the
+ * one relation a sequential scan is right for.
+ */
+const READ_WHOLE = new Set(["users_version_slots"]);
+
 /** The relations a plan reads by a sequential scan. */
 function seqScans(node: PlanNode): string[] {
+  const relation = node["Relation Name"] ?? "?";
   return [
-    ...(node["Node Type"] === "Seq Scan" ? [node["Relation Name"] ?? "?"] : []),
+    ...(node["Node Type"] === "Seq Scan" && !READ_WHOLE.has(relation)
+      ? [relation]
+      : []),
     ...(node.Plans ?? []).flatMap(seqScans),
   ];
 }
