@@ -1019,12 +1019,13 @@ async function main() {
   const targets: [string, string, boolean][] = [];
   for (const r of [listRow, meRow]) {
     const ratio = r.ratio!.median;
+    const target = floorTarget(r);
     targets.push([
-      `${r.scenario}: ≥ 0.85 × floor req/s`,
+      `${r.scenario}: ≥ ${target} × floor req/s`,
       `${ratio.toFixed(2)} × (${fmt(r.service.rps)} vs ${fmt(r.floor!.rps)}; ${
         roundRange(r.ratio!)
       })`,
-      ratio >= 0.85,
+      ratio >= target,
     ]);
     targets.push([
       `${r.scenario}: p99 < 50 ms`,
@@ -2186,14 +2187,22 @@ const floorNote = (
     cpuNote(p.as, p.bs, "service", "floor")
   }`;
 
+/**
+ * The share of its floor's requests a second a floor pair must reach: the
+ * list, which is mostly the database's and the body's work, all but all
+ * of it; `me`, whose floor skips the framework's few microseconds, less.
+ */
+const floorTarget = (r: Row) =>
+  r.scenario.startsWith("GET /api/users (") ? 0.95 : 0.85;
+
 /** The targets of a floor pair's row, as the full run writes them. */
 const floorTargets = (r: Row): [string, string, boolean][] => [
   [
-    `${r.scenario}: ≥ 0.85 × floor req/s`,
+    `${r.scenario}: ≥ ${floorTarget(r)} × floor req/s`,
     `${r.ratio!.median.toFixed(2)} × (${fmt(r.service.rps)} vs ${
       fmt(r.floor!.rps)
     }; ${roundRange(r.ratio!)})`,
-    r.ratio!.median >= 0.85,
+    r.ratio!.median >= floorTarget(r),
   ],
   [
     `${r.scenario}: p99 < 50 ms`,
