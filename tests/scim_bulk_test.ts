@@ -428,3 +428,46 @@ Deno.test("an operation that is no single request answers 400 invalidSyntax; a b
     assertScimError(await idp.post("/Bulk", body), 400, "invalidSyntax");
   }
 });
+
+Deno.test("users created in a row keep every attribute they were sent, as a single POST's: name, title, the enterprise extension", async () => {
+  const { idp } = await withFrank(await service());
+  const ENTERPRISE =
+    "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+  const sent = (userName: string) => ({
+    schemas: [USER_SCHEMA, ENTERPRISE],
+    userName,
+    name: { givenName: "Barbara", familyName: "Jensen" },
+    title: "Tour Guide",
+    [ENTERPRISE]: { employeeNumber: "701984", department: "Tours" },
+  });
+  const single = await idp.post("/Users", sent("single@example.com"));
+  assertEquals(single.status, 201, JSON.stringify(single.body));
+  const made = operationsOf(
+    await idp.post(
+      "/Bulk",
+      bulkOf(["b1@example.com", "b2@example.com"].map((userName, i) => ({
+        method: "POST",
+        path: "/Users",
+        bulkId: `b${i}`,
+        data: sent(userName),
+      }))),
+    ),
+  );
+  assertEquals(made.map((o) => o.status), ["201", "201"]);
+  const shown = (body: Record<string, unknown>) => ({
+    name: body.name,
+    title: body.title,
+    enterprise: body[ENTERPRISE],
+  });
+  const expected = {
+    name: { givenName: "Barbara", familyName: "Jensen" },
+    title: "Tour Guide",
+    enterprise: { employeeNumber: "701984", department: "Tours" },
+  };
+  assertEquals(shown(single.body), expected);
+  for (const o of made) {
+    const read = await idp.get(o.location.slice(o.location.indexOf("/Users")));
+    assertEquals(read.status, 200);
+    assertEquals(shown(read.body), expected);
+  }
+});

@@ -4,7 +4,7 @@
  * standing first (scim-owners.ts): a user managed elsewhere is refused and
  * nothing changes; a viewer it takes over is linked when the write goes on.
  */
-import type { Sql, TransactionSql } from "postgres";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import {
   type Acting,
   createAccountWrites,
@@ -97,20 +97,42 @@ export function createScimUsers(
     ...!s.active && { disabled: deprovisioned(write) },
   });
 
+  /** Links an existing user to the connection, which does not own them. */
   const link = (
     tx: TransactionSql,
     connectionId: number,
     userId: number,
     s: Pick<ScimUserState, "externalId" | "attributes">,
-    owner = false,
   ) =>
     tx`
       insert into scim_user_links (connection_id, user_id, external_id,
         attributes, owner)
       values (${connectionId}, ${userId}, ${s.externalId},
-        ${sql.json(s.attributes as never)}, ${owner})
+        ${sql.json(s.attributes as never)}, false)
       on conflict (connection_id, user_id) do update
       set external_id = excluded.external_id, attributes = excluded.attributes`;
+
+  /**
+   * Links users the connection just created, which it owns: `ids` are
+   * theirs, in the order of `states`; answers each link's attributes as
+   * kept.
+   */
+  const linkNew = (
+    tx: TransactionSql,
+    connectionId: number,
+    ids: PendingQuery<Row[]>,
+    states: Pick<ScimUserState, "externalId" | "attributes">[],
+  ) =>
+    tx<{ id: number; attributes: Record<string, unknown> }[]>`
+      insert into scim_user_links (connection_id, user_id, external_id,
+        attributes, owner)
+      select ${connectionId}, l.id, l.external_id, l.attributes::jsonb, true
+      from unnest(${ids}, ${states.map((s) => s.externalId)}::text[], ${
+      // Texts made jsonb one by one: a text array cast to jsonb[] whole
+      // would keep each as a JSON string.
+      states.map((s) => JSON.stringify(s.attributes))}::text[])
+        as l(id, external_id, attributes)
+      returning user_id as id, attributes`;
 
   return {
     /** A new user (a viewer until membership says otherwise), linked to the connection. */
@@ -124,13 +146,12 @@ export function createScimUsers(
         // (currval): one round trip for both.
         const [made, [linked]] = await Promise.all([
           accounts.create(tx, newAccount(s, write), by(write)),
-          tx<{ attributes: Record<string, unknown> }[]>`
-            insert into scim_user_links (connection_id, user_id, external_id,
-              attributes, owner)
-            values (${connectionId},
-              currval(pg_get_serial_sequence('users', 'id')),
-              ${s.externalId}, ${sql.json(s.attributes as never)}, true)
-            returning attributes`,
+          linkNew(
+            tx,
+            connectionId,
+            tx`array[currval(pg_get_serial_sequence('users', 'id'))]::int[]`,
+            [s],
+          ),
         ]);
         await recordAll(tx, made.events);
         // Created disabled, the row was written again: read as it is now.
@@ -165,16 +186,7 @@ export function createScimUsers(
         );
         const ids = made.users.map((u) => u.id);
         const [linked] = await Promise.all([
-          tx<{ id: number; attributes: Record<string, unknown> }[]>`
-            insert into scim_user_links (connection_id, user_id, external_id,
-              attributes, owner)
-            select ${connectionId}, l.id, l.external_id, l.attributes, true
-            from unnest(${ids}::int[], ${
-            states.map((s) => s.externalId)
-          }::text[], ${
-            states.map((s) => JSON.stringify(s.attributes))
-          }::jsonb[]) as l(id, external_id, attributes)
-            returning user_id as id, attributes`,
+          linkNew(tx, connectionId, tx`${ids}::int[]`, states),
           recordAudits(tx, made.events),
         ]);
         const attributes = new Map(linked.map((l) => [l.id, l.attributes]));
