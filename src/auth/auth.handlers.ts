@@ -10,7 +10,6 @@ import type { Handlers } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
 import { countedBlock } from "../http/ip.ts";
 import { clientIp } from "../http/origin.ts";
-import { apiAnswers } from "../http/security-headers.ts";
 import { canonicalKey } from "../users/canonical.ts";
 import type * as routes from "./auth.routes.ts";
 import type { Account } from "../users/user.ts";
@@ -47,8 +46,6 @@ export interface AuthDeps {
 
 /** Failures over all addresses, as a multiple of the per-address limit: the ceiling against distributed guessing. */
 export const LOGIN_CEILING_FACTOR = 10;
-
-const JSON_TYPE = { "Content-Type": "application/json" };
 
 type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
 
@@ -121,7 +118,6 @@ export const answer = <O extends Reason>(
 
 export function createAuthHandlers(deps: AuthDeps) {
   const { store, passwords, sessions, factors, config } = deps;
-  const apiAnswer = apiAnswers({ trustProxy: config.TRUST_PROXY });
   const end = createLoginEnd(deps);
 
   const login: Handler<"login"> = async (c, { body }) => {
@@ -214,10 +210,7 @@ export function createAuthHandlers(deps: AuthDeps) {
     return c.json({ ok: true as const }, 200);
   };
 
-  const me: Handler<"me"> = (c, { caller }) =>
-    apiAnswer(c, JSON.stringify(caller.account), 200, JSON_TYPE) as ReturnType<
-      typeof c.json<Account, 200>
-    >;
+  const me: Handler<"me"> = (c, { caller }) => c.json(caller.account, 200);
 
   return { login, logout, me };
 }
