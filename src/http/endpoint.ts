@@ -59,8 +59,8 @@ const REFUSALS: Record<CallerReason, [401 | 403, Message]> = {
  * behaviour: its steps run in their order (a step's answer ends the
  * request), then the handler, whose refusals are answered by the checks the
  * route pairs their reasons with (in the route's error form, with the
- * refusal's detail where the form shows one); any failure nothing foresaw answers the route's
- * 500 check's message (see errors.ts). The document is the route's
+ * refusal's detail where the form shows one); any failure nothing foresaw
+ * answers the route's 500 check's message (see errors.ts). The document is the route's
  * declaration, with its steps' checks and the HEAD twin of a GET.
  */
 export function mount<R extends StepRoute>(
