@@ -60,8 +60,9 @@ const REFUSALS: Record<CallerReason, [401 | 403, Message]> = {
  * request), then the handler, whose refusals are answered by the checks the
  * route pairs their reasons with (in the route's error form, with the
  * refusal's detail where the form shows one); any failure nothing foresaw
- * answers the route's 500 check's message (see errors.ts). The document is the route's
- * declaration, with its steps' checks and the HEAD twin of a GET.
+ * answers the route's 500 check's message (see errors.ts). The document is
+ * the route's declaration, with its steps' checks and the HEAD twin of a
+ * GET.
  */
 export function mount<R extends StepRoute>(
   app: OpenAPIHono<AppEnv>,
