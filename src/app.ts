@@ -23,6 +23,8 @@ import type { Metrics } from "./metrics.ts";
 import { mountKeys } from "./api-keys/api-keys.index.ts";
 import { answersInScimForm, exceptBulk, mountScim } from "./scim/scim.index.ts";
 import { mountMfa } from "./mfa/mfa.index.ts";
+import { createOidc } from "./sso/oidc.ts";
+import { mountSso, withSignInDeadline } from "./sso/sso.index.ts";
 import { mountUsers } from "./users/users.index.ts";
 import { exceptImportUploads, mountImports } from "./imports/imports.index.ts";
 import { mountWebhooks } from "./webhooks/webhooks.index.ts";
@@ -90,6 +92,11 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
       description:
         "Provisioning from identity providers (SCIM 2.0, RFC 7643/7644): `/scim/v2` with a connection's token (`Authorization: Bearer usc_...`), errors in SCIM's error schema; the connections under `/api/scim/connections` (admins only)",
     },
+    {
+      name: "sso",
+      description:
+        "Signing in with an identity provider (OpenID Connect): the sign-in page's providers, the sign-in's redirects, and the providers (admins only)",
+    },
     { name: "service", description: "Health" },
   ],
 };
@@ -111,9 +118,16 @@ export function createApp(deps: AppDeps) {
     log,
     sessions,
     trustProxy: config.TRUST_PROXY,
-    deadline: exceptBulk(exceptImportUploads(
-      deadline(config.REQUEST_TIMEOUT_MS, statementTimeoutMs(config)),
-    )),
+    deadline: withSignInDeadline(
+      exceptBulk(exceptImportUploads(
+        deadline(config.REQUEST_TIMEOUT_MS, statementTimeoutMs(config)),
+      )),
+      // Discovery, then the code's exchange and the issuer's keys.
+      deadline(
+        config.REQUEST_TIMEOUT_MS + 3 * config.SSO_TIMEOUT_MS,
+        statementTimeoutMs(config),
+      ),
+    ),
   });
 
   app.openAPIRegistry.registerComponent("securitySchemes", "cookieAuth", {
@@ -165,6 +179,11 @@ export function createApp(deps: AppDeps) {
   }, steps);
   mountWebhooks(app, { store, config }, steps);
   mountScim(app, { store, passwords, config }, steps);
+  mountSso(
+    app,
+    { store, sessions, oidc: createOidc(config.SSO_TIMEOUT_MS), config },
+    steps,
+  );
   mountHealth(app, store, statementTimeoutMs(config), steps);
   mountHome(app, { docs: DOCS_PATH, openapi: OPENAPI_PATH }, steps);
   let document: string | undefined;

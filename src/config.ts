@@ -75,6 +75,8 @@ const ConfigSchema = z.object({
   /** How often an idle import worker looks for queued jobs. */
   IMPORT_POLL_MS: int(10, 60_000).default(1_000),
   /** Admins without a second factor may only enrol one (and see `me`, log out). */
+  /** How long a sign-in waits for an identity provider's answer (docs/sso.md). */
+  SSO_TIMEOUT_MS: int(100, 60_000).default(10_000),
   MFA_REQUIRED_FOR_ADMINS: flag.default(false),
   /** How recent a session's second factor must be for the actions that step up. */
   MFA_STEP_UP_SECONDS: int(1, 86_400).default(900),

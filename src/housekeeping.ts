@@ -30,7 +30,8 @@ export async function rekeyUsers(store: Store, log: Logger): Promise<void> {
  * Idempotency-Key answers past 24 hours and runs that never ended. Removes
  * audit records past AUDIT_RETENTION_DAYS too (the chain stays verifiable
  * from the oldest kept), and webhook delivery attempts past
- * WEBHOOK_ATTEMPT_RETENTION_DAYS. Records disables whose `until` passed as
+ * WEBHOOK_ATTEMPT_RETENTION_DAYS, and sign-ins through an identity provider
+ * that never came back within their 10 minutes. Records disables whose `until` passed as
  * `user.enabled` (the users are active from that moment already). Every
  * instance may run it; the deletes are idempotent. Keys rows an older release
  * wrote (`rekeyUsers`).
@@ -56,6 +57,7 @@ export function startHousekeeping(
         NO_DEADLINE,
       );
       const idempotencyKeys = await store.idempotency.sweep();
+      const signIns = await store.sso.pending.sweep();
       // Records a failed seal left behind, before the retention sweep.
       await store.audit.seal();
       const auditRecords = await store.audit.sweep(
@@ -67,7 +69,7 @@ export function startHousekeeping(
       await rekeyUsers(store, log);
       if (
         sessions || disables || counters || auditRecords || idempotencyKeys ||
-        webhookAttempts
+        webhookAttempts || signIns
       ) {
         log.info("housekeeping", {
           expiredSessions: sessions,
@@ -76,6 +78,7 @@ export function startHousekeeping(
           expiredIdempotencyKeys: idempotencyKeys,
           expiredAuditRecords: auditRecords,
           expiredWebhookAttempts: webhookAttempts,
+          expiredSignIns: signIns,
         });
       }
     } catch (e) {

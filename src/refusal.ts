@@ -39,6 +39,7 @@ export const REASONS = [
   "invalid_passkey",
   "no_factor",
   "enrolled",
+  "provider_only",
   // RFC 7644's kinds, of what a SCIM request says.
   "invalidValue",
   "invalidSyntax",

@@ -40,6 +40,10 @@ export const AUDIT_ACTIONS = [
   "mfa.reset",
   "mfa.recovery_codes",
   "login.second_factor_failed",
+  "sso.linked",
+  "sso.provider_created",
+  "sso.provider_updated",
+  "sso.provider_deleted",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -14,6 +14,14 @@ export {
 } from "./audit-event.ts";
 export { recordedUrl, type WebhookRef } from "./webhook-events.ts";
 
+/** An identity provider (docs/sso.md) as its records name it. */
+export interface ProviderRef {
+  id: number;
+  name: string;
+}
+
+const providerOf = (p: ProviderRef) => ({ id: p.id, name: p.name });
+
 /** A key as its records name it. */
 interface KeyRef {
   id: number;
@@ -63,7 +71,15 @@ export const auditEvents = {
     user: AuditParty,
     methods: readonly string[],
     context: AuditContext,
-  ) => event("login.succeeded", user, user, { methods }, context),
+    provider?: ProviderRef,
+  ) =>
+    event(
+      "login.succeeded",
+      user,
+      user,
+      provider ? { methods, provider: providerOf(provider) } : { methods },
+      context,
+    ),
 
   /**
    * A wrong second factor after a right password (`purpose` `login`), or
@@ -155,8 +171,66 @@ export const auditEvents = {
   ) => event("login.throttled", null, user ?? null, { retryAfter }, context),
 
   /** The right password of a disabled user: no session, and no failed attempt either. */
-  loginRefused: (user: AuditParty, context: AuditContext) =>
-    event("login.refused", null, user, { reason: "disabled" }, context),
+  loginRefused: (
+    user: AuditParty,
+    context: AuditContext,
+    provider?: ProviderRef,
+    reason: "disabled" | "identity_provider_only" = "disabled",
+  ) =>
+    event(
+      "login.refused",
+      null,
+      user,
+      provider ? { reason, provider: providerOf(provider) } : { reason },
+      context,
+    ),
+
+  /**
+   * A sign-in through an identity provider that ended without a session
+   * before an account was decided (or for the account it found): why, in
+   * words of docs/sso.md, and which provider.
+   */
+  ssoFailed: (
+    user: AuditParty | null,
+    reason: string,
+    provider: ProviderRef,
+    context: AuditContext,
+  ) =>
+    event(
+      "login.failed",
+      null,
+      user,
+      { reason, provider: providerOf(provider) },
+      context,
+    ),
+
+  /**
+   * A provider's subject now signs in to this account, found by `by`:
+   * the SCIM connection's `externalId`, a verified e-mail, or made for it.
+   */
+  ssoLinked: (
+    user: AuditParty,
+    provider: ProviderRef,
+    by: "externalId" | "email" | "created",
+    context: AuditContext,
+  ) =>
+    event(
+      "sso.linked",
+      null,
+      user,
+      { provider: providerOf(provider), by },
+      context,
+    ),
+
+  ssoProvider: (
+    action:
+      | "sso.provider_created"
+      | "sso.provider_updated"
+      | "sso.provider_deleted",
+    actor: AuditParty,
+    provider: ProviderRef,
+    context: AuditContext,
+  ) => event(action, actor, null, { provider: providerOf(provider) }, context),
 
   /** An admin disabled the user (or changed the reason or end of a disable). */
   userDisabled: (

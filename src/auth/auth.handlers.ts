@@ -162,8 +162,24 @@ export function createAuthHandlers(deps: AuthDeps) {
       passwordHash: _,
       mfaEnabled,
       disabled,
+      providerOnly,
       ...account
     } = user!;
+    // Its identity provider's policies hold the account (docs/sso.md): the
+    // right password tells the person where to sign in, and counts nowhere.
+    if (providerOnly) {
+      await store.loginThrottle.refused(
+        counter,
+        auditEvents.loginRefused(
+          account,
+          context,
+          undefined,
+          "identity_provider_only",
+        ),
+        writeBy,
+      );
+      return refuse("provider_only");
+    }
     // An imported hash of another scheme becomes bcrypt in the write that
     // lets the user in (a two-step login's second step has no password: it
     // is upgraded at a login with the code given at once, or without one).

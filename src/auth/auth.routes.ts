@@ -96,6 +96,14 @@ export const login = route({
       ),
     ),
     outcome(
+      "provider_only",
+      check(
+        401,
+        MSG.useIdentityProvider,
+        "the password is right, but an identity provider that links the account has `passwordLogin: false` (see docs/sso.md): no cookie, and the attempt counts as no failure",
+      ),
+    ),
+    outcome(
       "second_factor_required",
       check(
         401,

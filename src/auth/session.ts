@@ -3,7 +3,11 @@ import type { Context } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
 import { auditContext, type WriteEnv } from "../http/audit-context.ts";
 import type { Config } from "../config.ts";
-import type { LoginFactor, SessionStart } from "../db/sessions.ts";
+import type {
+  LoginFactor,
+  ProviderLogin,
+  SessionStart,
+} from "../db/sessions.ts";
 import type { Reason, Refusal } from "../refusal.ts";
 import type { Store } from "../db/store.ts";
 import type { LoginCounter } from "../db/throttle.ts";
@@ -73,6 +77,8 @@ export interface Sessions {
     factor?: LoginFactor<O>,
     /** An imported hash replaced by bcrypt in the same write. */
     upgrade?: PasswordUpgrade,
+    /** A login through an identity provider rather than a password. */
+    viaProvider?: ProviderLogin,
   ): Promise<SessionStart | Refusal<O>>;
   /**
    * Ends the request's session, if any, and clears the cookie; with an
@@ -154,7 +160,7 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
         !config.ALLOWED_ORIGINS.includes(origin);
     },
 
-    async start(c, user, counter, factor, upgrade) {
+    async start(c, user, counter, factor, upgrade, viaProvider) {
       const token = newSessionToken();
       const context = auditContext(c, config.TRUST_PROXY, "api");
       const userAgent = c.req.header("user-agent");
@@ -173,6 +179,7 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
         c.get("writeBy"),
         factor,
         upgrade,
+        viaProvider,
       );
       if (outcome !== "started") return outcome;
       setCookie(c, SESSION_COOKIE, token, {

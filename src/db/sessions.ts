@@ -52,6 +52,17 @@ export interface LoginFactor<O extends Reason> {
   write(tx: TransactionSql): Promise<Refusal<O> | undefined>;
 }
 
+/**
+ * A login through an identity provider (docs/sso.md) instead of a
+ * password: recorded with the provider, and `secondFactor` when the
+ * provider asserted one (its `amr` or `acr`), which the session then holds
+ * as passed for MFA_REQUIRED_FOR_ADMINS and step-up.
+ */
+export interface ProviderLogin {
+  provider: { id: number; name: string };
+  secondFactor: boolean;
+}
+
 /** A live session's user, and the session's second-factor state. */
 export interface ResolvedSession {
   account: Account;
@@ -92,6 +103,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
       writeBy: WriteBy,
       factor?: LoginFactor<O>,
       upgrade?: PasswordUpgrade,
+      viaProvider?: ProviderLogin,
     ): Promise<SessionStart | Refusal<O>> {
       return await transaction(writeBy, async (tx) => {
         const [row] = await tx<{ disabled: boolean; ranOut: boolean }[]>`
@@ -105,7 +117,10 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
         beforeWrite(writeBy);
         if (row.disabled) {
           await takeBackAttempt(tx, counter);
-          await recordAudit(tx, auditEvents.loginRefused(user, context));
+          await recordAudit(
+            tx,
+            auditEvents.loginRefused(user, context, viaProvider?.provider),
+          );
           return refuse("disabled");
         }
         const refused = factor && await factor.write(tx);
@@ -135,7 +150,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
           values (${tokenHash}, ${user.id}, ${user.passwordVersion},
             now() + make_interval(secs => ${ttlSeconds}),
             ${origin.clientAddress}, ${origin.userAgent},
-            ${factor ? sql`now()` : null})`;
+            ${factor || viaProvider?.secondFactor ? sql`now()` : null})`;
         await clearLoginCounter(tx, counter);
         if (row.ranOut) {
           await recordAudit(
@@ -151,11 +166,18 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
         }
         await recordAudit(
           tx,
-          auditEvents.loginSucceeded(
-            user,
-            ["password", ...factor?.methods() ?? []],
-            context,
-          ),
+          viaProvider
+            ? auditEvents.loginSucceeded(
+              user,
+              ["oidc"],
+              context,
+              viaProvider.provider,
+            )
+            : auditEvents.loginSucceeded(
+              user,
+              ["password", ...factor?.methods() ?? []],
+              context,
+            ),
         );
         return "started";
       });

@@ -8,6 +8,7 @@ import { createImportStore } from "./imports.ts";
 import { createScimStore } from "./scim.ts";
 import { createMfaStore } from "./mfa.ts";
 import { createSessions } from "./sessions.ts";
+import { createSsoStore } from "./sso.ts";
 import { createDeviceKey, createLoginThrottle } from "./throttle.ts";
 import { createUserLifecycle } from "./user-lifecycle.ts";
 import { createUserService } from "./user-service.ts";
@@ -56,6 +57,7 @@ export function createStore(
     webhooks: createWebhookStore(sql, writer),
     webhookQueue: createWebhookQueue(sql, writer),
     scim: createScimStore(sql, writer),
+    sso: createSsoStore(sql, writer),
     imports: createImportStore(sql, writer),
     audit: {
       ...auditStore,

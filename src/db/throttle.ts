@@ -203,6 +203,22 @@ export function createLoginThrottle(sql: Sql, { transaction }: Writer) {
       });
     },
 
+    /**
+     * An attempt whose password was right but that is refused all the same
+     * (the account signs in only through its identity provider): its count
+     * is taken back, and `refused` recorded, in one transaction.
+     */
+    async refused(
+      counter: LoginCounter,
+      refused: AuditEvent,
+      writeBy: WriteBy,
+    ): Promise<void> {
+      await transaction(writeBy, async (tx) => {
+        await takeBackAttempt(tx, counter);
+        await recordAudit(tx, refused);
+      });
+    },
+
     /** Drops counters whose window has ended: they no longer block anyone. */
     async forgetExpired(
       windowSeconds: number,

@@ -34,6 +34,8 @@ export type LoginUser = Account & {
   mfaEnabled: boolean;
   /** Disabled now (the login's write decides, under the row's lock). */
   disabled: boolean;
+  /** An identity provider that links the account refuses its password sign-in (docs/sso.md). */
+  providerOnly: boolean;
 };
 
 /** A disable as an admin asks for it. */

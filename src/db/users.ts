@@ -143,7 +143,11 @@ export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
       const [row] = await sql<LoginUser[]>`
         select ${account}, password_hash as "passwordHash",
           password_version as "passwordVersion",
-          mfa_enabled as "mfaEnabled", ${disabledNow(sql)} as disabled
+          mfa_enabled as "mfaEnabled", ${disabledNow(sql)} as disabled,
+          exists (select 1 from sso_links l
+            join sso_providers p on p.id = l.provider_id
+            where l.user_id = users.id and not p.password_login)
+            as "providerOnly"
         from users where ${sameIdentity(sql, "username", username)}
         order by username_fold is null limit 1`;
       return row;

@@ -94,6 +94,24 @@ export const MSG = {
   connectionUpdateFailed: "Failed to update provisioning connection",
   connectionDeleteFailed: "Failed to delete provisioning connection",
 
+  useIdentityProvider: "Use your identity provider to sign in",
+  invalidProvider: "Invalid identity provider",
+  providerNotFound: "Identity provider not found",
+  providerCreateFailed: "Failed to create identity provider",
+  providerListFailed: "Failed to list identity providers",
+  providerGetFailed: "Failed to get identity provider",
+  providerUpdateFailed: "Failed to update identity provider",
+  providerDeleteFailed: "Failed to delete identity provider",
+  ssoFailed: "Sign-in failed",
+  // A sign-in through an identity provider ends on the console's sign-in
+  // page with one of these as `?error=` (docs/sso.md).
+  ssoCancelled: "Sign-in was cancelled",
+  ssoExpired: "Sign-in expired, please try again",
+  ssoRefused: "Identity provider refused the sign-in",
+  ssoNoAccount: "No account for this identity",
+  ssoDomainNotAllowed: "E-mail domain not allowed",
+  ssoUnavailable: "Identity provider unavailable",
+
   // SCIM answers these as an error's `detail` (src/scim/errors.ts), or a
   // more particular one where the check knows more.
   scimUnauthorised: "A valid provisioning token is required",
