@@ -31,8 +31,11 @@ export interface Idp extends AsyncDisposable {
   accounts: Accounts;
   /** Set per test; reset by `reset()`. */
   tamper: Tamper;
-  /** Holds every request to the proxy until released (a slow provider). */
+  /** Holds every request to the proxy until `release()` (a slow provider). */
   slow: boolean;
+  /** Resolves once a request is held by `slow`. */
+  held(): Promise<void>;
+  release(): void;
   /** No answer at all: the proxy refuses connections (a provider down). */
   down(): Promise<void>;
   reset(): void;
@@ -43,7 +46,8 @@ const b64u = (bytes: Uint8Array) =>
     "/",
     "_",
   ).replace(/=+$/, "");
-const b64uJson = (v: unknown) => b64u(new TextEncoder().encode(JSON.stringify(v)));
+const b64uJson = (v: unknown) =>
+  b64u(new TextEncoder().encode(JSON.stringify(v)));
 const fromB64u = (s: string) =>
   JSON.parse(
     new TextDecoder().decode(
@@ -79,7 +83,14 @@ async function rsaKey(kid: string) {
     return `${input}.${b64u(new Uint8Array(signature))}`;
   };
   return {
-    publicJwk: { kty: jwk.kty, n: jwk.n, e: jwk.e, kid, alg: "RS256", use: "sig" },
+    publicJwk: {
+      kty: jwk.kty,
+      n: jwk.n,
+      e: jwk.e,
+      kid,
+      alg: "RS256",
+      use: "sig",
+    },
     sign,
   };
 }
@@ -98,29 +109,32 @@ export async function startIdp(publicUrl: string): Promise<Idp> {
     { length: 500 },
     (_, i) => `${publicUrl}/api/sso/${i + 1}/callback`,
   );
-  const provider = new Provider(issuer, {
-    clients: [{
-      client_id: CLIENT_ID,
-      client_secret: CLIENT_SECRET,
-      redirect_uris: redirectUris,
-      grant_types: ["authorization_code"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "client_secret_post",
-    }],
-    claims: {
-      openid: ["sub"],
-      email: ["email", "email_verified"],
-      profile: ["preferred_username", "name"],
-    },
-    conformIdTokenClaims: false,
-    features: { devInteractions: { enabled: true } },
-    findAccount: (_ctx: unknown, sub: string) => ({
-      accountId: sub,
-      claims: () => ({ sub, ...accounts.get(sub) }),
-    }),
-    // The devInteractions' pages are served over http on loopback.
-    cookies: { keys: ["test-cookie-key"] },
-  } as ConstructorParameters<typeof Provider>[1]);
+  const provider = new Provider(
+    issuer,
+    {
+      clients: [{
+        client_id: CLIENT_ID,
+        client_secret: CLIENT_SECRET,
+        redirect_uris: redirectUris,
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "client_secret_post",
+      }],
+      claims: {
+        openid: ["sub"],
+        email: ["email", "email_verified"],
+        profile: ["preferred_username", "name"],
+      },
+      conformIdTokenClaims: false,
+      features: { devInteractions: { enabled: true } },
+      findAccount: (_ctx: unknown, sub: string) => ({
+        accountId: sub,
+        claims: () => ({ sub, ...accounts.get(sub) }),
+      }),
+      // The devInteractions' pages are served over http on loopback.
+      cookies: { keys: ["test-cookie-key"] },
+    } as ConstructorParameters<typeof Provider>[1],
+  );
   provider.proxy = true;
   const server: Server = createServer(provider.callback());
   await new Promise<void>((r) => server.listen(innerPort, "127.0.0.1", r));
@@ -129,19 +143,29 @@ export async function startIdp(publicUrl: string): Promise<Idp> {
   const stranger = await rsaKey("test-stranger-key");
   let released: (() => void) | undefined;
   let gate: Promise<void> | undefined;
+  let onHeld: (() => void) | undefined;
+  let heldNow = Promise.withResolvers<void>();
+  onHeld = heldNow.resolve;
 
   const idp: Idp = {
     issuer,
     accounts,
     tamper: undefined,
     slow: false,
+    held: () => heldNow.promise,
+    release() {
+      released?.();
+      gate = released = undefined;
+      heldNow = Promise.withResolvers<void>();
+      onHeld = heldNow.resolve;
+    },
     async down() {
       await proxy.shutdown();
     },
     reset() {
       idp.tamper = undefined;
       idp.slow = false;
-      released?.();
+      idp.release();
       accounts.clear();
     },
     async [Symbol.asyncDispose]() {
@@ -157,6 +181,7 @@ export async function startIdp(publicUrl: string): Promise<Idp> {
     async (req) => {
       if (idp.slow) {
         gate ??= new Promise<void>((r) => released = r);
+        onHeld?.();
         // Held until the test ends it, or the client gives up.
         await Promise.race([
           gate,
@@ -164,21 +189,25 @@ export async function startIdp(publicUrl: string): Promise<Idp> {
         ]);
       }
       const url = new URL(req.url);
+      // The provider names its endpoints after the host it was asked on.
+      const headers = new Headers(req.headers);
+      headers.set("x-forwarded-host", url.host);
+      headers.set("x-forwarded-proto", "http");
       const forwarded = await fetch(inner + url.pathname + url.search, {
         method: req.method,
-        headers: req.headers,
+        headers,
         body: req.body,
         redirect: "manual",
       });
       const body = await forwarded.arrayBuffer();
-      const headers = new Headers(forwarded.headers);
-      headers.delete("content-length");
-      headers.delete("content-encoding");
+      const answered = new Headers(forwarded.headers);
+      answered.delete("content-length");
+      answered.delete("content-encoding");
       if (url.pathname === "/jwks" && forwarded.ok) {
         // The extra key is the provider's as far as clients can tell.
         const jwks = JSON.parse(new TextDecoder().decode(body));
         jwks.keys.push(extra.publicJwk);
-        return Response.json(jwks, { headers });
+        return Response.json(jwks, { headers: answered });
       }
       if (url.pathname === "/token" && forwarded.ok && idp.tamper) {
         const answer = JSON.parse(new TextDecoder().decode(body));
@@ -191,16 +220,22 @@ export async function startIdp(publicUrl: string): Promise<Idp> {
           : t.kind === "unknown-key"
           ? await stranger.sign({ typ: header.typ }, payload)
           : await extra.sign({ typ: header.typ }, { ...payload, ...t.change });
-        return Response.json(answer, { headers });
+        return Response.json(answer, { headers: answered });
       }
-      return new Response(body, { status: forwarded.status, headers });
+      return new Response(body, {
+        status: forwarded.status,
+        headers: answered,
+      });
     },
   );
   return idp;
 }
 
 /** The provider's settings for the service, with `extra` over them. */
-export const providerBody = (idp: Idp, extra: Record<string, unknown> = {}) => ({
+export const providerBody = (
+  idp: Idp,
+  extra: Record<string, unknown> = {},
+) => ({
   name: "Test IdP",
   issuer: idp.issuer,
   clientId: CLIENT_ID,

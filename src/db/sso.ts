@@ -198,7 +198,7 @@ export function createSsoStore(sql: Sql, { transaction, asCaller }: Writer) {
           const set = <T>(v: T | undefined, column: string) =>
             v === undefined ? sql`` : sql`, ${sql(column)} = ${v as string}`;
           const [row] = await tx<SsoProvider[]>`
-            update sso_providers p set id = p.id
+            update sso_providers p set name = p.name
               ${set(change.name, "name")}
               ${set(change.issuer, "issuer")}
               ${set(change.clientId, "client_id")}
