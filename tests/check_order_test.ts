@@ -55,6 +55,7 @@ const CONTRACT: Record<string, Listed[]> = {
     [400, "Invalid request body"],
     [429, "Too many login attempts"],
     [401, "Invalid username or password"],
+    [401, "Use your identity provider to sign in"],
     [401, "Second factor required"],
     [401, "Invalid code"],
     [403, "Account disabled"],
@@ -349,6 +350,48 @@ const CONTRACT: Record<string, Listed[]> = {
     ...ADMIN,
     [404, "Provisioning connection not found"],
     [500, "Failed to delete provisioning connection"],
+  ],
+  "get /api/sso/providers/public": [
+    [500, "Failed to list identity providers"],
+  ],
+  "get /api/sso/providers": [
+    ...ADMIN,
+    [500, "Failed to list identity providers"],
+  ],
+  "post /api/sso/providers": [
+    ...ADMIN,
+    [413, "Request body too large"],
+    [400, "Invalid identity provider"],
+    STEP_UP,
+    [500, "Failed to create identity provider"],
+  ],
+  "get /api/sso/providers/{id}": [
+    ...ADMIN,
+    [404, "Identity provider not found"],
+    [500, "Failed to get identity provider"],
+  ],
+  "patch /api/sso/providers/{id}": [
+    ...ADMIN,
+    [404, "Identity provider not found"],
+    [413, "Request body too large"],
+    [400, "Invalid identity provider"],
+    STEP_UP,
+    [500, "Failed to update identity provider"],
+  ],
+  "delete /api/sso/providers/{id}": [
+    ...ADMIN,
+    [404, "Identity provider not found"],
+    STEP_UP,
+    [500, "Failed to delete identity provider"],
+  ],
+  "get /api/sso/{id}/start": [
+    [404, "Identity provider not found"],
+    ...query("returnTo"),
+    [500, "Sign-in failed"],
+  ],
+  "get /api/sso/{id}/callback": [
+    [404, "Identity provider not found"],
+    [500, "Sign-in failed"],
   ],
   "get /scim/v2/ServiceProviderConfig": [
     [403, "Filtering is not supported on this endpoint"],

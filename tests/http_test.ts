@@ -107,6 +107,11 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/imports/{id}/errors",
     "/api/scim/connections",
     "/api/scim/connections/{id}",
+    "/api/sso/providers",
+    "/api/sso/providers/public",
+    "/api/sso/providers/{id}",
+    "/api/sso/{id}/callback",
+    "/api/sso/{id}/start",
     "/api/users",
     "/api/users/export",
     "/api/users/{id}",
@@ -210,6 +215,47 @@ Deno.test("the document lists every status each operation answers, with the exac
     "You cannot delete your own account",
   ]);
   assertEquals(messages("/api/users/{id}", "delete", 404), ["User not found"]);
+  assertEquals(messages("/api/auth/login", "post", 401), [
+    "Invalid username or password",
+    "Use your identity provider to sign in",
+    "Second factor required",
+    "Invalid code",
+  ]);
+  assertEquals(messages("/api/sso/providers", "post", 400), [
+    "Invalid identity provider",
+  ]);
+  assertEquals(messages("/api/sso/providers/{id}", "patch", 404), [
+    "Identity provider not found",
+  ]);
+  assertEquals(messages("/api/sso/providers", "post", 500), [
+    "Failed to create identity provider",
+  ]);
+  assertEquals(messages("/api/sso/providers", "get", 500), [
+    "Failed to list identity providers",
+  ]);
+  assertEquals(messages("/api/sso/providers/{id}", "get", 500), [
+    "Failed to get identity provider",
+  ]);
+  assertEquals(messages("/api/sso/providers/{id}", "patch", 500), [
+    "Failed to update identity provider",
+  ]);
+  assertEquals(messages("/api/sso/providers/{id}", "delete", 500), [
+    "Failed to delete identity provider",
+  ]);
+  assertEquals(messages("/api/sso/{id}/start", "get", 400), [
+    "Invalid query parameter: returnTo",
+  ]);
+  assertEquals(messages("/api/sso/{id}/callback", "get", 404), [
+    "Identity provider not found",
+  ]);
+  assertEquals(messages("/api/sso/{id}/callback", "get", 500), [
+    "Sign-in failed",
+  ]);
+  assertEquals(
+    Object.keys(doc.paths["/api/sso/{id}/callback"].get.responses).sort(),
+    ["302", "404", "500"],
+  );
+  assertEquals(doc.paths["/api/sso/providers/public"].get.security, []);
   assertEquals(messages("/api/users", "get", 401), ["Unauthorised"]);
   assertEquals(messages("/api/users", "get", 403), [
     "Forbidden",

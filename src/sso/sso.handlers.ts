@@ -132,9 +132,7 @@ export function createSsoHandlers(
     return outcome === "deleted" ? c.json({ ok: true as const }, 200) : outcome;
   };
 
-  const start: Handler<"start"> = async (c, { id, query }) => {
-    const provider = await store.sso.providers.forSignIn(id);
-    if (!provider) return refuse("not_found");
+  const start: Handler<"start"> = async (c, { id, provider, query }) => {
     const begun = await oidc.begin(provider, redirectUri(id), provider.scopes);
     if (typeof begun === "string") {
       await store.sso.recordFailure(
@@ -163,9 +161,7 @@ export function createSsoHandlers(
     return redirect(c, begun.url.href);
   };
 
-  const callback: Handler<"callback"> = async (c, { id }) => {
-    const provider = await store.sso.providers.forSignIn(id);
-    if (!provider) return refuse("not_found");
+  const callback: Handler<"callback"> = async (c, { id, provider }) => {
     const context = auditContext(c, config.TRUST_PROXY, "api");
     const writeBy = c.get("writeBy");
     const fail = async (

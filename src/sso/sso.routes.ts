@@ -10,7 +10,7 @@ import {
   route,
   textHeader,
 } from "../http/openapi.ts";
-import { body, outcome, pathParam, query } from "../http/steps.ts";
+import { body, load, outcome, pathParam, query } from "../http/steps.ts";
 import { codePoints } from "../users/account-rules.ts";
 import { OkSchema } from "../users/users.schemas.ts";
 import { parseUserId } from "../users/user.ts";
@@ -275,6 +275,13 @@ export const remove = adminRoute({
   ],
 });
 
+/** The provider of a sign-in, its client secret opened. */
+const signInProvider = load(
+  "provider",
+  notFound,
+  (store, got) => store.sso.providers.forSignIn(got.id as number),
+);
+
 const redirect = (description: string) => ({
   description,
   headers: { Location: textHeader("Where the browser goes next") },
@@ -297,6 +304,7 @@ export const start = route({
   },
   steps: [
     pathParam("id", parseUserId, notFound),
+    signInProvider,
     query(z.object({
       returnTo: z.string().refine(isReturnPath).optional().openapi({
         description:
@@ -304,7 +312,6 @@ export const start = route({
         example: "/admin",
       }),
     })),
-    outcome("not_found", notFound),
     failure(MSG.ssoFailed),
   ],
 });
@@ -335,7 +342,7 @@ export const callback = route({
   },
   steps: [
     pathParam("id", parseUserId, notFound),
-    outcome("not_found", notFound),
+    signInProvider,
     failure(MSG.ssoFailed),
   ],
 });
