@@ -43,6 +43,10 @@ const LISTED: Record<AuditAction, true> = {
   "mfa.reset": true,
   "mfa.recovery_codes": true,
   "login.second_factor_failed": true,
+  "sso.linked": true,
+  "sso.provider_created": true,
+  "sso.provider_updated": true,
+  "sso.provider_deleted": true,
 };
 
 export const ACTIONS = Object.keys(LISTED) as AuditAction[];

@@ -10,6 +10,7 @@ import { Factors } from "./pages/factors.tsx";
 import { ImportPage } from "./pages/import.tsx";
 import { Imports } from "./pages/imports.tsx";
 import { ScimConnections } from "./pages/scim.tsx";
+import { SsoProviders } from "./pages/sso.tsx";
 import { UserPage } from "./pages/user.tsx";
 import { Users } from "./pages/users.tsx";
 import { WebhookPage, Webhooks } from "./pages/webhooks.tsx";
@@ -82,6 +83,13 @@ export const PAGES: Page[] = [
     section: "provisioning",
     nav: "Provisioning",
     render: () => <ScimConnections />,
+  },
+  {
+    pattern: "/sign-in-providers",
+    title: "Sign-in providers",
+    section: "sign-in-providers",
+    nav: "Sign-in providers",
+    render: () => <SsoProviders />,
   },
   {
     pattern: "/imports",

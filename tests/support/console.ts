@@ -59,15 +59,17 @@ export interface Console extends AsyncDisposable {
  * passkeys' relying party) and the page has a virtual authenticator.
  */
 export async function openConsole(
-  { env = {}, width = 1280, allowFailed, passkeys = false }: {
+  { env = {}, width = 1280, allowFailed, passkeys = false, onLocalhost }: {
     env?: Record<string, string>;
     width?: number;
     allowFailed?: (url: string) => boolean;
     passkeys?: boolean;
+    /** At http://localhost:PORT, which PUBLIC_URL names (passkeys are there too). */
+    onLocalhost?: boolean;
   } = {},
 ): Promise<Console> {
   const options = { bcryptCost: 4 };
-  const { svc, origin } = passkeys
+  const { svc, origin } = passkeys || onLocalhost
     ? await startServiceOnLocalhost(env, options)
     : await startService(env, options).then((svc) => ({
       svc,

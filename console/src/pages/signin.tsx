@@ -7,7 +7,38 @@ import { useState } from "preact/hooks";
 import type { Account } from "../../../clients/mod.ts";
 import { api, type Failure, MESSAGES, send } from "../api.ts";
 import { SecondFactorForm } from "../factor.tsx";
-import { Field, Notice, onSubmit, Title } from "../ui.tsx";
+import { Field, Notice, onSubmit, Title, useLoad } from "../ui.tsx";
+
+/**
+ * What a sign-in through an identity provider may end with, as the service
+ * sends it back (`/admin?error=`). Only these are shown: a link cannot
+ * make the page say anything else.
+ */
+const SIGN_IN_ERRORS: readonly string[] = [
+  "Sign-in was cancelled",
+  "Sign-in expired, please try again",
+  "Identity provider refused the sign-in",
+  "No account for this identity",
+  "Account disabled",
+  "E-mail domain not allowed",
+  "Identity provider unavailable",
+  "Too many login attempts",
+];
+
+/** The error the service sent back with, once; the address loses it. */
+function takeSignInError(): string | undefined {
+  const params = new URLSearchParams(location.search);
+  const error = params.get("error");
+  if (error === null) return undefined;
+  params.delete("error");
+  const rest = params.toString();
+  history.replaceState(
+    null,
+    "",
+    `${location.pathname}${rest ? `?${rest}` : ""}${location.hash}`,
+  );
+  return SIGN_IN_ERRORS.includes(error) ? error : undefined;
+}
 
 export function SignIn(
   { ended, onSignedIn }: {
@@ -22,6 +53,12 @@ export function SignIn(
   const [failure, setFailure] = useState<Failure>();
   // The password was right: the pending login (cookie `mfa`) waits for a factor.
   const [secondStep, setSecondStep] = useState(false);
+  const [providerError] = useState(takeSignInError);
+  const providers = useLoad(
+    (signal) =>
+      send(() => api.GET("/api/sso/providers/public", { signal }), signal),
+    "",
+  );
 
   const signIn = async () => {
     setBusy(true);
@@ -88,7 +125,30 @@ export function SignIn(
           </p>
         </div>
       )}
+      {providerError && !failure && (
+        <div class="notice error" role="alert">
+          <p>
+            <strong>{providerError}</strong>
+          </p>
+        </div>
+      )}
       {failure && <Notice failure={failure} />}
+      {providers.reply?.ok && providers.reply.data.length > 0 && (
+        <ul class="providers">
+          {providers.reply.data.map((p) => (
+            <li key={p.id}>
+              <a
+                class="button secondary"
+                href={`/api/sso/${p.id}/start?returnTo=${
+                  encodeURIComponent(`/admin${location.hash}`)
+                }`}
+              >
+                Sign in with <bdi>{p.name}</bdi>
+              </a>
+            </li>
+          ))}
+        </ul>
+      )}
       <form onSubmit={onSubmit(signIn)}>
         <Field label="Username" id="username">
           <input
