@@ -637,6 +637,7 @@ Deno.test(withTool(
       ["#/webhooks", "Webhooks"],
       [`#/webhooks/${hook.data.id}`, /a\/very\/long/],
       ["#/provisioning", "Provisioning"],
+      ["#/sign-in-providers", "Sign-in providers"],
       ["#/imports", "Imports"],
       [`#/imports/${job.id}`, `Import ${job.id}`],
       ["#/factors", "My second factors"],
