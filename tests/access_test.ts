@@ -90,23 +90,47 @@ const CALLS: [method: string, path: string, body?: string][] = [
   ["GET", "/api/scim/connections/1"],
   ["PATCH", "/api/scim/connections/1", JSON.stringify({ name: "Entra" })],
   ["DELETE", "/api/scim/connections/1"],
+  ["GET", "/api/sso/providers"],
+  [
+    "POST",
+    "/api/sso/providers",
+    JSON.stringify({
+      name: "Okta",
+      issuer: "https://example.okta.com",
+      clientId: "c",
+      clientSecret: "s",
+    }),
+  ],
+  ["POST", "/api/sso/providers", "{}"],
+  ["GET", "/api/sso/providers/1"],
+  ["PATCH", "/api/sso/providers/1", JSON.stringify({ name: "Entra" })],
+  ["DELETE", "/api/sso/providers/1"],
 ];
 
-/** The document's operations (HEAD twins aside) under /api, but for /api/auth. */
+/**
+ * The document's operations (HEAD twins aside) under /api, but for /api/auth
+ * and those anyone may call (`security: []`: the sign-in through an
+ * identity provider and its list of providers).
+ */
 async function adminOperations(): Promise<[method: string, path: string][]> {
   const doc = parse(
     await Deno.readTextFile(
       new URL("../openapi/openapi.yaml", import.meta.url),
     ),
-  ) as { paths: Record<string, Record<string, unknown>> };
+  ) as {
+    paths: Record<string, Record<string, { security?: unknown[] }>>;
+  };
   return Object.entries(doc.paths)
     .filter(([path]) =>
       path.startsWith("/api/") && !path.startsWith("/api/auth/")
     )
     .flatMap(([path, ops]) =>
-      Object.keys(ops)
-        .filter((m) => ["get", "post", "put", "patch", "delete"].includes(m))
-        .map((m): [string, string] => [m.toUpperCase(), path])
+      Object.entries(ops)
+        .filter(([m, op]) =>
+          ["get", "post", "put", "patch", "delete"].includes(m) &&
+          op.security?.length !== 0
+        )
+        .map(([m]): [string, string] => [m.toUpperCase(), path])
     );
 }
 
