@@ -8,6 +8,7 @@ import { assert, assertEquals } from "./support/assert.ts";
 import { loadConfig } from "../src/config.ts";
 import { freePort } from "./support/process.ts";
 import { sharedService, type TestService } from "./support/service.ts";
+import { ageSecondFactor, userWithTotp } from "./mfa_support.ts";
 import { type Idp, providerBody, signIn, startIdp } from "./sso_support.ts";
 
 const PUBLIC_URL = "http://users.test";
@@ -660,3 +661,76 @@ function land(res: Response) {
     : null;
   return { status: res.status, location, sid, error };
 }
+
+Deno.test("step-up: an admin with a factor who signed in through a provider that asserted one may add a provider; without it, or past the window, not", async () => {
+  const { svc, idp } = await fresh();
+  const admin = await userWithTotp(svc, "admin");
+  const p = await provider(svc, idp);
+  idp.accounts.set("quinn-sub", {
+    email: admin.account.email,
+    email_verified: true,
+  });
+  const addWith = async (sid: string | undefined) => {
+    const res = await svc.fetch("/api/sso/providers", {
+      method: "POST",
+      headers: { cookie: `sid=${sid}` },
+      body: JSON.stringify(providerBody(idp, { name: "Another" })),
+    });
+    return [res.status, (await res.json()).error];
+  };
+  const plain = await signIn(svc, p.id, "quinn-sub");
+  assertEquals(await addWith(plain.sid), [
+    403,
+    "Recent second factor required",
+  ]);
+  idp.tamper = { kind: "claims", change: { amr: ["mfa"] } };
+  const strong = await signIn(svc, p.id, "quinn-sub");
+  assertEquals(await addWith(strong.sid), [201, undefined]);
+  await ageSecondFactor(svc, admin.account.id);
+  assertEquals(await addWith(strong.sid), [
+    403,
+    "Recent second factor required",
+  ]);
+  assertEquals(
+    (await newest(svc, "sso.provider_created"))?.details.provider,
+    {
+      id: (await svc.admin.GET("/api/sso/providers")).data!.at(-1)!.id,
+      name: "Another",
+    },
+  );
+  // Changing and deleting a provider step up too.
+  const { data: all } = await svc.admin.GET("/api/sso/providers");
+  const another = all!.find((x) => x.name === "Another")!;
+  for (const method of ["PATCH", "DELETE"]) {
+    const res = await svc.fetch(`/api/sso/providers/${another.id}`, {
+      method,
+      headers: { cookie: `sid=${strong.sid}` },
+      body: method === "PATCH"
+        ? JSON.stringify({ name: "Renamed" })
+        : undefined,
+    });
+    assertEquals([res.status, (await res.json()).error], [
+      403,
+      "Recent second factor required",
+    ], method);
+  }
+  const renamed = await svc.adminFetch(`/api/sso/providers/${another.id}`, {
+    method: "PATCH",
+    body: JSON.stringify({
+      name: "Renamed",
+      mfaAcr: "urn:x",
+      clientSecret: "new-secret",
+    }),
+  });
+  const body = await renamed.json();
+  assertEquals([renamed.status, body.name, body.mfaAcr, body.clientSecret], [
+    200,
+    "Renamed",
+    "urn:x",
+    undefined,
+  ]);
+  assertEquals(
+    (await newest(svc, "sso.provider_updated"))?.details.provider,
+    { id: another.id, name: "Renamed" },
+  );
+});

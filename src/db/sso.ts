@@ -197,8 +197,10 @@ export function createSsoStore(sql: Sql, { transaction, asCaller }: Writer) {
           }
           const set = <T>(v: T | undefined, column: string) =>
             v === undefined ? sql`` : sql`, ${sql(column)} = ${v as string}`;
+          // Set first to a column no change names, so each field given is
+          // assigned once after it.
           const [row] = await tx<SsoProvider[]>`
-            update sso_providers p set name = p.name
+            update sso_providers p set created_at = p.created_at
               ${set(change.name, "name")}
               ${set(change.issuer, "issuer")}
               ${set(change.clientId, "client_id")}
