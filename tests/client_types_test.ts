@@ -79,6 +79,7 @@ Deno.test("each operation's error messages are the contract's, status by status"
       | "Invalid request body"
       | "Second factor required"
       | "Invalid code"
+      | "Use your identity provider to sign in"
     >
   >();
   // @ts-expect-error: a message of another operation is not this one's
