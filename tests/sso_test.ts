@@ -373,6 +373,9 @@ Deno.test("an ID token with another nonce, an unknown key, alg none, past its ex
     { kind: "claims" as const, change: { exp: now - 3600, iat: now - 7200 } },
     { kind: "claims" as const, change: { iss: "http://evil.test" } },
     { kind: "claims" as const, change: { aud: "another-client" } },
+    // Signed by the provider's key, but nothing the service could keep.
+    { kind: "claims" as const, change: { sub: "s".repeat(256) } },
+    { kind: "claims" as const, change: { email: "mia\u0000@example.com" } },
   ];
   for (const attack of attacks) {
     idp.tamper = attack;

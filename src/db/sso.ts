@@ -334,8 +334,17 @@ export function createSsoStore(sql: Sql, { transaction, asCaller }: Writer) {
             values (${provider.id}, ${who.subject}, ${user.id},
               ${by === "created"})
             on conflict do nothing returning 1`;
-          // The account is another subject's of this provider already.
-          if (made.length === 0) return undefined;
+          if (made.length === 0) {
+            // A sign-in of the same subject linked it meanwhile; else the
+            // account is another subject's of this provider already.
+            const [same] = await userOf(
+              db,
+              sql`u.id = (select user_id from sso_links
+                where provider_id = ${provider.id}
+                  and subject = ${who.subject} and user_id = ${user.id})`,
+            );
+            return same;
+          }
           await recordAudit(
             db,
             auditEvents.ssoLinked(user, provider, by, context),

@@ -210,6 +210,17 @@ export function createSsoHandlers(
       return await fail(MSG.ssoUnavailable, "unavailable");
     }
     if (claims === "refused") return await fail(MSG.ssoRefused, "token");
+    // OpenID Connect bounds a subject to 255 ASCII characters; no text the
+    // database keeps holds NUL.
+    const storable = (v: unknown) =>
+      typeof v !== "string" || !v.includes("\u0000");
+    if (
+      claims.sub.length > 255 ||
+      ![claims.sub, claims.email, claims.name, claims.preferred_username]
+        .every(storable)
+    ) {
+      return await fail(MSG.ssoRefused, "token");
+    }
 
     const email = str(claims.email);
     const verified = claims.email_verified === true ||
