@@ -281,7 +281,12 @@ export async function signIn(
   svc: Pick<TestService, "fetch">,
   providerId: number,
   login: string,
-  { returnTo, cancel = false }: { returnTo?: string; cancel?: boolean } = {},
+  { returnTo, cancel = false, finishOn = svc }: {
+    returnTo?: string;
+    cancel?: boolean;
+    /** The instance the provider sends the browser back to (another app on the same database). */
+    finishOn?: Pick<TestService, "fetch">;
+  } = {},
 ): Promise<Landing & { callback: string }> {
   const jar = new Jar();
   const start = await svc.fetch(
@@ -300,7 +305,7 @@ export async function signIn(
     const url = new URL(location);
     if (url.pathname.startsWith("/api/sso/")) {
       const callback = url.pathname + url.search;
-      const res = await svc.fetch(callback, { redirect: "manual" });
+      const res = await finishOn.fetch(callback, { redirect: "manual" });
       await res.body?.cancel();
       return { ...landing(res), callback };
     }

@@ -331,6 +331,20 @@ Deno.test("a wrong, missing, replayed or expired state: Sign-in expired, please 
   await assertRefused(svc, land(late), expired, "state", p.id);
 });
 
+Deno.test("a sign-in begun on one instance ends on another", async () => {
+  const { svc, idp } = await fresh();
+  await svc.userClient("viewer", { username: "uma", email: "uma@example.com" });
+  const p = await provider(svc, idp);
+  idp.accounts.set("uma-sub", verified("uma"));
+  const other = svc.configured({});
+  const landed = await signIn(svc, p.id, "uma-sub", { finishOn: other });
+  assertEquals([landed.status, landed.error], [302, null]);
+  const me = await svc.fetch("/api/auth/me", {
+    headers: { cookie: `sid=${landed.sid}` },
+  });
+  assertEquals((await me.json()).username, "uma");
+});
+
 Deno.test("housekeeping deletes the sign-ins that never came back", async () => {
   const { svc, idp } = await fresh();
   const p = await provider(svc, idp);
