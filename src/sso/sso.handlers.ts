@@ -42,7 +42,7 @@ export const PENDING_SIGN_IN_SECONDS = 600;
 /** Where a sign-in lands when it names nowhere. */
 const DEFAULT_RETURN = CONSOLE_PATH;
 
-/** The three claims the provider's assurance is read from. */
+/** The `amr` values that say the provider passed a second factor (RFC 8176). */
 const SECOND_FACTOR_AMR = ["mfa", "hwk"];
 
 const str = (v: unknown) => typeof v === "string" && v !== "" ? v : undefined;
