@@ -40,6 +40,11 @@ export const AUDIT_ACTIONS = [
   "mfa.reset",
   "mfa.recovery_codes",
   "login.second_factor_failed",
+  "role.created",
+  "role.updated",
+  "role.deleted",
+  "assignment.created",
+  "assignment.deleted",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
