@@ -41,7 +41,7 @@ export function createRoleHandlers({ store, config }: RoleDeps) {
   /** The write re-checks `roles:manage` and what it grants. */
   const granting = (c: Context<AppEnv>, permissions: readonly Permission[]) =>
     callerWrite(c, ["roles:manage", ...permissions]);
-  const withTag = (c: Context<AppEnv>, { role, version }: VersionedRole) => ({
+  const withTag = ({ role, version }: VersionedRole) => ({
     role,
     headers: { ETag: roleTag(role.id, version) },
   });
@@ -58,14 +58,14 @@ export function createRoleHandlers({ store, config }: RoleDeps) {
       permissions,
     }, granting(c, permissions));
     if (isRefusal(created)) return created;
-    const { role, headers } = withTag(c, created);
+    const { role, headers } = withTag(created);
     return c.json(role, 201, headers);
   };
 
   const get: Handler<"get"> = async (c, { id }) => {
     const found = await store.roles.get(id);
     if (!found) return refuse("not_found");
-    const { role, headers } = withTag(c, found);
+    const { role, headers } = withTag(found);
     return c.json(role, 200, headers);
   };
 
@@ -86,7 +86,7 @@ export function createRoleHandlers({ store, config }: RoleDeps) {
       ifMatch && versionsOf(id, ifMatch),
     );
     if (isRefusal(updated)) return updated;
-    const { role, headers } = withTag(c, updated);
+    const { role, headers } = withTag(updated);
     return c.json(role, 200, headers);
   };
 
