@@ -14,6 +14,7 @@ import { startCluster } from "./support/cluster.ts";
 import { keyClient } from "./support/api-keys.ts";
 import { sharedService, type TestService } from "./support/service.ts";
 import { ageSecondFactor, userWithTotp } from "./mfa_support.ts";
+import { createConnection, patchOp, scimClient } from "./scim_support.ts";
 
 const service = sharedService({}, { bcryptCost: 4 });
 
@@ -525,4 +526,24 @@ Deno.test({
     );
     assertEquals(await said(onB.get("/api/users")), FORBIDDEN);
   },
+});
+
+Deno.test("a provisioning connection takes over no person who holds a role: its token is no way round the rules above", async () => {
+  const svc = await service();
+  const idp = scimClient(
+    svc,
+    (await createConnection(svc, `Okta ${crypto.randomUUID()}`)).token,
+  );
+  const desk = await delegate(svc, HELP_DESK);
+  const taken = await idp.patch(
+    `/Users/${desk.account.id}`,
+    patchOp({ op: "replace", path: "password", value: "a new long pass 1" }),
+  );
+  assertEquals(taken.status, 403);
+  assertEquals(
+    (taken.body as { detail: string }).detail,
+    "User is managed elsewhere",
+  );
+  // Their password is still theirs.
+  assert((await svc.client().login(desk.account.username, desk.password)).ok);
 });

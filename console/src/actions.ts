@@ -43,6 +43,11 @@ const LISTED: Record<AuditAction, true> = {
   "mfa.reset": true,
   "mfa.recovery_codes": true,
   "login.second_factor_failed": true,
+  "role.created": true,
+  "role.updated": true,
+  "role.deleted": true,
+  "assignment.created": true,
+  "assignment.deleted": true,
 };
 
 export const ACTIONS = Object.keys(LISTED) as AuditAction[];

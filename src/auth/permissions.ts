@@ -60,6 +60,9 @@ const EVERY: ReadonlyMap<Permission, Reach> = new Map(
   PERMISSIONS.map((p) => [p, "all"]),
 );
 
+const ADMIN: Access = { held: EVERY, admin: true };
+const NOTHING: Access = { held: new Map(), admin: false };
+
 /** The grants of roles, as the store reads them: null for an admin (every one). */
 export type Granted = readonly string[] | null;
 
@@ -79,6 +82,11 @@ export function accessOf(
   granted: Granted,
   key?: { permissions: Granted; minter: Granted },
 ): Access {
+  // The common cases share one value: no map is built on their requests.
+  if (!key || (key.permissions === null && key.minter === null)) {
+    if (role === "admin") return ADMIN;
+    if (granted !== null && granted.length === 0) return NOTHING;
+  }
   const held = grantsOf(role === "admin" ? null : granted);
   if (key) {
     for (const narrower of [key.permissions, key.minter]) {
