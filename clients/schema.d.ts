@@ -2379,7 +2379,7 @@ export interface components {
              *       "users:read"
              *     ]
              */
-            permissions?: unknown[] | null;
+            permissions?: string[] | null;
         };
         /** @description A role for one user. Fields beyond `roleId` and `userId` (assignments to a group, or limited to a group's members) are refused: 400 `Invalid assignment`. */
         CreateAssignment: {

@@ -96,6 +96,7 @@ export const CreateApiKeySchema = z.object({
   }),
   permissions: z.array(z.string(invalid), invalid).nullish().openapi({
     type: ["array", "null"],
+    items: { type: "string" },
     description:
       "The permissions the key may use, each one the minter holds (src/auth/permissions.ts lists them). Absent or `null`: all of the minter's, now and as they change.",
     example: ["users:read"],
