@@ -24,6 +24,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/assignments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List role assignments
+         * @description Every assignment, oldest first; `userId` and `roleId` filter (both: the assignments of that role to that user).
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 400 `Invalid query parameter: userId`: `userId` has a bad value.
+         *     5. 400 `Invalid query parameter: roleId`: `roleId` has a bad value.
+         *     6. 500 `Failed to list assignments`: any other failure.
+         */
+        get: operations["listAssignments"];
+        put?: never;
+        /**
+         * Give a role to a user
+         * @description The user holds the role's permissions from their next request, on every instance. Recorded as `assignment.created`, its target the user. Nobody grants a role naming a permission they do not hold (403 `Cannot grant more than you hold`), nor acts on a user who holds a permission they do not.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid assignment`: the body is not an object of exactly `roleId` and `userId`, each a positive integer (a body that is not JSON included).
+         *     6. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     7. 404 `User not found`: no user has `userId` (deleted, say).
+         *     8. 404 `Role not found`: no role has `roleId` (deleted, say).
+         *     9. 403 `Cannot grant more than you hold`: the role names a permission the caller does not hold.
+         *     10. 409 `Assignment already exists`: the user has this role already.
+         *     11. 500 `Failed to create assignment`: any other failure.
+         */
+        post: operations["createAssignment"];
+        delete?: never;
+        options?: never;
+        /**
+         * List role assignments: headers only (HEAD)
+         * @description As `GET /api/assignments` with the same checks, status and headers, without a body.
+         */
+        head: operations["listAssignmentsHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/assignments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End a role assignment
+         * @description The user loses the role's permissions from their next request, on every instance. Recorded as `assignment.deleted`.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Assignment not found`: no assignment has the id (also for ids that cannot exist).
+         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     6. 500 `Failed to delete assignment`: any other failure.
+         */
+        delete: operations["deleteAssignment"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -35,10 +121,12 @@ export interface paths {
          * The audit trail, newest first
          * @description Every account change and authentication event, newest first, in pages of `limit` (default 100). When older records follow, the answer carries `Link: </api/audit?...&before=ID>; rel="next"` with the same filters. Records form a hash chain (each holds the SHA-256 of the previous record and of its own content) that `deno task audit:verify` checks; records older than `AUDIT_RETENTION_DAYS` (default 365, 0 keeps all) are removed. Never a password, hash or token.
          *
+         *     Permission: `audit:read`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `audit:read`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 400 `Invalid query parameter: limit`: `limit` has a bad value.
          *     5. 400 `Invalid query parameter: before`: `before` has a bad value.
@@ -73,10 +161,12 @@ export interface paths {
          * The audit trail as a live feed (Server-Sent Events)
          * @description Every sealed audit record as one Server-Sent Event (`id:` the record id, `event:` the action, `data:` the record's JSON as `GET /api/audit` answers it), oldest first: after `Last-Event-ID` or `after` when given, else only records sealed from now on. A record written on any instance reaches every open stream within a second. A comment line (`:`) comes every 15 s (`AUDIT_STREAM_HEARTBEAT_MS`) when nothing else does. A client that stops reading is dropped once more than 1 MiB waits for it; it resumes with `Last-Event-ID`, as an EventSource does by itself. The stream ends within 5 s once its session ends or its user is no longer an admin, and when the instance shuts down. Records removed by `AUDIT_RETENTION_DAYS` cannot be resumed from: an `after` below the id of the last record removed answers 410 (`after=0` streams from the first record while none was removed).
          *
+         *     Permission: `audit:read`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `audit:read`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 400 `Invalid query parameter: after`: `after` has a bad value.
          *     5. 400 `Invalid query parameter: action`: `action` has a bad value.
@@ -455,6 +545,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's own permissions
+         * @description What the caller may do, resolved as every request resolves it (the console shows only this). Any role may call it.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 500 `Failed to read permissions`: any other failure.
+         */
+        get: operations["myPermissions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * The caller's own permissions: headers only (HEAD)
+         * @description As `GET /api/auth/permissions` with the same checks, status and headers, without a body.
+         */
+        head: operations["myPermissionsHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/step-up": {
         parameters: {
             query?: never;
@@ -526,10 +645,12 @@ export interface paths {
          * Import users
          * @description Up to 1,000,000 records as NDJSON (`application/x-ndjson`) or CSV (`text/csv`, header row), streamed into the database as they arrive (no request deadline applies to the upload; at most 1 GiB). The answer comes once the body is stored: the job then runs on any instance, survives restarts and resumes, creating each user once; follow it with `GET /api/imports/{id}`. Any record may make an admin or change one (`role`, and `onConflict=update`), so a caller with a second factor steps up first, as for making an admin through `/api/users`. The uploader is checked again when the body is in and before each batch, as every write re-checks its caller: one who lost the right to import meanwhile (key revoked or expired, session ended, no longer an admin, disabled or deleted) is answered 401 or 403 and the job ends `failed` with `error` `Importer no longer allowed`, writing nothing more. Each created user gets its `user.created` record, and a user an update changes the records the same change through `/api/users` gets (`user.updated` `{changed}` for name, e-mail and `externalId`, `user.role_changed`, `user.disabled`, `user.enabled`, `user.password_reset`, and `key.revoked` for the keys a demoted or disabled admin minted for others); the import is recorded as `import.started` and `import.finished` `{counts}`. See docs/migrating.md in the repository.
          *
+         *     Permission: `users:import`, as an admin acting with every permission.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:import`, as an admin acting with every permission, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
          *     5. 415 `Import must be application/x-ndjson or text/csv`: the Content-Type is neither `application/x-ndjson` nor `text/csv`.
@@ -556,10 +677,12 @@ export interface paths {
          * An import's progress
          * @description Its status and counts, as they stand.
          *
+         *     Permission: `users:import`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:import`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Import not found`: no import has the id (also for ids that cannot exist).
          *     5. 500 `Failed to get import`: any other failure.
@@ -590,10 +713,12 @@ export interface paths {
          * Stop an import
          * @description A queued or running import stops after the batch under way; the users it created stay. An import at its end is answered as it is. Recorded as `import.finished` with status `cancelled`.
          *
+         *     Permission: `users:import`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:import`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Import not found`: no import has the id (also for ids that cannot exist).
          *     5. 500 `Failed to cancel import`: any other failure.
@@ -616,10 +741,12 @@ export interface paths {
          * An import's refused records
          * @description Every refused record so far, in line order (streamed, however many).
          *
+         *     Permission: `users:import`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:import`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Import not found`: no import has the id (also for ids that cannot exist).
          *     5. 500 `Failed to list import errors`: any other failure.
@@ -637,6 +764,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List roles
+         * @description Every role, oldest first. The built-in `admin` (every permission) and `viewer` (none) are account roles, not listed here.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 500 `Failed to list roles`: any other failure.
+         */
+        get: operations["listRoles"];
+        put?: never;
+        /**
+         * Create a role
+         * @description A named set of permissions. Recorded as `role.created`. Nobody grants more than they hold: a role naming a permission the caller does not hold answers 403 `Cannot grant more than you hold`.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid request body`: the body breaks a rule (`name` 1..64 characters, `description` at most 200, `permissions` an array of strings; no control characters), a body that is not JSON included.
+         *     6. 400 `Unknown permission: <name>`: `permissions` names a permission the catalogue does not have (the first such name).
+         *     7. 403 `Cannot grant more than you hold`: `permissions` names a permission the caller does not hold.
+         *     8. 409 `Role name already exists`: another role has this name, regardless of case and Unicode form.
+         *     9. 500 `Failed to create role`: any other failure.
+         */
+        post: operations["createRole"];
+        delete?: never;
+        options?: never;
+        /**
+         * List roles: headers only (HEAD)
+         * @description As `GET /api/roles` with the same checks, status and headers, without a body.
+         */
+        head: operations["listRolesHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/roles/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one role
+         * @description The role, with an `ETag` that changes with every change of it: send it as `If-Match` on PATCH and DELETE.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Role not found`: no role has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to get role`: any other failure.
+         */
+        get: operations["getRole"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a role
+         * @description Ends its assignments in the same transaction (each recorded as `assignment.deleted` `{reason: "role deleted"}`), then `role.deleted`: its holders lose its permissions from their next request, on every instance. Nobody grants more than they hold: a role naming a permission the caller does not hold answers 403 `Cannot grant more than you hold`.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Role not found`: no role has the id (also for ids that cannot exist).
+         *     5. 412 `Precondition failed`: `If-Match` names another version of the role: it changed since it was read.
+         *     6. 403 `Cannot grant more than you hold`: the role grants (before or after the change) a permission the caller does not hold.
+         *     7. 500 `Failed to delete role`: any other failure.
+         */
+        delete: operations["deleteRole"];
+        options?: never;
+        /**
+         * Get one role: headers only (HEAD)
+         * @description As `GET /api/roles/{id}` with the same checks, status and headers, without a body.
+         */
+        head: operations["getRoleHead"];
+        /**
+         * Change a role
+         * @description Only what differs is changed and recorded as `role.updated` `{changed}`; the role's holders hold the new permissions from their next request, on every instance. Two admins changing one role at once: with `If-Match`, the second answers 412. Nobody grants more than they hold: a role naming a permission the caller does not hold answers 403 `Cannot grant more than you hold`.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid request body`: the body breaks a rule (`name` 1..64 characters, `description` at most 200, `permissions` an array of strings; no control characters), a body that is not JSON included.
+         *     6. 400 `Unknown permission: <name>`: `permissions` names a permission the catalogue does not have (the first such name).
+         *     7. 403 `Cannot grant more than you hold`: `permissions` names a permission the caller does not hold.
+         *     8. 404 `Role not found`: no role has the id (also for ids that cannot exist).
+         *     9. 412 `Precondition failed`: `If-Match` names another version of the role: it changed since it was read.
+         *     10. 403 `Cannot grant more than you hold`: the role grants (before or after the change) a permission the caller does not hold.
+         *     11. 409 `Role name already exists`: another role has this name, regardless of case and Unicode form.
+         *     12. 500 `Failed to update role`: any other failure.
+         */
+        patch: operations["updateRole"];
+        trace?: never;
+    };
     "/api/scim/connections": {
         parameters: {
             query?: never;
@@ -648,10 +897,12 @@ export interface paths {
          * List provisioning connections
          * @description The live connections, oldest first. Never a token.
          *
+         *     Permission: `scim:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `scim:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 500 `Failed to list provisioning connections`: any other failure.
          */
@@ -661,10 +912,12 @@ export interface paths {
          * Create a provisioning connection
          * @description A connection for one identity provider (Okta, Entra ID, ...), with the bearer token it calls `/scim/v2` with, shown in this answer only. Recorded as `connection.created`.
          *
+         *     Permission: `scim:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `scim:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 413 `Request body too large`: the body is larger than 64 KiB.
          *     5. 400 `Invalid provisioning connection`: the body breaks a rule (`name` 1..100 characters without control characters, `adminGroups` at most 100 names of 1..256 characters), a body that is not JSON included.
@@ -693,10 +946,12 @@ export interface paths {
          * Get a provisioning connection
          * @description One live connection. Never its token.
          *
+         *     Permission: `scim:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `scim:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
          *     5. 500 `Failed to get provisioning connection`: any other failure.
@@ -708,10 +963,12 @@ export interface paths {
          * Delete a provisioning connection
          * @description Revokes its token at once, on every instance (the next SCIM request with it answers 401). The users it provisioned stay, and so do its groups and the roles they gave. Recorded as `connection.deleted`.
          *
+         *     Permission: `scim:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `scim:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
          *     5. 500 `Failed to delete provisioning connection`: any other failure.
@@ -727,10 +984,12 @@ export interface paths {
          * Rename a provisioning connection or change its admin groups
          * @description A change of `adminGroups` applies the roles of the connection's group members at once (each change recorded as `user.role_changed`). Recorded as `connection.updated`.
          *
+         *     Permission: `scim:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `scim:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Provisioning connection not found`: no live connection has this id (deleted ones included).
          *     5. 413 `Request body too large`: the body is larger than 64 KiB.
@@ -811,10 +1070,12 @@ export interface paths {
          * List identity providers
          * @description Every provider, oldest first. Never a client secret.
          *
+         *     Permission: `sso:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `sso:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 500 `Failed to list identity providers`: any other failure.
          */
@@ -824,10 +1085,12 @@ export interface paths {
          * Add an identity provider (OpenID Connect)
          * @description A provider people sign in with (docs/sso.md). Its client secret is kept encrypted and never answered. Recorded as `sso.provider_created`.
          *
+         *     Permission: `sso:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `sso:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 413 `Request body too large`: the body is larger than 64 KiB.
          *     5. 400 `Invalid identity provider`: the body breaks a rule (see the schema: `name` 1..100 characters, `issuer` https or http on loopback, `clientId` and `clientSecret` present, `scopes` with `openid`, `allowedDomains` domain names, `link` and `usernameClaim` one of theirs, `scimConnectionId` a live connection), a body that is not JSON included.
@@ -856,10 +1119,12 @@ export interface paths {
          * Get an identity provider
          * @description One provider. Never its client secret.
          *
+         *     Permission: `sso:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `sso:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Identity provider not found`: no identity provider has this id.
          *     5. 500 `Failed to get identity provider`: any other failure.
@@ -871,10 +1136,12 @@ export interface paths {
          * Delete an identity provider
          * @description Its sign-ins stop at once, those under way included. The accounts it linked or made stay (and may sign in with a password again, once they have one). Recorded as `sso.provider_deleted`.
          *
+         *     Permission: `sso:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `sso:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Identity provider not found`: no identity provider has this id.
          *     5. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
@@ -891,10 +1158,12 @@ export interface paths {
          * Change an identity provider
          * @description The fields given change; the others stay (a `clientSecret` given replaces the kept one). Recorded as `sso.provider_updated`.
          *
+         *     Permission: `sso:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `sso:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Identity provider not found`: no identity provider has this id.
          *     5. 413 `Request body too large`: the body is larger than 64 KiB.
@@ -944,10 +1213,12 @@ export interface paths {
          * List users
          * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
          *
+         *     Permission: `users:read`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:read`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 400 `Invalid query parameter: limit`: `limit` has a bad value.
          *     5. 400 `Invalid query parameter: after`: `after` has a bad value.
@@ -964,10 +1235,12 @@ export interface paths {
          * Create a user
          * @description With an `Idempotency-Key` header, a retry of the same request never creates a second user: see the header. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          *
+         *     Permission: `users:create`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:create`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 400 `Invalid Idempotency-Key`: the `Idempotency-Key` header is not 1..255 printable ASCII characters.
          *     5. 413 `Request body too large`: the body is larger than 64 KiB.
@@ -1011,10 +1284,12 @@ export interface paths {
          * Get one user
          * @description The user with this id, with their account state (`disabled`, `lastLoginAt`; the list's items do not carry these). An id that cannot exist (not a positive integer, or out of range) answers 404 like an unknown one. The 200 carries the user's `ETag`, which changes with every change of the user (a login, a disable, an enable, and a disable's `until` passing included); send it as `If-None-Match` (304 while unchanged) or as `If-Match` on PATCH and DELETE.
          *
+         *     Permission: `users:read`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:read`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
          *     5. 500 `Failed to get user`: any other failure.
@@ -1026,16 +1301,19 @@ export interface paths {
          * Delete a user
          * @description Ends the user's sessions. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          *
+         *     Permission: `users:delete`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:delete`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
          *     5. 400 `You cannot delete your own account`: the id is the caller's own (decided before any lookup).
          *     6. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     7. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
-         *     8. 500 `Delete failed`: any other failure.
+         *     7. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     8. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
+         *     9. 500 `Delete failed`: any other failure.
          */
         delete: operations["deleteUser"];
         options?: never;
@@ -1048,10 +1326,12 @@ export interface paths {
          * Change a user's role, password, name, e-mail or department
          * @description Only what differs is changed and recorded: a new name, e-mail or department as `user.updated` `{changed}`, a role as `user.role_changed`, a password as `user.password_reset`. A password reset ends all of that user's sessions except the caller's own (which stays, bound to the new password), and lifts the login throttle of that username from every address. A demotion revokes the keys the user minted for others. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          *
+         *     Permission: `users:update` or `users:password`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:update` or `users:password`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 413 `Request body too large`: the body is larger than 64 KiB.
          *     5. 400 `Invalid role`: `role` is given (not absent, `null` or empty) and is not `admin` or `viewer`.
@@ -1066,9 +1346,10 @@ export interface paths {
          *     14. 403 `Recent second factor required`: `role` is `admin`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
          *     15. 404 `User not found`: no user has the id (also for ids that cannot exist).
          *     16. 403 `Recent second factor required`: the user is an admin, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
-         *     17. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
-         *     18. 409 `Username or email already exists`: the new e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton).
-         *     19. 500 `Update failed`: any other failure.
+         *     17. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     18. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
+         *     19. 409 `Username or email already exists`: the new e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton).
+         *     20. 500 `Update failed`: any other failure.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -1086,17 +1367,20 @@ export interface paths {
          * Disable a user: no login, every session ended
          * @description The user can no longer sign in (a login with the right password answers 403 `Account disabled`), and all their sessions end in the same transaction; their requests answer 401 from then on, on every instance. Without a body: no reason, no end. With `until` the user is active again from that moment by itself; the housekeeping sweep or the user's next login records `user.enabled` `{expired: true}`. Disabling a disabled user changes its reason and end (its `since` stays). Recorded as `user.disabled` `{reason, until}`. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          *
+         *     Permission: `users:disable`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:disable`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 400 `You cannot disable your own account`: the id is the caller's own (decided before any lookup).
          *     5. 404 `User not found`: no user has the id (also for ids that cannot exist).
          *     6. 403 `Recent second factor required`: the user is an admin, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
          *     7. 413 `Request body too large`: the body is larger than 64 KiB.
          *     8. 400 `Invalid request body`: the body is not JSON, `reason` is not a string of at most 200 characters, or `until` is not an ISO 8601 date and time in the future.
-         *     9. 500 `Failed to disable user`: any other failure.
+         *     9. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     10. 500 `Failed to disable user`: any other failure.
          */
         post: operations["disableUser"];
         delete?: never;
@@ -1118,13 +1402,16 @@ export interface paths {
          * Enable a user
          * @description Lifts a disable; a user who is not disabled is answered as is (200, nothing changes). Recorded as `user.enabled`. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          *
+         *     Permission: `users:disable`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:disable`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     5. 500 `Failed to enable user`: any other failure.
+         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     6. 500 `Failed to enable user`: any other failure.
          */
         post: operations["enableUser"];
         delete?: never;
@@ -1144,10 +1431,12 @@ export interface paths {
          * List a user's API keys
          * @description The user's keys that are not revoked (expired ones included, with their `expiresAt`), newest first. Never the key itself.
          *
+         *     Permission: `keys:manage` (a caller's own: any permission they hold).
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `keys:manage` (a caller's own: any permission they hold), or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
          *     5. 500 `Failed to list API keys`: any other failure.
@@ -1156,19 +1445,24 @@ export interface paths {
         put?: never;
         /**
          * Create an API key for a user
-         * @description At most 100 live (unrevoked, unexpired) keys per user. The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`. Keys act as their owner with the owner's current role: a service account is an ordinary user made for the purpose.
+         * @description At most 100 live (unrevoked, unexpired) keys per user. The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`. Keys act as their owner with the owner's current role and roles, narrowed to the key's `permissions` and to what its minter holds at each request: a service account is an ordinary user made for the purpose.
+         *
+         *     Permission: `keys:manage` (a caller's own: any permission they hold).
          *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `keys:manage` (a caller's own: any permission they hold), or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
          *     5. 404 `User not found`: no user has the id (also for ids that cannot exist).
          *     6. 413 `Request body too large`: the body is larger than 64 KiB.
-         *     7. 400 `Invalid API key request`: the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead), a body that is not JSON included.
-         *     8. 400 `Too many API keys`: the user has 100 live keys.
-         *     9. 500 `Failed to create API key`: any other failure.
+         *     7. 400 `Invalid API key request`: the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead, `permissions` an array of strings), a body that is not JSON included.
+         *     8. 400 `Unknown permission: <name>`: `permissions` names a permission the catalogue does not have (the first such name).
+         *     9. 403 `Cannot grant more than you hold`: `permissions` names a permission the caller does not hold.
+         *     10. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     11. 400 `Too many API keys`: the user has 100 live keys.
+         *     12. 500 `Failed to create API key`: any other failure.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -1195,13 +1489,16 @@ export interface paths {
          * Revoke an API key
          * @description The key stops working at once, on every instance (its next request answers 401), and leaves the list. Recorded as `key.revoked`. To rotate without downtime: create the new key, deploy it, then revoke the old one.
          *
+         *     Permission: `keys:manage` (a caller's own: any permission they hold).
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `keys:manage` (a caller's own: any permission they hold), or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `API key not found`: the user has no such live key (also for another user's key, a key revoked already, and ids that cannot exist).
-         *     5. 500 `Failed to revoke API key`: any other failure.
+         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     6. 500 `Failed to revoke API key`: any other failure.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -1223,14 +1520,17 @@ export interface paths {
          * Reset a user's second factors
          * @description For a user who lost their factors: removes their TOTP, passkeys and recovery codes, and ends all their sessions (the caller's own too, when the id is theirs). They log in with the password alone and may enrol again. Recorded as `mfa.reset`. Needs a recent second factor (see `POST /api/auth/step-up`) from a caller who has one.
          *
+         *     Permission: `users:factors`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:factors`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
          *     5. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     6. 500 `Failed to reset second factors`: any other failure.
+         *     6. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     7. 500 `Failed to reset second factors`: any other failure.
          */
         delete: operations["resetSecondFactors"];
         options?: never;
@@ -1249,10 +1549,12 @@ export interface paths {
          * A user's live sessions
          * @description The sessions that still let the user in, newest first: never a token, `current` marks the caller's own.
          *
+         *     Permission: `users:sessions`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:sessions`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
          *     5. 500 `Failed to list sessions`: any other failure.
@@ -1264,13 +1566,16 @@ export interface paths {
          * End all of a user's sessions
          * @description Ends every session of the user (the caller's own too, when the id is theirs): their next request answers 401. Recorded as `sessions.ended` `{count}` when any ended. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          *
+         *     Permission: `users:sessions`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:sessions`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     5. 500 `Failed to end sessions`: any other failure.
+         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     6. 500 `Failed to end sessions`: any other failure.
          */
         delete: operations["endSessions"];
         options?: never;
@@ -1296,14 +1601,17 @@ export interface paths {
          * End one of a user's sessions
          * @description Recorded as `sessions.ended` `{count: 1}`. The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.
          *
+         *     Permission: `users:sessions`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:sessions`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     5. 404 `Session not found`: the user has no live session of this public id (also for another user's session, and an id that is no UUID).
-         *     6. 500 `Failed to end sessions`: any other failure.
+         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     6. 404 `Session not found`: the user has no live session of this public id (also for another user's session, and an id that is no UUID).
+         *     7. 500 `Failed to end sessions`: any other failure.
          */
         delete: operations["endSession"];
         options?: never;
@@ -1322,10 +1630,12 @@ export interface paths {
          * Export every user as NDJSON
          * @description One JSON object a line, every user in list order (oldest first), streamed however many. `POST /api/imports` takes it back as it is. Recorded as `users.exported` `{count, passwordHashes}` before the first line.
          *
+         *     Permission: `users:export`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `users:export`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 400 `Invalid query parameter: include`: `include` has a bad value.
          *     5. 403 `Recent second factor required`: `include=passwordHash`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
@@ -1355,10 +1665,12 @@ export interface paths {
          * List webhook endpoints
          * @description Every endpoint, oldest first, without secrets.
          *
+         *     Permission: `webhooks:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `webhooks:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 500 `Failed to list webhooks`: any other failure.
          */
@@ -1368,10 +1680,12 @@ export interface paths {
          * Register a webhook endpoint
          * @description Every audit record sealed after this call (of `actions`, when given) is then POSTed to `url` as a `WebhookMessage` signed per the Standard Webhooks specification: `webhook-id` (`msg_<endpoint id>_<record id>`, the same on every attempt), `webhook-timestamp` (seconds), `webhook-signature` (`v1,` + base64 of HMAC-SHA256 over `id.timestamp.body` keyed with the secret's base64-decoded bytes). Delivery is at least once, in record order: a 2xx within 10 s counts; a record that fails holds back the later ones and is retried after about 5 s, 1 min, 5 min, 30 min, 2 h, then every 6 h, for 3 days, after which the endpoint is disabled (`webhook.disabled` in the trail). Answers the `secret` once. Recorded as `webhook.created`.
          *
+         *     Permission: `webhooks:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `webhooks:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 413 `Request body too large`: the body is larger than 64 KiB.
          *     5. 400 `Invalid webhook`: the body breaks a rule, a body that is not JSON included.
@@ -1401,10 +1715,12 @@ export interface paths {
          * Get one webhook endpoint
          * @description The endpoint, without its secret.
          *
+         *     Permission: `webhooks:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `webhooks:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
          *     5. 500 `Failed to get webhook`: any other failure.
@@ -1416,10 +1732,12 @@ export interface paths {
          * Delete a webhook endpoint
          * @description Delivery to it stops; its attempts are deleted with it. Recorded as `webhook.deleted`.
          *
+         *     Permission: `webhooks:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `webhooks:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
          *     5. 500 `Failed to delete webhook`: any other failure.
@@ -1445,10 +1763,12 @@ export interface paths {
          * A webhook endpoint's delivery attempts, newest first
          * @description The newest `limit` attempts (default 100); attempts older than `WEBHOOK_ATTEMPT_RETENTION_DAYS` (default 30) are removed.
          *
+         *     Permission: `webhooks:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `webhooks:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 400 `Invalid query parameter: limit`: `limit` has a bad value.
          *     5. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
@@ -1480,10 +1800,12 @@ export interface paths {
          * Enable a disabled webhook endpoint
          * @description Delivery resumes at once from the record it was held at, with a fresh retry budget. An endpoint that is active is answered unchanged. Recorded as `webhook.enabled` when it was disabled.
          *
+         *     Permission: `webhooks:manage`.
+         *
          *     Checks, in order (a request that fails several is answered by the first):
          *
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
-         *     2. 403 `Forbidden`: the caller is not an admin, or the request came from a foreign Origin.
+         *     2. 403 `Forbidden`: the caller does not hold `webhooks:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
          *     5. 500 `Failed to enable webhook`: any other failure.
@@ -2160,10 +2482,30 @@ export interface components {
             /** @example billing-service */
             name: string;
             /**
+             * @description The permissions the key may use; absent: all of its minter's. Whatever it lists, a request with the key holds only what its owner and its minter hold at that moment.
+             * @example [
+             *       "users:read"
+             *     ]
+             */
+            permissions?: string[];
+            /**
              * @description `uak_` and the first 8 characters of the key: names it in lists and logs
              * @example uak_Xq3kP0aZ
              */
             prefix: string;
+        };
+        Assignment: {
+            /**
+             * Format: date-time
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            createdAt: string;
+            /** @example 11 */
+            id: number;
+            /** @example 3 */
+            roleId: number;
+            /** @example 42 */
+            userId: number;
         };
         AuditParty: {
             /** @example 1 */
@@ -2181,7 +2523,7 @@ export interface components {
         };
         AuditRecord: {
             /** @enum {string} */
-            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted";
+            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted";
             /** @description Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task, failed, throttled or refused logins, and a SCIM connection's writes (`via` `scim`, the connection in `details.connection`) */
             actor: components["schemas"]["AuditParty"] | null;
             /**
@@ -2234,10 +2576,24 @@ export interface components {
              * @example billing-service
              */
             name: string;
+            /**
+             * @description The permissions the key may use, each one the minter holds (src/auth/permissions.ts lists them). Absent or `null`: all of the minter's, now and as they change.
+             * @example [
+             *       "users:read"
+             *     ]
+             */
+            permissions?: string[] | null;
+        };
+        /** @description A role for one user. Fields beyond `roleId` and `userId` (assignments to a group, or limited to a group's members) are refused: 400 `Invalid assignment`. */
+        CreateAssignment: {
+            /** @example 3 */
+            roleId: number;
+            /** @example 42 */
+            userId: number;
         };
         CreatedWebhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -2343,6 +2699,28 @@ export interface components {
              */
             usernameClaim?: "preferred_username" | "email" | null;
         };
+        /** @description Unknown fields are ignored; `null` counts as missing (`description` "", `permissions` []). */
+        CreateRole: {
+            /**
+             * @description 0..200 characters, no control characters
+             * @example Resets passwords and ends sessions
+             */
+            description?: string | null;
+            /**
+             * @description 1..64 characters (Unicode code points, trimmed), no control characters; unique regardless of case and Unicode form (the canonical key usernames use)
+             * @example Help desk
+             */
+            name: string;
+            /**
+             * @description Permission names, each once, from the catalogue: `users:read`, `users:create`, `users:update`, `users:password`, `users:disable`, `users:sessions`, `users:factors`, `users:delete`, `users:export`, `users:import`, `audit:read`, `webhooks:manage`, `scim:manage`, `sso:manage`, `roles:manage`, `keys:manage`.
+             * @example [
+             *       "users:read",
+             *       "users:password",
+             *       "users:sessions"
+             *     ]
+             */
+            permissions?: string[] | null;
+        };
         CreateScimConnection: {
             /**
              * @description Display names of the connection's groups whose members are admins (compared without regard to case); members of its other groups are viewers. At most 100.
@@ -2399,7 +2777,7 @@ export interface components {
              *       "user.deleted"
              *     ]
              */
-            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted")[] | null;
+            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted")[] | null;
             /**
              * @description A note for people, at most 500 characters.
              * @example Directory sync
@@ -2701,6 +3079,13 @@ export interface components {
             /** @example billing-service */
             name: string;
             /**
+             * @description The permissions the key may use; absent: all of its minter's. Whatever it lists, a request with the key holds only what its owner and its minter hold at that moment.
+             * @example [
+             *       "users:read"
+             *     ]
+             */
+            permissions?: string[];
+            /**
              * @description `uak_` and the first 8 characters of the key: names it in lists and logs
              * @example uak_Xq3kP0aZ
              */
@@ -2785,6 +3170,22 @@ export interface components {
             /** @description `PublicKeyCredential.toJSON()` of `navigator.credentials.create` */
             response: Record<string, never>;
         };
+        Permissions: {
+            /**
+             * @description What the caller may do now, in the catalogue's order: an admin (with a session, or a key without a narrower list) every permission, a viewer none, beside what roles assigned to them grant; with a key, narrowed to the key's list and its minter's permissions
+             * @example [
+             *       "users:read",
+             *       "users:password",
+             *       "users:sessions"
+             *     ]
+             */
+            permissions: ("users:read" | "users:create" | "users:update" | "users:password" | "users:disable" | "users:sessions" | "users:factors" | "users:delete" | "users:export" | "users:import" | "audit:read" | "webhooks:manage" | "scim:manage" | "sso:manage" | "roles:manage" | "keys:manage")[];
+            /**
+             * @description Over whom the permissions are held: every user
+             * @enum {string}
+             */
+            reach: "all";
+        };
         RecoveryCodes: {
             /**
              * @description Ten single-use codes, shown this once (the service keeps their hashes): each stands in for a TOTP code or a passkey once. Dashes, spaces and case do not matter when one is entered.
@@ -2794,6 +3195,28 @@ export interface components {
              *     ]
              */
             recoveryCodes: string[];
+        };
+        Role: {
+            /**
+             * Format: date-time
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            createdAt: string;
+            /** @example Resets passwords and ends sessions */
+            description: string;
+            /** @example 3 */
+            id: number;
+            /** @example Help desk */
+            name: string;
+            /**
+             * @description In the catalogue's order
+             * @example [
+             *       "users:read",
+             *       "users:password",
+             *       "users:sessions"
+             *     ]
+             */
+            permissions: string[];
         };
         ScimBulkRequest: {
             /** @description Stop after this many operations failed */
@@ -3007,6 +3430,28 @@ export interface components {
              */
             usernameClaim?: "preferred_username" | "email";
         };
+        /** @description Only what is given changes; `permissions` replaces the whole list. */
+        UpdateRole: {
+            /**
+             * @description 0..200 characters, no control characters
+             * @example Resets passwords and ends sessions
+             */
+            description?: string | null;
+            /**
+             * @description 1..64 characters (Unicode code points, trimmed), no control characters; unique regardless of case and Unicode form (the canonical key usernames use)
+             * @example Help desk
+             */
+            name?: string | null;
+            /**
+             * @description Permission names, each once, from the catalogue: `users:read`, `users:create`, `users:update`, `users:password`, `users:disable`, `users:sessions`, `users:factors`, `users:delete`, `users:export`, `users:import`, `audit:read`, `webhooks:manage`, `scim:manage`, `sso:manage`, `roles:manage`, `keys:manage`.
+             * @example [
+             *       "users:read",
+             *       "users:password",
+             *       "users:sessions"
+             *     ]
+             */
+            permissions?: string[] | null;
+        };
         UpdateScimConnection: {
             /**
              * @description Display names of the connection's groups whose members are admins (compared without regard to case); members of its other groups are viewers. At most 100.
@@ -3102,7 +3547,7 @@ export interface components {
         WebAuthnOptions: Record<string, never>;
         Webhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -3144,7 +3589,7 @@ export interface components {
              * @description The record's action
              * @enum {string}
              */
-            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted";
+            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted";
         };
     };
     responses: never;
@@ -3197,11 +3642,355 @@ export interface operations {
             };
         };
     };
+    listAssignments: {
+        parameters: {
+            query?: {
+                roleId?: number;
+                userId?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The assignments */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Assignment"][];
+                };
+            };
+            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid query parameter: userId" | "Invalid query parameter: roleId";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to list assignments";
+                    };
+                };
+            };
+        };
+    };
+    createAssignment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAssignment"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Assignment"];
+                };
+            };
+            /** @description The body is not an object of exactly `roleId` and `userId`, each a positive integer (a body that is not JSON included) */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid assignment";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3, 6, 9 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot act on a more privileged user" | "Cannot grant more than you hold";
+                    };
+                };
+            };
+            /** @description One of checks 7, 8 in the operation's description fails (each example says when) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "User not found" | "Role not found";
+                    };
+                };
+            };
+            /** @description The user has this role already */
+            409: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Assignment already exists";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to create assignment";
+                    };
+                };
+            };
+        };
+    };
+    listAssignmentsHead: {
+        parameters: {
+            query?: {
+                roleId?: number;
+                userId?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The assignments */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    deleteAssignment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot act on a more privileged user";
+                    };
+                };
+            };
+            /** @description No assignment has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Assignment not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to delete assignment";
+                    };
+                };
+            };
+        };
+    };
     listAuditEvents: {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -3296,7 +4085,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -3369,7 +4158,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -3483,7 +4272,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -4676,6 +5465,94 @@ export interface operations {
             };
         };
     };
+    myPermissions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's permissions */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Permissions"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to read permissions";
+                    };
+                };
+            };
+        };
+    };
+    myPermissionsHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's permissions */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     stepUp: {
         parameters: {
             query?: never;
@@ -5337,6 +6214,613 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    listRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The roles */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Role"][];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to list roles";
+                    };
+                };
+            };
+        };
+    };
+    createRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRole"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Role"];
+                };
+            };
+            /** @description One of checks 5, 6 in the operation's description fails (each example says when) */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid request body" | "Unknown permission: <name>";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3, 7 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot grant more than you hold";
+                    };
+                };
+            };
+            /** @description Another role has this name, regardless of case and Unicode form */
+            409: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Role name already exists";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to create role";
+                    };
+                };
+            };
+        };
+    };
+    listRolesHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The roles */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The role */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Role"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description No role has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Role not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to get role";
+                    };
+                };
+            };
+        };
+    };
+    deleteRole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The role's `ETag` (from `GET /api/roles/{id}`), or `*`: the write happens only if the role is still at that version, else 412 `Precondition failed`. */
+                "if-match"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3, 6 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot grant more than you hold";
+                    };
+                };
+            };
+            /** @description No role has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Role not found";
+                    };
+                };
+            };
+            /** @description `If-Match` names another version of the role: it changed since it was read */
+            412: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Precondition failed";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to delete role";
+                    };
+                };
+            };
+        };
+    };
+    getRoleHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The role */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No role has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    updateRole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The role's `ETag` (from `GET /api/roles/{id}`), or `*`: the write happens only if the role is still at that version, else 412 `Precondition failed`. */
+                "if-match"?: string;
+            };
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateRole"];
+            };
+        };
+        responses: {
+            /** @description The role after the change */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Role"];
+                };
+            };
+            /** @description One of checks 5, 6 in the operation's description fails (each example says when) */
+            400: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid request body" | "Unknown permission: <name>";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3, 7, 10 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot grant more than you hold";
+                    };
+                };
+            };
+            /** @description No role has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Role not found";
+                    };
+                };
+            };
+            /** @description Another role has this name, regardless of case and Unicode form */
+            409: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Role name already exists";
+                    };
+                };
+            };
+            /** @description `If-Match` names another version of the role: it changed since it was read */
+            412: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Precondition failed";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to update role";
+                    };
+                };
             };
         };
     };
@@ -7190,7 +8674,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2-4 in the operation's description fails (each example says when) */
+            /** @description One of checks 2-4, 7 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -7200,7 +8684,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required" | "Cannot act on a more privileged user";
                     };
                 };
             };
@@ -7379,7 +8863,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3, 14, 16 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 14, 16, 17 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -7389,7 +8873,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required" | "Cannot act on a more privileged user";
                     };
                 };
             };
@@ -7521,7 +9005,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3, 6 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 6, 9 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -7531,7 +9015,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required" | "Cannot act on a more privileged user";
                     };
                 };
             };
@@ -7617,7 +9101,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -7627,7 +9111,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required";
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot act on a more privileged user";
                     };
                 };
             };
@@ -7767,7 +9251,7 @@ export interface operations {
                     "application/json": components["schemas"]["NewApiKey"];
                 };
             };
-            /** @description One of checks 7, 8 in the operation's description fails (each example says when) */
+            /** @description One of checks 7, 8, 11 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -7777,7 +9261,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid API key request" | "Too many API keys";
+                        error: "Invalid API key request" | "Unknown permission: <name>" | "Too many API keys";
                     };
                 };
             };
@@ -7795,7 +9279,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2-4 in the operation's description fails (each example says when) */
+            /** @description One of checks 2-4, 9, 10 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -7805,7 +9289,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required" | "Cannot grant more than you hold" | "Cannot act on a more privileged user";
                     };
                 };
             };
@@ -7948,7 +9432,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -7958,7 +9442,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required";
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot act on a more privileged user";
                     };
                 };
             };
@@ -8028,7 +9512,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2-4 in the operation's description fails (each example says when) */
+            /** @description One of checks 2-4, 6 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8038,7 +9522,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required";
+                        error: "Forbidden" | "Second factor enrollment required" | "Recent second factor required" | "Cannot act on a more privileged user";
                     };
                 };
             };
@@ -8188,7 +9672,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8198,7 +9682,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required";
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot act on a more privileged user";
                     };
                 };
             };
@@ -8327,7 +9811,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -8337,11 +9821,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required";
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot act on a more privileged user";
                     };
                 };
             };
-            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
+            /** @description One of checks 4, 6 in the operation's description fails (each example says when) */
             404: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */

@@ -21,6 +21,7 @@ import { FixedPathRouter } from "./http/router.ts";
 import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import { mountKeys } from "./api-keys/api-keys.index.ts";
+import { mountRoles } from "./roles/roles.index.ts";
 import { answersInScimForm, exceptBulk, mountScim } from "./scim/scim.index.ts";
 import { mountMfa } from "./mfa/mfa.index.ts";
 import { createOidc } from "./sso/oidc.ts";
@@ -81,6 +82,11 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
       name: "keys",
       description:
         "API keys of users, for other services (admins only): `Authorization: Bearer uak_...`",
+    },
+    {
+      name: "roles",
+      description:
+        "Delegated administration: roles (named sets of permissions) and their assignments to users",
     },
     { name: "audit", description: "The audit trail (admins only)" },
     {
@@ -166,6 +172,7 @@ export function createApp(deps: AppDeps) {
   );
   mountUsers(app, { store, passwords, config }, steps);
   mountKeys(app, { store, config }, steps);
+  mountRoles(app, { store, config }, steps);
   const feed = deps.feed ?? createAuditFeed({
     source: store.audit,
     listen: config.DATABASE_URL !== undefined,

@@ -17,7 +17,8 @@
 export const REASONS = [
   // The caller, found gone or demoted by the write itself.
   "caller_gone",
-  "caller_not_admin",
+  "caller_not_permitted",
+  "caller_outranked",
   // What the store or a handler finds.
   "not_found",
   "user_not_found",
@@ -30,6 +31,8 @@ export const REASONS = [
   "too_many_streams",
   "history_gone",
   "target_refused",
+  "beyond_held",
+  "role_assigned",
   // Logging in and second factors.
   "invalid_credentials",
   "disabled",

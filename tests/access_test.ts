@@ -105,6 +105,16 @@ const CALLS: [method: string, path: string, body?: string][] = [
   ["GET", "/api/sso/providers/1"],
   ["PATCH", "/api/sso/providers/1", JSON.stringify({ name: "Entra" })],
   ["DELETE", "/api/sso/providers/1"],
+  ["GET", "/api/roles"],
+  ["POST", "/api/roles", JSON.stringify({ name: "desk", permissions: [] })],
+  ["POST", "/api/roles", "not json"],
+  ["GET", "/api/roles/1"],
+  ["PATCH", "/api/roles/1", JSON.stringify({ permissions: ["users:fly"] })],
+  ["DELETE", "/api/roles/abc"],
+  ["GET", "/api/assignments"],
+  ["GET", "/api/assignments?userId=abc"],
+  ["POST", "/api/assignments", JSON.stringify({ roleId: 1, userId: 1 })],
+  ["DELETE", "/api/assignments/1"],
 ];
 
 /**

@@ -24,6 +24,9 @@ const ADMIN: Listed[] = [
 /** A signed-in person acting on their own second factors, with a session. */
 const OWN: Listed[] = [[401, "Unauthorised"], [403, "Forbidden"]];
 const STEP_UP: Listed = [403, "Recent second factor required"];
+/** Decided in the write, under the user's lock: the user holds a permission the caller does not. */
+const OUTRANKED: Listed = [403, "Cannot act on a more privileged user"];
+const GRANT: Listed = [403, "Cannot grant more than you hold"];
 const MFA_FAILED: Listed = [500, "Second factor request failed"];
 const query = (...names: string[]): Listed[] =>
   names.map((name) => [400, `Invalid query parameter: ${name}`]);
@@ -135,6 +138,7 @@ const CONTRACT: Record<string, Listed[]> = {
     ...ADMIN,
     STEP_UP,
     [404, "User not found"],
+    OUTRANKED,
     [500, "Failed to reset second factors"],
   ],
   "post /api/auth/logout": [[403, "Forbidden"], [500, "Internal server error"]],
@@ -189,6 +193,7 @@ const CONTRACT: Record<string, Listed[]> = {
     STEP_UP, // with `role` admin
     [404, "User not found"],
     STEP_UP, // the user is an admin
+    OUTRANKED,
     [412, "Precondition failed"],
     [409, "Username or email already exists"],
     [500, "Update failed"],
@@ -198,6 +203,7 @@ const CONTRACT: Record<string, Listed[]> = {
     STEP_UP,
     [400, "You cannot delete your own account"],
     [404, "User not found"],
+    OUTRANKED,
     [412, "Precondition failed"],
     [500, "Delete failed"],
   ],
@@ -208,11 +214,13 @@ const CONTRACT: Record<string, Listed[]> = {
     STEP_UP, // the user is an admin
     [413, "Request body too large"],
     [400, "Invalid request body"],
+    OUTRANKED,
     [500, "Failed to disable user"],
   ],
   "post /api/users/{id}/enable": [
     ...ADMIN,
     [404, "User not found"],
+    OUTRANKED,
     [500, "Failed to enable user"],
   ],
   "get /api/users/{id}/sessions": [
@@ -223,11 +231,13 @@ const CONTRACT: Record<string, Listed[]> = {
   "delete /api/users/{id}/sessions": [
     ...ADMIN,
     [404, "User not found"],
+    OUTRANKED,
     [500, "Failed to end sessions"],
   ],
   "delete /api/users/{id}/sessions/{sessionId}": [
     ...ADMIN,
     [404, "User not found"],
+    OUTRANKED,
     [404, "Session not found"],
     [500, "Failed to end sessions"],
   ],
@@ -237,6 +247,9 @@ const CONTRACT: Record<string, Listed[]> = {
     [404, "User not found"],
     [413, "Request body too large"],
     [400, "Invalid API key request"],
+    [400, "Unknown permission: <name>"],
+    GRANT,
+    OUTRANKED,
     [400, "Too many API keys"],
     [500, "Failed to create API key"],
   ],
@@ -248,7 +261,68 @@ const CONTRACT: Record<string, Listed[]> = {
   "delete /api/users/{id}/keys/{keyId}": [
     ...ADMIN,
     [404, "API key not found"],
+    OUTRANKED,
     [500, "Failed to revoke API key"],
+  ],
+  "get /api/auth/permissions": [
+    [401, "Unauthorised"],
+    [500, "Failed to read permissions"],
+  ],
+  "get /api/roles": [...ADMIN, [500, "Failed to list roles"]],
+  "post /api/roles": [
+    ...ADMIN,
+    [413, "Request body too large"],
+    [400, "Invalid request body"],
+    [400, "Unknown permission: <name>"],
+    GRANT, // what the body names
+    [409, "Role name already exists"],
+    [500, "Failed to create role"],
+  ],
+  "get /api/roles/{id}": [
+    ...ADMIN,
+    [404, "Role not found"],
+    [500, "Failed to get role"],
+  ],
+  "patch /api/roles/{id}": [
+    ...ADMIN,
+    [413, "Request body too large"],
+    [400, "Invalid request body"],
+    [400, "Unknown permission: <name>"],
+    GRANT, // what the body names
+    [404, "Role not found"],
+    [412, "Precondition failed"],
+    GRANT, // what the role names now
+    [409, "Role name already exists"],
+    [500, "Failed to update role"],
+  ],
+  "delete /api/roles/{id}": [
+    ...ADMIN,
+    [404, "Role not found"],
+    [412, "Precondition failed"],
+    GRANT,
+    [500, "Failed to delete role"],
+  ],
+  "get /api/assignments": [
+    ...ADMIN,
+    ...query("userId", "roleId"),
+    [500, "Failed to list assignments"],
+  ],
+  "post /api/assignments": [
+    ...ADMIN,
+    [413, "Request body too large"],
+    [400, "Invalid assignment"],
+    OUTRANKED,
+    [404, "User not found"],
+    [404, "Role not found"],
+    GRANT,
+    [409, "Assignment already exists"],
+    [500, "Failed to create assignment"],
+  ],
+  "delete /api/assignments/{id}": [
+    ...ADMIN,
+    [404, "Assignment not found"],
+    OUTRANKED,
+    [500, "Failed to delete assignment"],
   ],
   "get /api/audit": [
     ...ADMIN,

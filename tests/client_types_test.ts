@@ -64,6 +64,7 @@ Deno.test("each operation's error messages are the contract's, status by status"
       | "Delete failed"
       | "Second factor enrollment required"
       | "Recent second factor required"
+      | "Cannot act on a more privileged user"
     >
   >();
   typeIs<

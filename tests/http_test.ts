@@ -85,6 +85,8 @@ Deno.test("the document lists every status each operation answers, with the exac
       .properties.error.enum;
   assertEquals(Object.keys(doc.paths).sort(), [
     "/",
+    "/api/assignments",
+    "/api/assignments/{id}",
     "/api/audit",
     "/api/audit/stream",
     "/api/auth/login",
@@ -99,12 +101,15 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/auth/mfa/recovery-codes",
     "/api/auth/mfa/totp",
     "/api/auth/mfa/totp/confirm",
+    "/api/auth/permissions",
     "/api/auth/step-up",
     "/api/auth/step-up/options",
     "/api/imports",
     "/api/imports/{id}",
     "/api/imports/{id}/cancel",
     "/api/imports/{id}/errors",
+    "/api/roles",
+    "/api/roles/{id}",
     "/api/scim/connections",
     "/api/scim/connections/{id}",
     "/api/sso/providers",
@@ -261,12 +266,60 @@ Deno.test("the document lists every status each operation answers, with the exac
     "Forbidden",
     "Second factor enrollment required",
   ]);
+  // Delegated administration: roles and their assignments.
+  assertEquals(messages("/api/roles", "post", 400), [
+    "Invalid request body",
+    "Unknown permission: <name>",
+  ]);
+  assertEquals(messages("/api/roles", "post", 403), [
+    "Forbidden",
+    "Second factor enrollment required",
+    "Cannot grant more than you hold",
+  ]);
+  assertEquals(messages("/api/roles", "post", 409), [
+    "Role name already exists",
+  ]);
+  assertEquals(messages("/api/roles/{id}", "patch", 412), [
+    "Precondition failed",
+  ]);
+  assertEquals(messages("/api/roles/{id}", "delete", 404), [
+    "Role not found",
+  ]);
+  assertEquals(messages("/api/assignments", "post", 400), [
+    "Invalid assignment",
+  ]);
+  assertEquals(messages("/api/assignments", "post", 403), [
+    "Forbidden",
+    "Second factor enrollment required",
+    "Cannot act on a more privileged user",
+    "Cannot grant more than you hold",
+  ]);
+  assertEquals(messages("/api/assignments", "post", 404), [
+    "User not found",
+    "Role not found",
+  ]);
+  assertEquals(messages("/api/assignments", "post", 409), [
+    "Assignment already exists",
+  ]);
+  assertEquals(messages("/api/assignments/{id}", "delete", 404), [
+    "Assignment not found",
+  ]);
+  assertEquals(messages("/api/users/{id}/keys", "post", 400), [
+    "Invalid API key request",
+    "Unknown permission: <name>",
+    "Too many API keys",
+  ]);
+  assertEquals(messages("/api/auth/permissions", "get", 500), [
+    "Failed to read permissions",
+  ]);
   for (
     const [path, item] of Object.entries<
       Record<string, { security?: unknown }>
     >(doc.paths)
   ) {
-    if (!/^\/api\/(users|audit|webhooks)/.test(path)) continue;
+    if (!/^\/api\/(users|audit|webhooks|roles|assignments)/.test(path)) {
+      continue;
+    }
     for (const op of Object.values(item)) {
       assertEquals(op.security, [{ cookieAuth: [] }, { bearerAuth: [] }]);
     }

@@ -47,6 +47,11 @@ const LISTED: Record<AuditAction, true> = {
   "sso.provider_created": true,
   "sso.provider_updated": true,
   "sso.provider_deleted": true,
+  "role.created": true,
+  "role.updated": true,
+  "role.deleted": true,
+  "assignment.created": true,
+  "assignment.deleted": true,
 };
 
 export const ACTIONS = Object.keys(LISTED) as AuditAction[];

@@ -1,4 +1,5 @@
 import { newApiKey } from "../auth/api-keys.ts";
+import { PERMISSIONS } from "../auth/permissions.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
 import { callerWrites } from "../http/caller-write.ts";
@@ -26,6 +27,10 @@ export function createKeyHandlers({ store, config }: KeyDeps) {
         expiresAt: body.expiresAt ?? null,
         prefix,
         secretHash,
+        // In the catalogue's order, each once.
+        permissions: body.permissions
+          ? PERMISSIONS.filter((p) => body.permissions!.includes(p))
+          : null,
       },
       callerWrite(c),
     );

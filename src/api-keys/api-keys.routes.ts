@@ -1,5 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { adminRoute, stepUp } from "../auth/guards.ts";
+import {
+  adminRoute,
+  knownPermissions,
+  outranked,
+  stepUp,
+  withinHeld,
+} from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
 import { isoDateTime } from "../http/time.ts";
 import { MSG } from "../http/messages.ts";
@@ -42,6 +48,11 @@ export const ApiKeySchema = z.object({
     description:
       "The admin who minted the key (its owner for a key made before keys recorded this), under their current username. A key minted for another user is revoked when its minter is deleted, disabled or demoted.",
   }),
+  permissions: z.array(z.string()).optional().openapi({
+    description:
+      "The permissions the key may use; absent: all of its minter's. Whatever it lists, a request with the key holds only what its owner and its minter hold at that moment.",
+    example: ["users:read"],
+  }),
 }).openapi("ApiKey");
 
 export const NewApiKeySchema = z.object({
@@ -83,6 +94,13 @@ export const CreateApiKeySchema = z.object({
       "RFC 3339 date-time with `Z` or an offset, in the future and at most 2 years ahead. Absent or `null`: the key does not expire.",
     example: "2027-06-30T00:00:00Z",
   }),
+  permissions: z.array(z.string(invalid), invalid).nullish().openapi({
+    type: ["array", "null"],
+    items: { type: "string" },
+    description:
+      "The permissions the key may use, each one the minter holds (src/auth/permissions.ts lists them). Absent or `null`: all of the minter's, now and as they change.",
+    example: ["users:read"],
+  }),
 }, invalid).openapi("CreateApiKey", {
   description: "Unknown fields are ignored; `null` counts as missing.",
 });
@@ -95,7 +113,7 @@ const KeyParams = z.object({
 const tags = ["keys"];
 
 const USE =
-  " Keys act as their owner with the owner's current role: a service account is an ordinary user made for the purpose.";
+  " Keys act as their owner with the owner's current role and roles, narrowed to the key's `permissions` and to what its minter holds at each request: a service account is an ordinary user made for the purpose.";
 
 const keyNotFound = check(
   404,
@@ -104,6 +122,8 @@ const keyNotFound = check(
 );
 
 export const create = adminRoute({
+  permission: "keys:manage",
+  own: true,
   operationId: "createApiKey",
   method: "post",
   path: "/api/users/{id}/keys",
@@ -130,9 +150,12 @@ export const create = adminRoute({
       check(
         400,
         MSG.apiKeyRequestInvalid,
-        "the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead), a body that is not JSON included",
+        "the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead, `permissions` an array of strings), a body that is not JSON included",
       ),
     ]),
+    knownPermissions,
+    withinHeld,
+    outranked,
     outcome(
       "too_many",
       check(400, MSG.tooManyApiKeys, "the user has 100 live keys"),
@@ -144,6 +167,8 @@ export const create = adminRoute({
 });
 
 export const list = adminRoute({
+  permission: "keys:manage",
+  own: true,
   operationId: "listApiKeys",
   method: "get",
   path: "/api/users/{id}/keys",
@@ -163,6 +188,8 @@ export const list = adminRoute({
 });
 
 export const revoke = adminRoute({
+  permission: "keys:manage",
+  own: true,
   operationId: "revokeApiKey",
   method: "delete",
   path: "/api/users/{id}/keys/{keyId}",
@@ -178,6 +205,7 @@ export const revoke = adminRoute({
   steps: [
     pathParam("id", parseUserId, keyNotFound),
     pathParam("keyId", parseUserId, keyNotFound),
+    outranked,
     outcome("not_found", keyNotFound),
     failure(MSG.apiKeyRevokeFailed),
   ],

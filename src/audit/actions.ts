@@ -44,6 +44,11 @@ export const AUDIT_ACTIONS = [
   "sso.provider_created",
   "sso.provider_updated",
   "sso.provider_deleted",
+  "role.created",
+  "role.updated",
+  "role.deleted",
+  "assignment.created",
+  "assignment.deleted",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

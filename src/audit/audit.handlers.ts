@@ -1,3 +1,4 @@
+import { meets } from "../auth/permissions.ts";
 import type { Store } from "../db/store.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import type { AuditFeed } from "./feed.ts";
@@ -69,7 +70,7 @@ export function createAuditHandlers({ store, feed, heartbeatMs }: AuditDeps) {
       // the guard resolved it.
       async allowed() {
         const caller = await sessions.caller(c);
-        return caller?.account.role === "admin";
+        return caller !== undefined && meets(caller.access, ["audit:read"]);
       },
     });
     return c.body(body, 200, headers) as never;

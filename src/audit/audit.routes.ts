@@ -158,6 +158,7 @@ export const AuditRecordSchema = z.object({
 }).openapi("AuditRecord");
 
 export const list = adminRoute({
+  permission: "audit:read",
   operationId: "listAuditEvents",
   method: "get",
   path: "/api/audit",
@@ -231,6 +232,7 @@ const resumeAfter = passes<"after", number | undefined>("after", [
 });
 
 export const stream = adminRoute({
+  permission: "audit:read",
   operationId: "streamAuditEvents",
   method: "get",
   path: "/api/audit/stream",

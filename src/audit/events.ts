@@ -322,6 +322,61 @@ export const auditEvents = {
   ...webhookEvents,
 };
 
+/** A role as its records name it. */
+export interface RoleRef {
+  id: number;
+  name: string;
+}
+
+/** An assignment as its records name it: the role, and (the record's target) the user given it. */
+export interface AssignmentRef {
+  id: number;
+  role: RoleRef;
+}
+
+/**
+ * The records of delegated administration (src/db/roles.ts): a role's
+ * `details` name it and its permissions; an assignment's its role, its
+ * target the user given it.
+ */
+export const roleEvents = {
+  role: (
+    action: "role.created" | "role.updated" | "role.deleted",
+    actor: AuditParty,
+    role: RoleRef & { permissions: readonly string[] },
+    context: AuditContext,
+    changed?: readonly string[],
+  ) =>
+    event(action, actor, null, {
+      roleId: role.id,
+      name: role.name,
+      permissions: role.permissions,
+      ...changed && { changed },
+    }, context),
+
+  /**
+   * `reason` `role deleted`: the deletion of its role ended it, in the
+   * same transaction.
+   */
+  assignment: (
+    action: "assignment.created" | "assignment.deleted",
+    actor: AuditParty,
+    user: AuditParty,
+    assignment: AssignmentRef,
+    context: AuditContext,
+    reason?: typeof ROLE_DELETED,
+  ) =>
+    event(action, actor, user, {
+      assignmentId: assignment.id,
+      roleId: assignment.role.id,
+      role: assignment.role.name,
+      ...reason && { reason },
+    }, context),
+};
+
+/** Why an assignment ended without its own DELETE: its role was deleted. */
+export const ROLE_DELETED = "role deleted";
+
 /** A provisioning connection as its records name it. */
 export interface ConnectionRef {
   id: number;

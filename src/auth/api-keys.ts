@@ -1,6 +1,7 @@
 import type { Store } from "../db/store.ts";
 import type { Caller } from "./caller.ts";
 import { newSessionToken, sha256 } from "./tokens.ts";
+import { accessOf } from "./permissions.ts";
 
 /** What every API key starts with: recognisable in configuration and logs. */
 export const API_KEY_PREFIX = "uak_";
@@ -30,7 +31,9 @@ export function bearerKey(authorization: string): string | undefined {
 
 /**
  * The caller an `Authorization` header names: the live key's owner with
- * the owner's current row (one indexed lookup, store.apiKeys.resolve).
+ * the owner's current row (one indexed lookup, store.apiKeys.resolve), and
+ * what the key may do: the owner's permissions, narrowed to the key's list
+ * and to what its minter holds now.
  * Anything else (another scheme, a malformed, unknown, revoked or expired
  * key, a deleted owner) names nobody.
  */
@@ -41,5 +44,9 @@ export async function keyCaller(
   const key = bearerKey(authorization);
   if (key === undefined) return undefined;
   const found = await store.apiKeys.resolve(sha256(key));
-  return found && { account: found.account, keyId: found.keyId };
+  return found && {
+    account: found.account,
+    keyId: found.keyId,
+    access: accessOf(found.account.role, found.granted, found),
+  };
 }

@@ -1,3 +1,4 @@
+import { heldList } from "./permissions.ts";
 import type { Context } from "hono";
 import type { TransactionSql } from "postgres";
 import type { Config } from "../config.ts";
@@ -228,5 +229,11 @@ export function createAuthHandlers(deps: AuthDeps) {
 
   const me: Handler<"me"> = (c, { caller }) => c.json(caller.account, 200);
 
-  return { login, logout, me };
+  const permissions: Handler<"permissions"> = (c, { caller }) =>
+    c.json(
+      { permissions: heldList(caller.access), reach: "all" as const },
+      200,
+    );
+
+  return { login, logout, me, permissions };
 }

@@ -1,3 +1,4 @@
+import { PERMISSIONS } from "./permissions.ts";
 import { z } from "@hono/zod-openapi";
 import { MSG } from "../http/messages.ts";
 import {
@@ -171,4 +172,30 @@ export const me = route({
     200: json(AccountSchema, "The caller"),
   },
   steps: [signedIn, failure(MSG.internal)],
+});
+
+export const PermissionsSchema = z.object({
+  permissions: z.array(z.enum(PERMISSIONS)).openapi({
+    description:
+      "What the caller may do now, in the catalogue's order: an admin (with a session, or a key without a narrower list) every permission, a viewer none, beside what roles assigned to them grant; with a key, narrowed to the key's list and its minter's permissions",
+    example: ["users:read", "users:password", "users:sessions"],
+  }),
+  reach: z.literal("all").openapi({
+    description: "Over whom the permissions are held: every user",
+  }),
+}).openapi("Permissions");
+
+export const permissions = route({
+  operationId: "myPermissions",
+  method: "get",
+  path: "/api/auth/permissions",
+  tags,
+  summary: "The caller's own permissions",
+  description:
+    "What the caller may do, resolved as every request resolves it (the console shows only this). Any role may call it.",
+  security: sessionOrKey,
+  responses: {
+    200: json(PermissionsSchema, "The caller's permissions"),
+  },
+  steps: [signedIn, failure(MSG.permissionsFailed)],
 });

@@ -6,15 +6,16 @@
  * was built for).
  */
 import type { Caller } from "./caller.ts";
+import { isPermission, meets, type Permission } from "./permissions.ts";
 import { errorResponse } from "../http/errors.ts";
-import { MSG } from "../http/messages.ts";
+import { MSG, unknownPermission } from "../http/messages.ts";
 import {
   check,
   route,
   type RouteDraft,
   sessionOrKey,
 } from "../http/openapi.ts";
-import { guards, passes, type Step } from "../http/steps.ts";
+import { documented, guards, passes, type Step } from "../http/steps.ts";
 
 const unauthorised = check(
   401,
@@ -129,41 +130,140 @@ export const sameOrigin = guards(
       : undefined,
 );
 
-/** An admin, from this origin: 401, then 403 (and the enrolment policy's 403). */
-export const admin = passes<"caller", Caller>("caller", [
-  unauthorised,
-  check(
-    403,
-    MSG.forbidden,
-    "the caller is not an admin, or the request came from a foreign Origin",
-  ),
-  enrollmentRequired,
-], async (c) => {
-  const sessions = c.get("sessions");
-  const caller = await sessions.caller(c);
-  if (!caller) return errorResponse(c, 401, MSG.unauthorised);
-  if (caller.account.role !== "admin" || sessions.isForeign(c)) {
-    return errorResponse(c, 403, MSG.forbidden);
-  }
-  if (sessions.enrollmentRequired(caller)) {
-    return errorResponse(c, 403, MSG.enrollmentRequired);
-  }
-  c.set("caller", caller);
-  return caller;
-});
+/**
+ * What a route of the admin API needs (its declaration's `permission`):
+ * one permission, or any of several (`PATCH /api/users/{id}`, whose fields
+ * each need their own, checked by the handler); `own` lets a caller who
+ * holds any permission act on their own account without it (their own
+ * keys).
+ */
+export interface Permit {
+  permission: Permission | readonly [Permission, ...Permission[]];
+  own?: boolean;
+  /**
+   * Also an admin acting with every permission: what may make admins and
+   * change any account without a check per account (an import's records).
+   */
+  admin?: boolean;
+}
+
+const listed = (p: Permit["permission"]) =>
+  typeof p === "string" ? [p] : [...p];
+
+/** The permission as the document states it. */
+export const permitText = ({ permission, own, admin }: Permit) =>
+  listed(permission).map((p) => `\`${p}\``).join(" or ") +
+  (own ? " (a caller's own: any permission they hold)" : "") +
+  (admin ? ", as an admin acting with every permission" : "");
 
 /**
- * A route only an admin may call, with the session cookie or an API key:
- * `admin` is its first step, so its checks (401, then 403) lead the
- * route's.
+ * A caller who holds the route's permission, from this origin: 401, then
+ * 403 (and the enrolment policy's 403). The `admin` role holds every
+ * permission, `viewer` none, and roles assigned to the caller theirs; the
+ * write re-checks it (CallerWrite's `needs`).
+ */
+export const permitted = (permit: Permit) => {
+  const any = listed(permit.permission);
+  return passes<"caller", Caller>("caller", [
+    unauthorised,
+    check(
+      403,
+      MSG.forbidden,
+      `the caller does not hold ${
+        permitText(permit)
+      }, or the request came from a foreign Origin`,
+    ),
+    enrollmentRequired,
+  ], async (c) => {
+    const sessions = c.get("sessions");
+    const caller = await sessions.caller(c);
+    if (!caller) return errorResponse(c, 401, MSG.unauthorised);
+    const held = any.filter((p) =>
+      meets(caller.access, permit.admin ? [p, "admin"] : [p])
+    );
+    const own = permit.own && caller.access.held.size > 0 &&
+      c.req.param("id") === String(caller.account.id);
+    if ((held.length === 0 && !own) || sessions.isForeign(c)) {
+      return errorResponse(c, 403, MSG.forbidden);
+    }
+    if (sessions.enrollmentRequired(caller)) {
+      return errorResponse(c, 403, MSG.enrollmentRequired);
+    }
+    c.set("caller", caller);
+    // One permission is what the write re-checks; with several, the
+    // handler names those the request's fields need.
+    c.set(
+      "needs",
+      any.length === 1 && held.length === 1
+        ? permit.admin ? [...held, "admin"] : held
+        : [],
+    );
+    return caller;
+  });
+};
+
+/**
+ * A route of the admin API, with the session cookie or an API key: its
+ * `permitted` step first, so its checks (401, then 403) lead the route's;
+ * the permission it needs stated in its description and as
+ * `x-permission`.
  */
 export const adminRoute = <
   const S extends readonly Step[],
   P extends string,
-  R extends Omit<RouteDraft, "security"> & { path: P },
->(config: R & { steps: S }) =>
-  route({
+  R extends Omit<RouteDraft, "security"> & { path: P } & Permit,
+>(config: R & { steps: S }) => {
+  const { permission, own, admin } = config;
+  const permit = { permission, own, admin };
+  return route({
     ...config,
+    description: `${config.description}\n\nPermission: ${permitText(permit)}.`,
+    "x-permission": permission,
     security: sessionOrKey,
-    steps: [admin, ...config.steps] as const,
+    steps: [permitted(permit), ...config.steps] as const,
   });
+};
+
+/** Where a body names permissions: its `permissions`, absent or null for none named. */
+const namedPermissions = (got: Record<string, unknown>): readonly string[] =>
+  (got.body as { permissions?: readonly string[] | null }).permissions ?? [];
+
+/** 400 `Unknown permission: <name>` for the first name of the body's `permissions` the catalogue lacks (permissions.ts). */
+export const knownPermissions = guards([
+  check(
+    400,
+    unknownPermission("<name>"),
+    "`permissions` names a permission the catalogue does not have (the first such name)",
+  ),
+], (c, { got }) => {
+  const unknown = namedPermissions(got).find((p) => !isPermission(p));
+  return unknown === undefined
+    ? undefined
+    : errorResponse(c, 400, unknownPermission(unknown));
+});
+
+/** 403 `Cannot grant more than you hold`: the body's `permissions` name one the caller does not hold. */
+export const withinHeld = guards(
+  [
+    check(
+      403,
+      MSG.cannotGrantMore,
+      "`permissions` names a permission the caller does not hold",
+    ),
+  ],
+  (c, { got }) =>
+    namedPermissions(got).every((p) =>
+        c.get("caller").access.held.has(p as Permission)
+      )
+      ? undefined
+      : errorResponse(c, 403, MSG.cannotGrantMore),
+);
+
+/** A write on a user the caller may not act on: the user holds a permission the caller does not (checked under the user's lock). */
+export const outranked = documented(
+  check(
+    403,
+    MSG.cannotActOnMorePrivileged,
+    "the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock",
+  ),
+);

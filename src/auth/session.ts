@@ -14,6 +14,7 @@ import type { LoginCounter } from "../db/throttle.ts";
 import { isHttps, requestOrigin } from "../http/origin.ts";
 import type { Caller } from "./caller.ts";
 import { keyCaller } from "./api-keys.ts";
+import { accessOf } from "./permissions.ts";
 import { isSessionToken, newSessionToken, sha256 } from "./tokens.ts";
 
 export const SESSION_COOKIE = "sid";
@@ -131,6 +132,7 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
       return session && found
         ? {
           account: found.account,
+          access: accessOf(found.account.role, found.granted),
           session,
           secondFactor: {
             enrolled: found.mfaEnabled,

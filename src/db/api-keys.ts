@@ -12,6 +12,8 @@ import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
 import { accountColumns } from "./user-rows.ts";
+import { grantedTo } from "./grants.ts";
+import type { Granted } from "../auth/permissions.ts";
 import { type Refusal, refuse } from "../refusal.ts";
 
 /** An API key as the service shows it: never its secret nor the secret's hash. */
@@ -28,6 +30,20 @@ export interface ApiKey {
    * recorded their minter): shown as the minter's username now.
    */
   createdBy: AuditParty;
+  /** The permissions the key may use, within its minter's; absent: all of them. */
+  permissions?: string[];
+}
+
+/** A live key's owner and what the key may use (permissions.ts's accessOf reads it). */
+export interface ResolvedKey {
+  keyId: number;
+  account: Account;
+  /** What the owner's roles grant; null: an admin's every one. */
+  granted: Granted;
+  /** The key's own list; null: all of its minter's. */
+  permissions: Granted;
+  /** What its minter holds now, when another user minted it; null: every one (an admin, or the owner itself). */
+  minter: Granted;
 }
 
 export interface NewApiKey {
@@ -36,7 +52,19 @@ export interface NewApiKey {
   expiresAt: string | null;
   prefix: string;
   secretHash: Uint8Array;
+  /** Null: all of the minter's. */
+  permissions: string[] | null;
 }
+
+/** A key's row as read: `permissions` null for all of its minter's. */
+type StoredKey = Omit<ApiKey, "createdBy" | "permissions"> & {
+  permissions: string[] | null;
+};
+
+/** A key as shown: `permissions` only when the key has a list of its own. */
+const shownKey = (
+  { permissions, ...key }: StoredKey & Pick<ApiKey, "createdBy">,
+): ApiKey => permissions === null ? key : { ...key, permissions };
 
 /** Live keys one user may hold at once. */
 export const LIVE_KEYS_MAX = 100;
@@ -53,7 +81,9 @@ export function createApiKeyStore(sql: Sql, { asCaller }: Writer) {
   const shown = sql`k.id, k.name, k.prefix,
     ${iso(sql, "k.created_at")} as "createdAt",
     ${iso(sql, "k.expires_at")} as "expiresAt",
-    ${iso(sql, "k.last_used_at")} as "lastUsedAt"`;
+    ${iso(sql, "k.last_used_at")} as "lastUsedAt", k.permissions`;
+  const ownerGranted = grantedTo(sql, "u");
+  const minterGranted = grantedTo(sql, "m");
 
   /** The owner of a user id, as the trail names them; undefined when gone. */
   const owner = async (tx: TransactionSql, userId: number) => {
@@ -67,28 +97,33 @@ export function createApiKeyStore(sql: Sql, { asCaller }: Writer) {
      * One indexed lookup: the live key with this secret's hash and its
      * owner's current row. When the key's `last_used_at` is older than a
      * minute (or unset), one conditional update sets it: of the requests
-     * of that minute, on any instance, one writes.
+     * of that minute, on any instance, one writes. With it, what the
+     * owner's roles grant, the key's list, and what the minter of a key
+     * minted for another holds now (a minter gone holds nothing).
      */
-    async resolve(
-      secretHash: Uint8Array,
-    ): Promise<{ keyId: number; account: Account } | undefined> {
+    async resolve(secretHash: Uint8Array): Promise<ResolvedKey | undefined> {
       const [row] = await sql<
-        (Account & { keyId: number; stale: boolean })[]
+        (Account & Omit<ResolvedKey, "account"> & { stale: boolean })[]
       >`
         select k.id as "keyId", ${ownerAccount},
           (k.last_used_at is null
-            or k.last_used_at < now() - ${LAST_USED_EVERY}::interval) as stale
+            or k.last_used_at < now() - ${LAST_USED_EVERY}::interval) as stale,
+          ${ownerGranted} as granted, k.permissions,
+          case when k.created_by is null or k.created_by = k.user_id then null
+            when m.id is null then '{}'::text[]
+            else ${minterGranted} end as minter
         from api_keys k join users u on u.id = k.user_id
+          left join users m on m.id = k.created_by
         where k.secret_hash = ${secretHash} and ${ownerLive}`;
       if (!row) return undefined;
-      const { keyId, stale, ...account } = row;
+      const { keyId, stale, granted, permissions, minter, ...account } = row;
       if (stale) {
         await sql`
           update api_keys set last_used_at = now()
           where id = ${keyId} and (last_used_at is null
             or last_used_at < now() - ${LAST_USED_EVERY}::interval)`;
       }
-      return { keyId, account };
+      return { keyId, account, granted, permissions, minter };
     },
 
     /** Whether a user of this id exists (checked before a key request's body). */
@@ -118,26 +153,26 @@ export function createApiKeyStore(sql: Sql, { asCaller }: Writer) {
           select count(*)::int as n from api_keys k
           where k.user_id = ${userId} and ${liveKey(tx)}`;
         if (n >= LIVE_KEYS_MAX) return refuse("too_many");
-        const [row] = await tx<Omit<ApiKey, "createdBy">[]>`
+        const [row] = await tx<StoredKey[]>`
           insert into api_keys as k (user_id, name, prefix, secret_hash,
-            expires_at, created_by)
+            expires_at, created_by, permissions)
           values (${userId}, ${key.name}, ${key.prefix}, ${key.secretHash},
-            ${key.expiresAt}::timestamptz, ${actor.id})
+            ${key.expiresAt}::timestamptz, ${actor.id}, ${key.permissions})
           returning ${shown}`;
         await recordAudit(
           tx,
           auditEvents.keyCreated(actor, target, row, write.context),
         );
-        return {
+        return shownKey({
           ...row,
           createdBy: { id: actor.id, username: actor.username },
-        };
+        });
       });
     },
 
     /** The user's unrevoked keys, newest first; undefined for an unknown user. */
     async list(userId: number): Promise<ApiKey[] | undefined> {
-      const rows = await sql<(ApiKey & { found: boolean })[]>`
+      const rows = await sql<(StoredKey & ApiKey & { found: boolean })[]>`
         select true as found, k.* from users u
         left join lateral (
           select ${shown}, json_build_object('id', m.id,
@@ -149,7 +184,9 @@ export function createApiKeyStore(sql: Sql, { asCaller }: Writer) {
         where u.id = ${userId}
         order by k.id desc nulls last`;
       if (rows.length === 0) return undefined;
-      return rows.filter((r) => r.id !== null).map(({ found: _, ...k }) => k);
+      return rows.filter((r) => r.id !== null).map(({ found: _, ...k }) =>
+        shownKey(k)
+      );
     },
 
     /**

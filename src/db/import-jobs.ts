@@ -1,5 +1,6 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
+import type { Need } from "../auth/permissions.ts";
 import { type AuditContext, auditEvents } from "../audit/events.ts";
 import { recordAudit } from "./audit.ts";
 import type { BatchJob, OnConflict } from "./import-verdicts.ts";
@@ -64,6 +65,9 @@ export interface ClaimedImport extends BatchJob {
  * (their key or session gone, demoted, disabled, deleted) before its end.
  */
 export const IMPORTER_NOT_ALLOWED = "Importer no longer allowed";
+
+/** What an uploader must still hold (imports.routes.ts's `create`). */
+const IMPORT_NEEDS: readonly Need[] = ["users:import", "admin"];
 
 /** The columns of a job that name who asked for it and from where. */
 export interface OwnerRow {
@@ -159,7 +163,8 @@ export function importJobRows(sql: Sql) {
   ): Promise<CallerRefusal | undefined> => {
     const standing = await checkCaller(
       tx,
-      { caller: uploader, writeBy: NO_DEADLINE },
+      // An import's records may make admins and change any account.
+      { caller: uploader, writeBy: NO_DEADLINE, needs: IMPORT_NEEDS },
       "share",
     );
     if (!isRefusal(standing)) return undefined;

@@ -4,7 +4,8 @@
  *
  * A connection owns the users it created, and takes over an existing user
  * on its first write to them only when that user is a viewer no other live
- * connection owns. An admin it did not make admin through its adminGroups,
+ * connection owns and who holds no role (src/db/roles.ts): a connection's
+ * token is no way round delegated administration's rules. An admin it did not make admin through its adminGroups,
  * and another connection's user, are read-only to it: a write of them is
  * refused, and so is a change of its groups that would change their role.
  * A deleted connection owns nothing any more.
@@ -65,6 +66,8 @@ export function createScimOwners(sql: Sql, roles: ScimRoles) {
             select 1 from scim_user_links l
             join scim_connections c on c.id = l.connection_id
             where l.user_id = u.id and l.owner and c.revoked_at is null)
+            and not exists (
+              select 1 from role_assignments a where a.user_id = u.id)
           then 'takeOver'
           else 'elsewhere' end as standing
         from users u where u.id = any(${userIds}::int[])

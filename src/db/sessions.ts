@@ -24,6 +24,8 @@ import {
   type Writer,
 } from "./write.ts";
 import { accountColumns } from "./user-rows.ts";
+import { grantedTo } from "./grants.ts";
+import type { Granted } from "../auth/permissions.ts";
 import { type Reason, type Refusal, refuse } from "../refusal.ts";
 
 /** Where a login came from, kept with its session for an admin to see. */
@@ -70,6 +72,8 @@ export interface ResolvedSession {
   mfaEnabled: boolean;
   /** Seconds since the session last passed a second factor; null: never. */
   secondFactorAge: number | null;
+  /** What the user's roles grant (grants.ts); null: an admin's every one. */
+  granted: Granted;
 }
 
 /** Sessions: logins, their lookup, their end. */
@@ -81,6 +85,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
   // Built once: a fragment is constant text, and building one costs every
   // authenticated request its share.
   const live = liveSession(sql);
+  const granted = grantedTo(sql, "u");
 
   return {
     /**
@@ -190,7 +195,8 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
      * never), a second statement notes it, under the same condition, so
      * that requests at the same moment write it once: at most one write a
      * minute per session, none on the other requests. With it, whether the
-     * user has a second factor and how long ago the session passed one.
+     * user has a second factor and how long ago the session passed one, and
+     * what the user's roles grant.
      */
     async resolve(
       tokenHash: Uint8Array,
@@ -201,17 +207,23 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
         select ${userAccount}, ${unseen} as unseen,
           u.mfa_enabled as "mfaEnabled",
           extract(epoch from now() - s.second_factor_at)::float8
-            as "secondFactorAge"
+            as "secondFactorAge", ${granted} as granted
         from sessions s join users u on u.id = s.user_id
         where s.token_hash = ${tokenHash} and ${live}`;
       if (!row) return undefined;
-      const { unseen: due, mfaEnabled, secondFactorAge, ...account } = row;
+      const {
+        unseen: due,
+        mfaEnabled,
+        secondFactorAge,
+        granted: g,
+        ...account
+      } = row;
       if (due) {
         await sql`
           update sessions s set last_seen_at = now()
           where s.token_hash = ${tokenHash} and ${unseen}`;
       }
-      return { account, mfaEnabled, secondFactorAge };
+      return { account, mfaEnabled, secondFactorAge, granted: g };
     },
 
     /**

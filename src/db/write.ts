@@ -3,7 +3,16 @@ import type { AuditParty } from "../audit/chain.ts";
 import type { AuditContext } from "../audit/events.ts";
 import type { Caller } from "../auth/caller.ts";
 import type { Role } from "../users/user.ts";
+import {
+  type Access,
+  accessOf,
+  covers,
+  type Granted,
+  meets,
+  type Need,
+} from "../auth/permissions.ts";
 import { disabledNow, liveKey, liveSession } from "./account-state.ts";
+import { grantedTo } from "./grants.ts";
 import { audited, type Sealer } from "./audit.ts";
 import { isRefusal, type Refusal, refuse } from "../refusal.ts";
 
@@ -57,6 +66,8 @@ export async function takeTurn(
 export interface CallerWrite {
   /** Re-checked inside the write's transaction. */
   caller: Caller;
+  /** What the caller must still hold there (permissions.ts): the route's permission, and any the request's fields add. */
+  needs: readonly Need[];
   /** Request id and client address for the write's audit record. */
   context: AuditContext;
   writeBy: WriteBy;
@@ -64,10 +75,14 @@ export interface CallerWrite {
 
 /**
  * The caller lost the right to write since the request was authenticated:
- * their account or session is gone (or disabled), or they are no longer an
- * admin.
+ * their account or session is gone (or disabled), or they no longer hold
+ * what the write needs; or the user the write changes holds a permission
+ * the caller does not (`caller_outranked`).
  */
-export type CallerReason = "caller_gone" | "caller_not_admin";
+export type CallerReason =
+  | "caller_gone"
+  | "caller_not_permitted"
+  | "caller_outranked";
 export type CallerRefusal = Refusal<CallerReason>;
 
 /**
@@ -77,19 +92,44 @@ export type CallerRefusal = Refusal<CallerReason>;
  */
 export type CallerLock = "share" | { update: number };
 
+/** What a write re-reads of its caller: role, name and grants (grants.ts), and a key's list and minter's grants. */
+interface Standing {
+  role: Role;
+  username: string;
+  granted: Granted;
+  permissions?: Granted;
+  minter?: Granted;
+}
+
 /**
- * The owner's role and name while the key is live and the owner exists and
- * is not disabled: what a write re-checks for a key's caller.
+ * The owner's standing while the key is live and the owner exists and is
+ * not disabled: what a write re-checks for a key's caller, with the key's
+ * list and what its minter holds now, as the key's lookup reads them.
  */
 const liveKeyOwner = (
   tx: TransactionSql,
   keyId: number,
   userId: number,
 ) =>
-  tx<{ role: Role; username: string }[]>`
-    select u.role, u.username from api_keys k join users u on u.id = k.user_id
+  tx<Standing[]>`
+    select u.role, u.username, ${grantedTo(tx, "u")} as granted,
+      k.permissions,
+      case when k.created_by is null or k.created_by = k.user_id then null
+        when m.id is null then '{}'::text[]
+        else ${grantedTo(tx, "m")} end as minter
+    from api_keys k join users u on u.id = k.user_id
+      left join users m on m.id = k.created_by
     where k.id = ${keyId} and u.id = ${userId} and ${liveKey(tx)}
       and not ${disabledNow(tx, "u")}`;
+
+const accessOfStanding = (row: Standing, key: boolean): Access =>
+  accessOf(
+    row.role,
+    row.granted,
+    key
+      ? { permissions: row.permissions ?? null, minter: row.minter ?? null }
+      : undefined,
+  );
 
 /**
  * Whom a write re-checks: the account and the credential it came with, a
@@ -99,6 +139,7 @@ const liveKeyOwner = (
  */
 export type Recheck =
   & { account: { id: number } }
+  & { needs?: readonly Need[] }
   & (
     | { session: Uint8Array; keyId?: never }
     | { keyId: number; session?: never }
@@ -107,9 +148,11 @@ export type Recheck =
 
 /**
  * Locks the caller's row and the target's, then re-reads the caller's
- * session (or API key) and role: a caller deleted, logged out, reset or
- * demoted, or whose key was revoked or expired, by a write that committed
- * meanwhile is refused. The caller's row is locked for share, so one
+ * session (or API key) and permissions: a caller deleted, logged out, reset
+ * or demoted, who lost what `needs` names, or whose key was revoked or
+ * expired, by a write that committed meanwhile is refused; so is a write
+ * on a target who holds a permission the caller does not (read under the
+ * target's lock, so a grant meanwhile is seen). The caller's row is locked for share, so one
  * admin's writes run side by side while a change to the admin waits for
  * them; the target's (`{ update }`) for update. Rows are locked in id
  * order, so two admins writing each other wait for one another instead of
@@ -118,7 +161,11 @@ export type Recheck =
  */
 export async function checkCaller(
   tx: TransactionSql,
-  { caller, writeBy }: { caller: Recheck; writeBy: WriteBy },
+  { caller, writeBy, needs = caller.needs ?? [] }: {
+    caller: Recheck;
+    writeBy: WriteBy;
+    needs?: readonly Need[];
+  },
   lock: CallerLock,
 ): Promise<CallerRefusal | AuditParty> {
   const callerId = caller.account.id;
@@ -134,16 +181,28 @@ export async function checkCaller(
   const check = caller.keyId !== undefined
     ? liveKeyOwner(tx, caller.keyId, callerId)
     : caller.session !== undefined
-    ? tx<{ role: Role; username: string }[]>`
-    select u.role, u.username from sessions s join users u on u.id = s.user_id
+    ? tx<Standing[]>`
+    select u.role, u.username, ${grantedTo(tx, "u")} as granted
+    from sessions s join users u on u.id = s.user_id
     where s.token_hash = ${caller.session} and u.id = ${callerId}
       and ${liveSession(tx)}`
-    : tx<{ role: Role; username: string }[]>`
-    select u.role, u.username from users u
+    : tx<Standing[]>`
+    select u.role, u.username, ${grantedTo(tx, "u")} as granted from users u
     where u.id = ${callerId} and not ${disabledNow(tx, "u")}`;
-  const [row] = (await Promise.all([...locks, check])).at(-1)!;
+  const subject = target === undefined ? [] : [tx<Standing[]>`
+    select u.role, u.username, ${grantedTo(tx, "u")} as granted from users u
+    where u.id = ${target}`];
+  const read = await Promise.all([...locks, check, ...subject]);
+  const [row] = read[locks.length] as Standing[];
   if (!row) return refuse("caller_gone");
-  if (row.role !== "admin") return refuse("caller_not_admin");
+  const access = accessOfStanding(row, caller.keyId !== undefined);
+  if (!meets(access, needs)) return refuse("caller_not_permitted");
+  const [other] = target === undefined
+    ? []
+    : read[locks.length + 1] as Standing[];
+  if (other && !covers(access, accessOfStanding(other, false))) {
+    return refuse("caller_outranked");
+  }
   beforeWrite(writeBy);
   return caller.keyId === undefined
     ? { id: callerId, username: row.username }

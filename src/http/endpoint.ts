@@ -51,7 +51,8 @@ export type Handlers<M> = {
 /** The answers of refusals: as if the request had come a moment later. */
 const REFUSALS: Record<CallerReason, [401 | 403, Message]> = {
   caller_gone: [401, MSG.unauthorised],
-  caller_not_admin: [403, MSG.forbidden],
+  caller_not_permitted: [403, MSG.forbidden],
+  caller_outranked: [403, MSG.cannotActOnMorePrivileged],
 };
 
 /**

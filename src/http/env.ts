@@ -1,4 +1,5 @@
 import type { Caller } from "../auth/caller.ts";
+import type { Need } from "../auth/permissions.ts";
 import type { Sessions } from "../auth/session.ts";
 import type { Logger } from "../log.ts";
 import type { Message } from "./messages.ts";
@@ -19,6 +20,8 @@ export type AppEnv = {
     failure: Message;
     /** The authenticated caller, fresh from the database on this request. */
     caller: Caller;
+    /** What the caller's writes re-check they still hold: the route's permission (guards.ts's `permitted`). */
+    needs: readonly Need[];
     /** performance.now() after which no write may begin (the store checks it). */
     writeBy: number;
     /** Set when the deadline answered: work still pending is abandoned. */

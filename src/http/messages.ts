@@ -140,12 +140,33 @@ export const MSG = {
   importCancelFailed: "Failed to cancel import",
   importErrorsFailed: "Failed to list import errors",
   exportFailed: "Failed to export users",
+  cannotGrantMore: "Cannot grant more than you hold",
+  cannotActOnMorePrivileged: "Cannot act on a more privileged user",
+  roleNameTaken: "Role name already exists",
+  roleNotFound: "Role not found",
+  roleListFailed: "Failed to list roles",
+  roleGetFailed: "Failed to get role",
+  roleCreateFailed: "Failed to create role",
+  roleUpdateFailed: "Failed to update role",
+  roleDeleteFailed: "Failed to delete role",
+  assignmentNotFound: "Assignment not found",
+  invalidAssignment: "Invalid assignment",
+  assignmentExists: "Assignment already exists",
+  assignmentListFailed: "Failed to list assignments",
+  assignmentCreateFailed: "Failed to create assignment",
+  assignmentDeleteFailed: "Failed to delete assignment",
+  permissionsFailed: "Failed to read permissions",
 } as const;
 
 /** The 400 of a query parameter with a bad value, which names the parameter. */
 export const invalidQueryParameter = <const N extends string>(name: N) =>
   `Invalid query parameter: ${name}` as const;
 
+/** The 400 of a role or key naming a permission the catalogue does not have (src/auth/permissions.ts). */
+export const unknownPermission = <const N extends string>(name: N) =>
+  `Unknown permission: ${name}` as const;
+
 export type Message =
   | (typeof MSG)[keyof typeof MSG]
-  | ReturnType<typeof invalidQueryParameter>;
+  | ReturnType<typeof invalidQueryParameter>
+  | ReturnType<typeof unknownPermission>;

@@ -129,7 +129,14 @@ export function route<
   P extends string,
   R extends RouteDraft & { path: P },
 >(config: R & { steps: S; errorForm?: ErrorForm }) {
-  const { steps, errorForm, ...declared } = config;
+  // A route of the admin API declares its permission (auth/guards.ts's
+  // adminRoute), which the document shows as `x-permission`, not as these.
+  const { steps, errorForm, permission: _p, own: _o, admin: _a, ...declared } =
+    config as typeof config & {
+      permission?: unknown;
+      own?: unknown;
+      admin?: unknown;
+    };
   const { description, responses } = config;
   // What the steps read is declared by them (the body's schema, the query's).
   const request = Object.assign(

@@ -122,6 +122,8 @@ const importId = pathParam("id", parseUserId, importNotFound);
 const IdParam = z.object({ id: idParam("id", 1) });
 
 export const create = adminRoute({
+  permission: "users:import",
+  admin: true,
   operationId: "createImport",
   method: "post",
   path: "/api/imports",
@@ -179,6 +181,7 @@ export const create = adminRoute({
 });
 
 export const get = adminRoute({
+  permission: "users:import",
   operationId: "getImport",
   method: "get",
   path: "/api/imports/{id}",
@@ -195,6 +198,7 @@ export const get = adminRoute({
 });
 
 export const cancel = adminRoute({
+  permission: "users:import",
   operationId: "cancelImport",
   method: "post",
   path: "/api/imports/{id}/cancel",
@@ -212,6 +216,7 @@ export const cancel = adminRoute({
 });
 
 export const errors = adminRoute({
+  permission: "users:import",
   operationId: "listImportErrors",
   method: "get",
   path: "/api/imports/{id}/errors",
@@ -252,6 +257,7 @@ const ExportQuerySchema = z.object({
 });
 
 export const exportUsers = adminRoute({
+  permission: "users:export",
   operationId: "exportUsers",
   method: "get",
   path: "/api/users/export",

@@ -1,5 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { adminRoute, ownSession, sameOrigin, stepUp } from "../auth/guards.ts";
+import {
+  adminRoute,
+  outranked,
+  ownSession,
+  sameOrigin,
+  stepUp,
+} from "../auth/guards.ts";
 import { pendingLogin } from "../auth/mfa/pending.ts";
 import { MSG } from "../http/messages.ts";
 import {
@@ -319,6 +325,7 @@ export const regenerateCodes = route({
 // An admin's reset of another user's factors.
 
 export const resetUser = adminRoute({
+  permission: "users:factors",
   operationId: "resetSecondFactors",
   method: "delete",
   path: "/api/users/{id}/mfa",
@@ -332,6 +339,7 @@ export const resetUser = adminRoute({
   steps: [
     stepUp(),
     userId,
+    outranked,
     outcome("not_found", userNotFound),
     failure(MSG.mfaResetFailed),
   ],

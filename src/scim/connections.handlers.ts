@@ -1,3 +1,4 @@
+import type { Need } from "../auth/permissions.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
 import { callerWrites } from "../http/caller-write.ts";
@@ -22,7 +23,10 @@ export function createConnectionHandlers({ store, config }: ConnectionDeps) {
     const created = await store.scim.connections.create(
       { name: body.name, adminGroups: body.adminGroups ?? [] },
       tokenHash,
-      callerWrite(c),
+      callerWrite(
+        c,
+        adminGroupsNeeds(body.adminGroups?.length ? body.adminGroups : null),
+      ),
     );
     if (isRefusal(created)) return created;
     return c.json({ ...created, token }, 201);
@@ -40,7 +44,7 @@ export function createConnectionHandlers({ store, config }: ConnectionDeps) {
     const updated = await store.scim.connections.update(id, {
       name: body.name ?? undefined,
       adminGroups: body.adminGroups ?? undefined,
-    }, callerWrite(c));
+    }, callerWrite(c, adminGroupsNeeds(body.adminGroups)));
     return isRefusal(updated) ? updated : c.json(updated, 200);
   };
 
@@ -51,3 +55,14 @@ export function createConnectionHandlers({ store, config }: ConnectionDeps) {
 
   return { create, list, get, update, remove };
 }
+
+/**
+ * `adminGroups` grant the built-in `admin`: only an admin acting with
+ * every permission sets them (else 403 `Forbidden`, from the write).
+ */
+const adminGroupsNeeds = (
+  adminGroups: readonly string[] | null | undefined,
+): Need[] | undefined =>
+  adminGroups === undefined || adminGroups === null
+    ? undefined
+    : ["scim:manage", "admin"];

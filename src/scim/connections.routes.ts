@@ -76,6 +76,7 @@ const badBody = check(
 );
 
 export const create = adminRoute({
+  permission: "scim:manage",
   operationId: "createScimConnection",
   method: "post",
   path: "/api/scim/connections",
@@ -94,6 +95,7 @@ export const create = adminRoute({
 });
 
 export const list = adminRoute({
+  permission: "scim:manage",
   operationId: "listScimConnections",
   method: "get",
   path: "/api/scim/connections",
@@ -105,6 +107,7 @@ export const list = adminRoute({
 });
 
 export const get = adminRoute({
+  permission: "scim:manage",
   operationId: "getScimConnection",
   method: "get",
   path: "/api/scim/connections/{id}",
@@ -121,6 +124,7 @@ export const get = adminRoute({
 });
 
 export const update = adminRoute({
+  permission: "scim:manage",
   operationId: "updateScimConnection",
   method: "patch",
   path: "/api/scim/connections/{id}",
@@ -145,6 +149,7 @@ export const update = adminRoute({
 });
 
 export const remove = adminRoute({
+  permission: "scim:manage",
   operationId: "deleteScimConnection",
   method: "delete",
   path: "/api/scim/connections/{id}",

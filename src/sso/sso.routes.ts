@@ -194,6 +194,7 @@ export const listPublic = route({
 });
 
 export const create = adminRoute({
+  permission: "sso:manage",
   operationId: "createIdentityProvider",
   method: "post",
   path: "/api/sso/providers",
@@ -211,6 +212,7 @@ export const create = adminRoute({
 });
 
 export const list = adminRoute({
+  permission: "sso:manage",
   operationId: "listIdentityProviders",
   method: "get",
   path: "/api/sso/providers",
@@ -222,6 +224,7 @@ export const list = adminRoute({
 });
 
 export const get = adminRoute({
+  permission: "sso:manage",
   operationId: "getIdentityProvider",
   method: "get",
   path: "/api/sso/providers/{id}",
@@ -238,6 +241,7 @@ export const get = adminRoute({
 });
 
 export const update = adminRoute({
+  permission: "sso:manage",
   operationId: "updateIdentityProvider",
   method: "patch",
   path: "/api/sso/providers/{id}",
@@ -258,6 +262,7 @@ export const update = adminRoute({
 });
 
 export const remove = adminRoute({
+  permission: "sso:manage",
   operationId: "deleteIdentityProvider",
   method: "delete",
   path: "/api/sso/providers/{id}",

@@ -1,5 +1,6 @@
 import type { Context, TypedResponse } from "hono";
-import { profileGiven } from "../accounts/fields.ts";
+import { PROFILE_FIELDS, profileGiven } from "../accounts/fields.ts";
+import type { Need } from "../auth/permissions.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
@@ -103,7 +104,8 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
         passwordHash,
         profile: profileGiven(body),
       },
-      callerWrite(c),
+      // Only an admin acting with every permission makes admins.
+      callerWrite(c, role === "admin" ? ["users:create", "admin"] : undefined),
     );
     if (isRefusal(created)) return created;
     return c.json(created, 201, { Location: `/api/users/${created.id}` });
@@ -121,7 +123,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
         email: email ?? undefined,
         profile: profileGiven(body),
       },
-      callerWrite(c),
+      callerWrite(c, updateNeeds(body)),
       ifMatch && versionsOf(id, ifMatch),
     );
     if (isRefusal(updated)) return updated;
@@ -195,6 +197,26 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
     endSessions,
     endSession,
   };
+}
+
+/**
+ * What a change needs, field by field: profile fields `users:update`, a
+ * password `users:password`, a role an admin acting with every permission.
+ */
+function updateNeeds(body: Record<string, unknown>): Need[] {
+  const needs: Need[] = [];
+  const given = (name: string) =>
+    body[name] !== undefined && body[name] !== null && body[name] !== "";
+  if (
+    given("name") || given("email") ||
+    // A profile field's null or "" clears it: a change too.
+    PROFILE_FIELDS.some((f) => body[f.wire] !== undefined)
+  ) {
+    needs.push("users:update");
+  }
+  if (given("password")) needs.push("users:password");
+  if (given("role")) needs.push("admin");
+  return needs;
 }
 
 /** 304: no body, the current tag repeated (a bodiless answer, as the route declares it). */

@@ -1,5 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { adminRoute, changingAdmin, stepUp } from "../auth/guards.ts";
+import {
+  adminRoute,
+  changingAdmin,
+  outranked,
+  stepUp,
+} from "../auth/guards.ts";
 import { MSG } from "../http/messages.ts";
 import {
   bodyTooLarge,
@@ -103,6 +108,7 @@ const RECHECK =
   "The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.";
 
 export const list = adminRoute({
+  permission: "users:read",
   operationId: "listUsers",
   method: "get",
   path: "/api/users",
@@ -127,6 +133,7 @@ export const list = adminRoute({
 });
 
 export const get = adminRoute({
+  permission: "users:read",
   operationId: "getUser",
   method: "get",
   path: "/api/users/{id}",
@@ -147,6 +154,7 @@ export const get = adminRoute({
 });
 
 export const create = adminRoute({
+  permission: "users:create",
   operationId: "createUser",
   method: "post",
   path: "/api/users",
@@ -204,6 +212,7 @@ export const create = adminRoute({
 });
 
 export const update = adminRoute({
+  permission: ["users:update", "users:password"],
   operationId: "updateUser",
   method: "patch",
   path: "/api/users/{id}",
@@ -239,6 +248,7 @@ export const update = adminRoute({
     userId,
     changingAdmin((got) => got.id as number),
     ifMatch,
+    outranked,
     outcome("not_found", userNotFound),
     outcome("precondition_failed", preconditionFailed),
     outcome(
@@ -254,6 +264,7 @@ export const update = adminRoute({
 });
 
 export const remove = adminRoute({
+  permission: "users:delete",
   operationId: "deleteUser",
   method: "delete",
   path: "/api/users/{id}",
@@ -269,6 +280,7 @@ export const remove = adminRoute({
     notSelf(MSG.cannotDeleteSelf),
     userId,
     ifMatch,
+    outranked,
     outcome("not_found", userNotFound),
     outcome("precondition_failed", preconditionFailed),
     failure(MSG.deleteFailed),
@@ -276,6 +288,7 @@ export const remove = adminRoute({
 });
 
 export const disable = adminRoute({
+  permission: "users:disable",
   operationId: "disableUser",
   method: "post",
   path: "/api/users/{id}/disable",
@@ -303,12 +316,14 @@ export const disable = adminRoute({
         "the body is not JSON, `reason` is not a string of at most 200 characters, or `until` is not an ISO 8601 date and time in the future",
       ),
     ], { optional: true }),
+    outranked,
     outcome("not_found", userNotFound),
     failure(MSG.disableFailed),
   ],
 });
 
 export const enable = adminRoute({
+  permission: "users:disable",
   operationId: "enableUser",
   method: "post",
   path: "/api/users/{id}/enable",
@@ -323,12 +338,14 @@ export const enable = adminRoute({
   },
   steps: [
     userId,
+    outranked,
     outcome("not_found", userNotFound),
     failure(MSG.enableFailed),
   ],
 });
 
 export const listSessions = adminRoute({
+  permission: "users:sessions",
   operationId: "listSessions",
   method: "get",
   path: "/api/users/{id}/sessions",
@@ -348,6 +365,7 @@ export const listSessions = adminRoute({
 });
 
 export const endSessions = adminRoute({
+  permission: "users:sessions",
   operationId: "endSessions",
   method: "delete",
   path: "/api/users/{id}/sessions",
@@ -362,12 +380,14 @@ export const endSessions = adminRoute({
   },
   steps: [
     userId,
+    outranked,
     outcome("user_not_found", userNotFound),
     failure(MSG.endSessionsFailed),
   ],
 });
 
 export const endSession = adminRoute({
+  permission: "users:sessions",
   operationId: "endSession",
   method: "delete",
   path: "/api/users/{id}/sessions/{sessionId}",
@@ -384,6 +404,7 @@ export const endSession = adminRoute({
     // A session id that is no UUID is passed on as null: no session has
     // it, answered after the user's own 404.
     pathParam("sessionId", parseSessionId),
+    outranked,
     outcome("user_not_found", userNotFound),
     outcome(
       "session_not_found",

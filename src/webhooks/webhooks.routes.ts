@@ -146,6 +146,7 @@ const webhookId = pathParam("id", parseUserId, notFound);
 const existing = [webhookId, outcome("not_found", notFound)] as const;
 
 export const create = adminRoute({
+  permission: "webhooks:manage",
   operationId: "createWebhook",
   method: "post",
   path: "/api/webhooks",
@@ -195,6 +196,7 @@ export const create = adminRoute({
 });
 
 export const list = adminRoute({
+  permission: "webhooks:manage",
   operationId: "listWebhooks",
   method: "get",
   path: "/api/webhooks",
@@ -208,6 +210,7 @@ export const list = adminRoute({
 });
 
 export const get = adminRoute({
+  permission: "webhooks:manage",
   operationId: "getWebhook",
   method: "get",
   path: "/api/webhooks/{id}",
@@ -222,6 +225,7 @@ export const get = adminRoute({
 });
 
 export const remove = adminRoute({
+  permission: "webhooks:manage",
   operationId: "deleteWebhook",
   method: "delete",
   path: "/api/webhooks/{id}",
@@ -237,6 +241,7 @@ export const remove = adminRoute({
 });
 
 export const deliveries = adminRoute({
+  permission: "webhooks:manage",
   operationId: "listWebhookDeliveries",
   method: "get",
   path: "/api/webhooks/{id}/deliveries",
@@ -256,6 +261,7 @@ export const deliveries = adminRoute({
 });
 
 export const enable = adminRoute({
+  permission: "webhooks:manage",
   operationId: "enableWebhook",
   method: "post",
   path: "/api/webhooks/{id}/enable",

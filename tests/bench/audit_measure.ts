@@ -43,6 +43,7 @@ import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { createStore } from "../../src/db/store.ts";
 import { type CallerWrite, NO_DEADLINE } from "../../src/db/write.ts";
+import { accessOf } from "../../src/auth/permissions.ts";
 import { spawnServer, spawnService } from "../support/process.ts";
 import { cpuSeconds } from "./proc.ts";
 import { inTurns } from "./turns.ts";
@@ -154,7 +155,12 @@ async function storeFigures(databaseUrl: string) {
       NO_DEADLINE,
     );
     const caller: CallerWrite = {
-      caller: { account: admin, session: token },
+      caller: {
+        account: admin,
+        access: accessOf("admin", null),
+        session: token,
+      },
+      needs: ["users:update", "admin"],
       context: { requestId: "r", clientAddress: "127.0.0.1", via: "api" },
       writeBy: NO_DEADLINE,
     };

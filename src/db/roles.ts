@@ -1,0 +1,328 @@
+import type { Sql, TransactionSql } from "postgres";
+import type { AuditParty } from "../audit/chain.ts";
+import { ROLE_DELETED, roleEvents } from "../audit/events.ts";
+import type { Permission } from "../auth/permissions.ts";
+import { type Refusal, refuse } from "../refusal.ts";
+import { recordAudit } from "./audit.ts";
+import { iso } from "./time.ts";
+import { orDuplicate } from "./user-rows.ts";
+import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
+
+/** A role as the service shows it. */
+export interface RoleDefinition {
+  id: number;
+  name: string;
+  description: string;
+  permissions: Permission[];
+  createdAt: string;
+}
+
+/** A role and its row version (what its `ETag` names). */
+export interface VersionedRole {
+  role: RoleDefinition;
+  version: number;
+}
+
+export interface NewRole {
+  name: string;
+  /** canonicalKey(name): unique. */
+  nameKey: string;
+  description: string;
+  permissions: Permission[];
+}
+
+export type RoleChange = Partial<NewRole>;
+
+/** A role given to a user. */
+export interface Assignment {
+  id: number;
+  roleId: number;
+  userId: number;
+  createdAt: string;
+}
+
+/** What decides whether a caller may write a role or an assignment: the permissions it grants. */
+export type GrantCheck = (permissions: readonly string[]) => boolean;
+
+/**
+ * Roles and their assignments (migration 030). Every write is the caller's
+ * (asCaller: re-checked, `roles:manage` and what the write grants), locks
+ * the role's row (a change or deletion for update, an assignment for
+ * share, so a role deleted meanwhile is seen), and records what it did in
+ * the same transaction. `may` is the caller's check of what a role grants
+ * (guards.ts's `withinHeld`, by the caller's access on this request): a
+ * role it fails answers `beyond_held`.
+ */
+export function createRoleStore(sql: Sql, { asCaller }: Writer) {
+  const shown = sql`r.id, r.name, r.description, r.permissions,
+    ${iso(sql, "r.created_at")} as "createdAt"`;
+  const shownAssignment = sql`a.id, a.role_id as "roleId",
+    a.user_id as "userId", ${iso(sql, "a.created_at")} as "createdAt"`;
+
+  const lockRole = async (
+    tx: TransactionSql,
+    id: number,
+    mode: "update" | "share",
+  ) => {
+    const [row] = await tx<(RoleDefinition & { version: number })[]>`
+      select ${shown}, r.version from roles r where r.id = ${id}
+      ${mode === "update" ? tx`for update` : tx`for share`}`;
+    return row;
+  };
+
+  const userParty = async (tx: TransactionSql, id: number) => {
+    const [row] = await tx<AuditParty[]>`
+      select id, username from users where id = ${id}`;
+    return row;
+  };
+
+  return {
+    async list(): Promise<RoleDefinition[]> {
+      return await sql<
+        RoleDefinition[]
+      >`select ${shown} from roles r order by r.id`;
+    },
+
+    async get(id: number): Promise<VersionedRole | undefined> {
+      const [row] = await sql<(RoleDefinition & { version: number })[]>`
+        select ${shown}, r.version from roles r where r.id = ${id}`;
+      if (!row) return undefined;
+      const { version, ...role } = row;
+      return { role, version };
+    },
+
+    /** A new role; `duplicate` when its name's canonical key is another role's. */
+    async create(
+      role: NewRole,
+      write: CallerWrite,
+    ): Promise<VersionedRole | Refusal<"duplicate"> | CallerRefusal> {
+      return await orDuplicate(
+        asCaller(write, "share", async (tx, actor) => {
+          const [row] = await tx<(RoleDefinition & { version: number })[]>`
+            insert into roles as r (name, name_key, description, permissions)
+            values (${role.name}, ${role.nameKey}, ${role.description},
+              ${role.permissions})
+            returning ${shown}, r.version`;
+          const { version, ...created } = row;
+          await recordAudit(
+            tx,
+            roleEvents.role("role.created", actor, created, write.context),
+          );
+          return { role: created, version };
+        }),
+      );
+    },
+
+    /**
+     * Changes what differs, under the role's lock; `precondition_failed`
+     * when `versions` (from If-Match) do not name its version, `beyond_held`
+     * when the role grants, before or after, what the caller may not.
+     */
+    async update(
+      id: number,
+      change: RoleChange,
+      may: GrantCheck,
+      write: CallerWrite,
+      versions?: number[],
+    ): Promise<
+      | VersionedRole
+      | Refusal<
+        "not_found" | "duplicate" | "precondition_failed" | "beyond_held"
+      >
+      | CallerRefusal
+    > {
+      return await orDuplicate(
+        asCaller(write, "share", async (tx, actor) => {
+          const before = await lockRole(tx, id, "update");
+          if (!before) return refuse("not_found");
+          if (versions && !versions.includes(before.version)) {
+            return refuse("precondition_failed");
+          }
+          if (!may(before.permissions)) return refuse("beyond_held");
+          const changed: string[] = [];
+          if (change.name !== undefined && change.name !== before.name) {
+            changed.push("name");
+          }
+          if (
+            change.description !== undefined &&
+            change.description !== before.description
+          ) changed.push("description");
+          if (
+            change.permissions !== undefined &&
+            change.permissions.join() !== before.permissions.join()
+          ) changed.push("permissions");
+          const { version: v, ...kept } = before;
+          if (changed.length === 0) return { role: kept, version: v };
+          const [row] = await tx<(RoleDefinition & { version: number })[]>`
+            update roles r set
+              name = ${change.name ?? before.name},
+              name_key = ${change.nameKey ?? tx`name_key`},
+              description = ${change.description ?? before.description},
+              permissions = ${change.permissions ?? before.permissions},
+              version = version + 1
+            where r.id = ${id}
+            returning ${shown}, r.version`;
+          const { version, ...updated } = row;
+          await recordAudit(
+            tx,
+            roleEvents.role(
+              "role.updated",
+              actor,
+              updated,
+              write.context,
+              changed,
+            ),
+          );
+          return { role: updated, version };
+        }),
+      );
+    },
+
+    /**
+     * Deletes the role and ends its assignments first, each recorded as
+     * `assignment.deleted` `{reason: "role deleted"}`, then `role.deleted`.
+     */
+    async remove(
+      id: number,
+      may: GrantCheck,
+      write: CallerWrite,
+      versions?: number[],
+    ): Promise<
+      | "deleted"
+      | Refusal<"not_found" | "precondition_failed" | "beyond_held">
+      | CallerRefusal
+    > {
+      return await asCaller(write, "share", async (tx, actor) => {
+        const before = await lockRole(tx, id, "update");
+        if (!before) return refuse("not_found");
+        if (versions && !versions.includes(before.version)) {
+          return refuse("precondition_failed");
+        }
+        if (!may(before.permissions)) return refuse("beyond_held");
+        const ended = await tx<{ id: number; user: AuditParty }[]>`
+          delete from role_assignments a using users u
+          where a.role_id = ${id} and u.id = a.user_id
+          returning a.id,
+            json_build_object('id', u.id, 'username', u.username) as user`;
+        const role = { id: before.id, name: before.name };
+        for (const a of ended.toSorted((x, y) => x.id - y.id)) {
+          await recordAudit(
+            tx,
+            roleEvents.assignment(
+              "assignment.deleted",
+              actor,
+              a.user,
+              { id: a.id, role },
+              write.context,
+              ROLE_DELETED,
+            ),
+          );
+        }
+        await tx`delete from roles where id = ${id}`;
+        await recordAudit(
+          tx,
+          roleEvents.role("role.deleted", actor, before, write.context),
+        );
+        return "deleted";
+      });
+    },
+
+    async assignments(
+      filter: { userId?: number; roleId?: number },
+    ): Promise<Assignment[]> {
+      return await sql<Assignment[]>`
+        select ${shownAssignment} from role_assignments a
+        where true
+          ${
+        filter.userId === undefined
+          ? sql``
+          : sql`and a.user_id = ${filter.userId}`
+      }
+          ${
+        filter.roleId === undefined
+          ? sql``
+          : sql`and a.role_id = ${filter.roleId}`
+      }
+        order by a.id`;
+    },
+
+    /**
+     * Gives the role to the user, under the user's lock (for update: the
+     * caller's re-check compares what the user holds with what the caller
+     * does) and the role's (for share, so a deletion waits or is seen).
+     */
+    async assign(
+      roleId: number,
+      userId: number,
+      may: GrantCheck,
+      write: CallerWrite,
+    ): Promise<
+      | Assignment
+      | Refusal<"not_found" | "user_not_found" | "duplicate" | "beyond_held">
+      | CallerRefusal
+    > {
+      return await orDuplicate(
+        asCaller(write, { update: userId }, async (tx, actor) => {
+          const user = await userParty(tx, userId);
+          if (!user) return refuse("user_not_found");
+          const role = await lockRole(tx, roleId, "share");
+          if (!role) return refuse("not_found");
+          if (!may(role.permissions)) return refuse("beyond_held");
+          const [row] = await tx<Assignment[]>`
+            insert into role_assignments as a (role_id, user_id)
+            values (${roleId}, ${userId})
+            returning ${shownAssignment}`;
+          await recordAudit(
+            tx,
+            roleEvents.assignment(
+              "assignment.created",
+              actor,
+              user,
+              { id: row.id, role: { id: role.id, name: role.name } },
+              write.context,
+            ),
+          );
+          return row;
+        }),
+      );
+    },
+
+    /** Ends the assignment, under its user's lock (the caller must hold what the user holds). */
+    async unassign(
+      id: number,
+      write: CallerWrite,
+    ): Promise<"deleted" | Refusal<"not_found"> | CallerRefusal> {
+      const [found] = await sql<{ userId: number }[]>`
+        select user_id as "userId" from role_assignments where id = ${id}`;
+      if (!found) return refuse("not_found");
+      return await asCaller(
+        write,
+        { update: found.userId },
+        async (tx, actor) => {
+          const [row] = await tx<
+            { id: number; roleId: number; role: string; user: AuditParty }[]
+          >`
+            delete from role_assignments a using roles r, users u
+            where a.id = ${id} and a.user_id = ${found.userId}
+              and r.id = a.role_id and u.id = a.user_id
+            returning a.id, r.id as "roleId", r.name as role,
+              json_build_object('id', u.id, 'username', u.username) as user`;
+          if (!row) return refuse("not_found");
+          await recordAudit(
+            tx,
+            roleEvents.assignment(
+              "assignment.deleted",
+              actor,
+              row.user,
+              { id: row.id, role: { id: row.roleId, name: row.role } },
+              write.context,
+            ),
+          );
+          return "deleted";
+        },
+      );
+    },
+  };
+}
+
+export type RoleStore = ReturnType<typeof createRoleStore>;
