@@ -34,6 +34,9 @@ const FILES: Record<string, { file: string; type: string }> = {
     file: "app.css",
     type: "text/css; charset=utf-8",
   },
+  [`${CONSOLE_PATH}/icon.svg`]: { file: "icon.svg", type: "image/svg+xml" },
+  // Where browsers look for an icon on every page of the origin (/docs too).
+  "/favicon.ico": { file: "icon.svg", type: "image/svg+xml" },
 };
 
 /**
