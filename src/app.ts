@@ -13,6 +13,7 @@ import { mountHealth } from "./health.ts";
 import { mountHome } from "./home.ts";
 import { mountConsole } from "./http/console.ts";
 import { CONSOLE_PATH } from "./http/console-path.ts";
+import { answerFile, staticFiles } from "./http/static-files.ts";
 import { DOCS_PATH, mountDocs } from "./http/docs.ts";
 import { deadline } from "./http/endpoint.ts";
 import type { AppEnv } from "./http/env.ts";
@@ -174,14 +175,17 @@ export function createApp(deps: AppDeps) {
     { console: CONSOLE_PATH, docs: DOCS_PATH, openapi: OPENAPI_PATH },
     steps,
   );
-  let document: string | undefined;
+  const documentFile = staticFiles();
   app.get(
     OPENAPI_PATH,
     // Made once, on first use: the routes are all declared by then.
-    scope.handler((c) =>
-      c.body(
-        document ??= JSON.stringify(openApiDocument(app)),
-        200,
+    scope.handler(async (c) =>
+      answerFile(
+        c,
+        await documentFile(
+          OPENAPI_PATH,
+          () => new TextEncoder().encode(JSON.stringify(openApiDocument(app))),
+        ),
         { "content-type": "application/json" },
       )
     ),
