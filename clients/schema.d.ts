@@ -8,8 +8,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Where to start: the documentation, the OpenAPI document, health
-         * @description No authentication, no database. The paths of Swagger UI (`/docs`), of this document and of `GET /health`.
+         * Where to start: the console, the documentation, the OpenAPI document, health
+         * @description No authentication, no database. The paths of the admin console (`/admin`), of Swagger UI (`/docs`), of this document and of `GET /health`.
          */
         get: operations["home"];
         put?: never;
@@ -17,7 +17,7 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * Where to start: the documentation, the OpenAPI document, health: headers only (HEAD)
+         * Where to start: the console, the documentation, the OpenAPI document, health: headers only (HEAD)
          * @description As `GET /` with the same checks, status and headers, without a body.
          */
         head: operations["homeHead"];
@@ -2881,6 +2881,8 @@ export interface components {
             status: "ok" | "unavailable";
         };
         Home: {
+            /** @example /admin */
+            console: string;
             /** @example /docs */
             docs: string;
             /** @example /health */

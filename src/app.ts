@@ -7,11 +7,13 @@ import { createDevices } from "./auth/devices.ts";
 import { createFactors } from "./auth/mfa/factors.ts";
 import { createPasskeys } from "./auth/mfa/passkeys.ts";
 import { createSessions } from "./auth/session.ts";
-import { type Config, statementTimeoutMs } from "./config.ts";
+import { type Config, servedOn, statementTimeoutMs } from "./config.ts";
 import type { Store } from "./db/store.ts";
 import { mountHealth } from "./health.ts";
 import { mountHome } from "./home.ts";
 import { mountConsole } from "./http/console.ts";
+import { CONSOLE_PATH } from "./http/console-path.ts";
+import { answerFile, staticFiles } from "./http/static-files.ts";
 import { DOCS_PATH, mountDocs } from "./http/docs.ts";
 import { deadline } from "./http/endpoint.ts";
 import type { AppEnv } from "./http/env.ts";
@@ -32,6 +34,7 @@ import { mountWebhooks } from "./webhooks/webhooks.index.ts";
 
 export interface AppDeps {
   store: Store;
+  /** PUBLIC_URL unset: `servedOn` its PORT (server.ts gives the port it listens on). */
   config: Config;
   log?: Logger;
   /** Defaults to bcrypt at config.BCRYPT_COST. */
@@ -109,7 +112,8 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
 
 /** The whole service as a Hono app; it touches the database only when serving. */
 export function createApp(deps: AppDeps) {
-  const { store, config } = deps;
+  const { store } = deps;
+  const config = servedOn(deps.config, deps.config.PORT);
   const log = deps.log ?? createLogger(config.LOG_LEVEL);
   const passwords = deps.passwords ?? createPasswordHasher(config.BCRYPT_COST);
   const sessions = createSessions(store, config);
@@ -192,15 +196,22 @@ export function createApp(deps: AppDeps) {
     steps,
   );
   mountHealth(app, store, statementTimeoutMs(config), steps);
-  mountHome(app, { docs: DOCS_PATH, openapi: OPENAPI_PATH }, steps);
-  let document: string | undefined;
+  mountHome(
+    app,
+    { console: CONSOLE_PATH, docs: DOCS_PATH, openapi: OPENAPI_PATH },
+    steps,
+  );
+  const documentFile = staticFiles();
   app.get(
     OPENAPI_PATH,
     // Made once, on first use: the routes are all declared by then.
-    scope.handler((c) =>
-      c.body(
-        document ??= JSON.stringify(openApiDocument(app)),
-        200,
+    scope.handler(async (c) =>
+      answerFile(
+        c,
+        await documentFile(
+          OPENAPI_PATH,
+          () => new TextEncoder().encode(JSON.stringify(openApiDocument(app))),
+        ),
         { "content-type": "application/json" },
       )
     ),

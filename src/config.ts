@@ -83,10 +83,12 @@ const ConfigSchema = z.object({
   /**
    * Where users reach the service: the WebAuthn relying party (its host
    * name is the RP id, its origin the one a passkey's assertion must name)
-   * and the TOTP issuer.
+   * and the TOTP issuer. Unset: where this machine reaches it
+   * (`servedOn`).
    */
-  PUBLIC_URL: z.url({ protocol: /^https?$/ }).default("http://localhost:8000")
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional()
     .transform((url, ctx) => {
+      if (url === undefined) return undefined;
       const parsed = new URL(url);
       if (parsed.pathname !== "/" || parsed.search || parsed.hash) {
         ctx.addIssue({ code: "custom", message: "an origin, without a path" });
@@ -100,6 +102,30 @@ const ConfigSchema = z.object({
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** The configuration of a service that listens: its PUBLIC_URL known. */
+export type ServedConfig = Config & { PUBLIC_URL: string };
+
+/**
+ * The configuration of a service listening on `port`: PUBLIC_URL, when
+ * unset, is the address this machine reaches it at, with `localhost` for
+ * every interface or a loopback address, since a passkey needs a host
+ * name (WebAuthn refuses an IP address as its relying party) and browsers
+ * count http://localhost, unlike http://127.0.0.1, as their own.
+ */
+export const servedOn = (config: Config, port: number): ServedConfig => ({
+  ...config,
+  PUBLIC_URL: config.PUBLIC_URL ?? localOrigin(config.HOST, port),
+});
+
+/** `http://` and the address this machine reaches `host`:`port` at. */
+export function localOrigin(host: string, port: number): string {
+  const name = LOCAL_HOSTS.has(host) ? "localhost" : host;
+  return `http://${name.includes(":") ? `[${name}]` : name}:${port}`;
+}
+
+/** Every interface, or this machine's own: reached as `localhost`. */
+const LOCAL_HOSTS = new Set(["0.0.0.0", "::", "127.0.0.1", "::1"]);
 
 /**
  * The longest one SQL statement may run (PostgreSQL's statement_timeout): a

@@ -6,6 +6,7 @@ import { json, route } from "./http/openapi.ts";
 import type { StepDeps } from "./http/steps.ts";
 
 const HomeSchema = z.object({
+  console: z.string().openapi({ example: "/admin" }),
   docs: z.string().openapi({ example: "/docs" }),
   openapi: z.string().openapi({ example: "/openapi.json" }),
   health: z.string().openapi({ example: "/health" }),
@@ -17,9 +18,10 @@ export const home = route({
   path: "/",
   tags: ["service"],
   security: [],
-  summary: "Where to start: the documentation, the OpenAPI document, health",
+  summary:
+    "Where to start: the console, the documentation, the OpenAPI document, health",
   description:
-    "No authentication, no database. The paths of Swagger UI (`/docs`), of this document and of `GET /health`.",
+    "No authentication, no database. The paths of the admin console (`/admin`), of Swagger UI (`/docs`), of this document and of `GET /health`.",
   responses: {
     200: json(HomeSchema, "The service's entry points"),
   },
@@ -29,7 +31,7 @@ export const home = route({
 /** `GET /`: what someone who opens the service's address can go on to. */
 export function mountHome(
   app: OpenAPIHono<AppEnv>,
-  paths: { docs: string; openapi: string },
+  paths: { console: string; docs: string; openapi: string },
   steps: StepDeps,
 ) {
   const body = { ...paths, health: health.path };

@@ -14,7 +14,7 @@ import {
   firstAdminFromEnv,
   printFirstAdmin,
 } from "./bootstrap.ts";
-import { type Config, StartupError } from "./config.ts";
+import { type Config, servedOn, StartupError } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
 import { countInFlight } from "./db/in-flight.ts";
 import { createStore, type Store } from "./db/store.ts";
@@ -126,6 +126,7 @@ export async function startService(
       log.warn("keying users an older release wrote failed", { cause })
     );
     const generated = await ensureFirstAdmin(store, passwords, config, log);
+    const served = servedOn(config, server.addr.port);
     // Listening needs a connection of its own: not on the embedded database.
     const feed = createAuditFeed({
       source: store.audit,
@@ -139,7 +140,7 @@ export async function startService(
     });
     const app = createApp({
       store,
-      config,
+      config: served,
       log,
       passwords,
       metrics,
@@ -167,7 +168,7 @@ export async function startService(
       // The block closes the first start: after "listening", whose line
       // the log writes without blocking (the block goes to stderr).
       await log.flush();
-      printFirstAdmin(generated, url, options.print);
+      printFirstAdmin(generated, served.PUBLIC_URL, options.print);
     }
     const openDb = db;
     return {

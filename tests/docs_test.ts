@@ -60,3 +60,75 @@ Deno.test("/docs/assets serves only the files it names", async () => {
     assertEquals(await res.json(), { error: "Not found" });
   }
 });
+
+Deno.test("the document, Swagger UI's files and the console's travel gzipped to a client that takes gzip, and revalidate with their ETag", async () => {
+  const svc = await service();
+  const pageFiles = (await (await svc.fetch("/admin")).text()).matchAll(
+    /(?:src|href)="(\/admin\/[^"?]+)/g,
+  );
+  const paths = [
+    "/openapi.json",
+    "/docs/assets/swagger-ui-dist/swagger-ui-bundle.js",
+    "/docs/assets/swagger-ui-dist/swagger-ui.css",
+    "/admin",
+    ...[...pageFiles].map((m) => m[1]),
+  ];
+  assertEquals(paths.length, 7, paths.join(" "));
+  for (const path of paths) {
+    const plain = await svc.fetch(path, {
+      headers: { "accept-encoding": "identity" },
+    });
+    const plainBytes = new Uint8Array(await plain.arrayBuffer());
+    assertEquals(plain.headers.get("content-encoding"), null, path);
+    const zipped = await svc.fetch(path, {
+      headers: { "accept-encoding": "br;q=1, gzip;q=0.8" },
+    });
+    assertEquals(
+      [zipped.status, zipped.headers.get("content-encoding")],
+      [200, "gzip"],
+      path,
+    );
+    assertEquals(zipped.headers.get("vary"), "Accept-Encoding", path);
+    const travelled = new Uint8Array(await zipped.arrayBuffer());
+    assert(
+      travelled.length < plainBytes.length,
+      `${path}: ${travelled.length} bytes`,
+    );
+    // Compared by digest: a failing deep comparison of megabytes would
+    // print them all.
+    assertEquals(
+      await digest(await gunzip(travelled)),
+      await digest(plainBytes),
+      path,
+    );
+    const refused = await svc.fetch(path, {
+      headers: { "accept-encoding": "gzip;q=0" },
+    });
+    await refused.body?.cancel();
+    assertEquals(refused.headers.get("content-encoding"), null, path);
+    const again = await svc.fetch(path, {
+      headers: { "if-none-match": zipped.headers.get("etag")! },
+    });
+    await again.body?.cancel();
+    assertEquals(again.status, 304, path);
+  }
+  // The document shrinks the most: half a megabyte of JSON.
+  const doc = await svc.fetch("/openapi.json", {
+    headers: { "accept-encoding": "gzip" },
+  });
+  assert((await doc.arrayBuffer()).byteLength < 100_000);
+});
+
+const digest = async (
+  bytes: Uint8Array<ArrayBuffer>,
+) => [
+  bytes.length,
+  new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)),
+];
+
+const gunzip = async (bytes: Uint8Array<ArrayBuffer>) =>
+  new Uint8Array(
+    await new Response(
+      new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip")),
+    ).arrayBuffer(),
+  );

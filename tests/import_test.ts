@@ -16,6 +16,7 @@ import {
   person,
   postImport,
 } from "./support/imports.ts";
+import { userWithTotp } from "./mfa_support.ts";
 import { ADMIN, newUser, sharedService } from "./support/service.ts";
 
 const service = sharedService();
@@ -522,6 +523,53 @@ Deno.test("deno task import uploads a file, follows the job and lists the refuse
     );
     const login = await svc.client().login("cli1", "cli1-password");
     assert(login.ok);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("deno task import signs in an admin with a second factor with USER_ADMIN_CODE, and without it says what to set", async () => {
+  const svc = await service();
+  const { account, password, recoveryCodes } = await userWithTotp(svc);
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/users.ndjson`;
+    await Deno.writeTextFile(
+      file,
+      JSON.stringify({
+        username: "factored-import",
+        name: "Factored Import",
+        email: "factored-import@example.com",
+        password: "factored-import-password",
+      }) + "\n",
+    );
+    const run = async (code?: string) => {
+      const lines: string[] = [];
+      const out = {
+        log: (l: string) => lines.push(l),
+        error: (l: string) => lines.push(l),
+      };
+      const exit = await importUsers([file], {
+        USER_ADMIN_URL: svc.baseUrl,
+        USER_ADMIN_USERNAME: account.username,
+        USER_ADMIN_PASSWORD: password,
+        ...code && { USER_ADMIN_CODE: code },
+      }, out);
+      return { exit, text: lines.join("\n") };
+    };
+    // No terminal here: nothing to ask, the message says what to set.
+    const without = await run();
+    assertEquals(without.exit, 2, without.text);
+    assertEquals(
+      without.text,
+      `Login as ${account.username} needs a second factor: set USER_ADMIN_CODE to a current TOTP or recovery code, or use USER_ADMIN_API_KEY`,
+    );
+    const wrong = await run("000000");
+    assertEquals(wrong.exit, 2, wrong.text);
+    assertMatch(wrong.text, /^Login as .+ failed: /);
+    const withCode = await run(recoveryCodes[0]);
+    assertEquals(withCode.exit, 0, withCode.text);
+    assertMatch(withCode.text, /1 created/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -22,6 +22,21 @@ Deno.test("create-admin --reset-mfa removes the user's factors and ends their se
     );
     assertEquals(first.status, 401);
   }
+  // A new password alone would not get them in: the task says what would.
+  const newPassword = await runTask(createAdmin, [
+    "--username",
+    user.account.username,
+    "--password",
+    "a new long passphrase",
+  ], db.env);
+  assertEquals(newPassword.code, 0, newPassword.stderr);
+  assert(
+    newPassword.stdout.includes(
+      `They keep their second factor: if it is lost, run deno task create-admin --username ${user.account.username} --reset-mfa`,
+    ),
+    newPassword.stdout,
+  );
+  user.password = "a new long passphrase";
   const reset = await runTask(createAdmin, [
     "--username",
     user.account.username.toUpperCase(),

@@ -101,7 +101,7 @@ Deno.test("README: the first start ends with the admin's credentials, and the cu
     assert(listening >= 0 && block > listening, started);
     assertMatch(
       started.slice(block),
-      /^\n\n={40,}\n[^]*username: admin\n[^]*http:\/\/127\.0\.0\.1:\d+\/docs[^]*={40,}\n+$/,
+      /^\n\n={40,}\n[^]*username: admin\n[^]*Sign in at http:\/\/localhost:\d+\/admin[^]*={40,}\n+$/,
     );
 
     const readme = await Deno.readTextFile(new URL("README.md", ROOT));

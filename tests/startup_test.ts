@@ -71,16 +71,32 @@ Deno.test("on an empty database with no ADMIN_* the service creates admin with a
   await using db = await testDatabase();
   let password: string;
   {
+    // HOST 127.0.0.1 (spawnService's), no PUBLIC_URL: the block names
+    // http://localhost, where a browser allows passkeys, and the console.
     await using svc = await spawnService(db.env);
     const block = await firstAdminBlock(svc);
     password = block.password;
     assert(password.length >= 20);
-    // Set apart from what came before, and the URL of /docs beside it.
+    const printed = `http://localhost:${new URL(svc.baseUrl).port}`;
+    // Set apart from what came before, the console's URL and /docs beside it.
     assertMatch(block.text, /\n\n={40,}\n/);
-    assert(block.text.includes(`${svc.baseUrl}/docs`), block.text);
+    assert(block.text.includes(`Sign in at ${printed}/admin`), block.text);
+    assert(block.text.includes(`${printed}/docs`), block.text);
     const api = createUserAdminClient({ baseUrl: svc.baseUrl });
     const login = await api.login("admin", password);
     assertEquals([login.ok, login.ok && login.data.role], [true, "admin"]);
+    // PUBLIC_URL is that address: the relying party of passkeys and the
+    // issuer an authenticator app shows.
+    const options = await api.post("/api/auth/mfa/passkeys/options");
+    assertEquals(
+      options.ok && (options.data.rp as { id: string }).id,
+      "localhost",
+    );
+    const totp = await api.post("/api/auth/mfa/totp");
+    assertEquals(
+      totp.ok && new URL(totp.data.otpauthUrl).searchParams.get("issuer"),
+      `User admin (${new URL(printed).host})`,
+    );
     assertEquals(await svc.stop(), 0);
   }
   // A restart finds the user: no new password, the old one still works (data survived).

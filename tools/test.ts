@@ -2,10 +2,10 @@
  * `deno task test [deno test options and paths]`: `deno test -A --parallel
  * tests/` but tests/alone/, then `deno test tests/alone/` one file at a
  * time (or only the paths given, together), with deno test's own output
- * and exit code, then one line naming how many tests were skipped and why, taken
- * from the reason each ignored test's name ends with in parentheses
- * (tests/support/conditions.ts). An ignored test whose name gives no
- * reason fails the run.
+ * and exit code, then one line naming how many tests were skipped, why, and
+ * how to run them, taken from the reason each ignored test's name ends with
+ * in parentheses (tests/support/conditions.ts). An ignored test whose name
+ * gives no reason fails the run.
  *
  * Parallel test files: DENO_JOBS if set, else one per core on the embedded
  * database and one more on PostgreSQL. Each file that starts the embedded
@@ -26,6 +26,7 @@
  * one core busy and the other idle before the first test starts.
  */
 import { beginRun, endRun, RUN_ID } from "../tests/support/test-run.ts";
+import { HOW_TO_RUN } from "../tests/support/skip-reasons.ts";
 
 const cores = navigator.hardwareConcurrency;
 const jobs = Deno.env.get("DENO_JOBS") ??
@@ -133,7 +134,7 @@ for (const name of ignored) {
   else byReason.set(why, (byReason.get(why) ?? 0) + 1);
 }
 const reasons = [...byReason].sort((a, b) => b[1] - a[1]).map(([why, n]) =>
-  `${n} ${why}`
+  HOW_TO_RUN[why] ? `${n} ${why} (${HOW_TO_RUN[why]})` : `${n} ${why}`
 );
 if (unexplained.length) reasons.push(`${unexplained.length} with no reason`);
 console.log(

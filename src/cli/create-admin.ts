@@ -74,6 +74,7 @@ export const createAdmin: TaskMain = async (args, env, out) => {
   const store = createStore(db.sql);
   try {
     const { username, name, email } = checked.account;
+    const factored = (await store.users.findForLogin(username))?.mfaEnabled;
     const outcome = await store.users.upsertAdmin({
       username,
       name,
@@ -95,6 +96,12 @@ export const createAdmin: TaskMain = async (args, env, out) => {
         : `User "${username}" is now an admin with a new password.`,
     );
     if (!values.password) out.log(`Password: ${password}`);
+    // A new password alone does not get back in past a lost second factor.
+    if (outcome !== "created" && factored) {
+      out.log(
+        `They keep their second factor: if it is lost, run deno task create-admin --username ${username} --reset-mfa`,
+      );
+    }
     return 0;
   } catch (e) {
     // Run in a test's isolate, no seal may stay scheduled on the connection

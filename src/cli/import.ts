@@ -7,13 +7,16 @@
  * NDJSON, or CSV when the file ends in `.csv` (or with `--csv`). Where and
  * as whom, from the environment: USER_ADMIN_URL (default
  * http://127.0.0.1:8000), and USER_ADMIN_API_KEY, or USER_ADMIN_USERNAME
- * and USER_ADMIN_PASSWORD of an admin. docs/migrating.md shows it at work.
+ * and USER_ADMIN_PASSWORD of an admin, with USER_ADMIN_CODE (a TOTP or
+ * recovery code) when the admin has a second factor; at a terminal the
+ * code is asked for instead. docs/migrating.md shows it at work.
  *
  * Exit 0: every record imported (or skipped); 1: the import ended with
  * refused records (the first are listed) or was cancelled or failed; 2: it
  * could not be started.
  */
 import { createUserAdminClient } from "@user-admin/client";
+import { MSG } from "../http/messages.ts";
 import { runAsProcess, type TaskMain, type TaskOutput } from "./task.ts";
 
 const USAGE =
@@ -105,17 +108,36 @@ async function authenticate(
   if (!username || !password) {
     return "Set USER_ADMIN_API_KEY, or USER_ADMIN_USERNAME and USER_ADMIN_PASSWORD of an admin";
   }
-  const res = await fetch(`${baseUrl}/api/auth/login`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ username, password }),
-  });
-  const body = await res.json().catch(() => ({}));
-  const sid = res.headers.getSetCookie().find((c) => c.startsWith("sid="));
-  if (res.status !== 200 || !sid) {
-    return `Login as ${username} failed: ${body.error ?? res.status}`;
+  const login = async (code?: string) => {
+    const res = await fetch(`${baseUrl}/api/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(
+        code ? { username, password, code } : {
+          username,
+          password,
+        },
+      ),
+    });
+    const body = await res.json().catch(() => ({}));
+    const sid = res.headers.getSetCookie().find((c) => c.startsWith("sid="));
+    return { status: res.status, error: body.error as string | undefined, sid };
+  };
+  let answer = await login(env.USER_ADMIN_CODE);
+  if (answer.error === MSG.secondFactorRequired && !env.USER_ADMIN_CODE) {
+    // A person at a terminal types the code; a script is told what to set.
+    const code = Deno.stdin.isTerminal()
+      ? prompt(`Second factor code for ${username}:`)
+      : null;
+    if (!code) {
+      return `Login as ${username} needs a second factor: set USER_ADMIN_CODE to a current TOTP or recovery code, or use USER_ADMIN_API_KEY`;
+    }
+    answer = await login(code.trim());
   }
-  return { cookie: sid.split(";")[0] };
+  if (answer.status !== 200 || !answer.sid) {
+    return `Login as ${username} failed: ${answer.error ?? answer.status}`;
+  }
+  return { cookie: answer.sid.split(";")[0] };
 }
 
 export const importUsers: TaskMain = async (args, env, out) => {

@@ -6,6 +6,7 @@ import type { AppEnv } from "./env.ts";
 import { errorResponse } from "./errors.ts";
 import { MSG } from "./messages.ts";
 import type { RequestScope } from "./request.ts";
+import { answerFile, staticFiles } from "./static-files.ts";
 // Its files are read from disk (below), not imported: this import puts the
 // package in the module graph, so that the service's start fetches it.
 import "swagger-ui-dist/package.json" with { type: "json" };
@@ -106,7 +107,7 @@ export function mountDocs(
       [`${DIST}/${f}`, () => Deno.readFile(join(dist, f))] as const
     ),
   ]);
-  const cache = new Map<string, Uint8Array>();
+  const read = staticFiles();
 
   const page = docsPage(specUrl);
   app.get(
@@ -122,14 +123,9 @@ export function mountDocs(
   app.get(
     `${ASSETS}/*`,
     scope.handler(async (c) => {
-      const read = files.get(c.req.path);
-      if (!read) return errorResponse(c, 404, MSG.notFound);
-      let body = cache.get(c.req.path);
-      if (!body) {
-        body = await read();
-        cache.set(c.req.path, body);
-      }
-      return c.body(body as Uint8Array<ArrayBuffer>, 200, {
+      const file = files.get(c.req.path);
+      if (!file) return errorResponse(c, 404, MSG.notFound);
+      return answerFile(c, await read(c.req.path, file), {
         "content-type":
           TYPES[c.req.path.slice(c.req.path.lastIndexOf(".") + 1)],
         "content-security-policy": DOCS_CSP,

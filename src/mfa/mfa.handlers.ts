@@ -12,7 +12,7 @@ import { clearPendingCookie } from "../auth/mfa/pending.ts";
 import { newRecoveryCodes } from "../auth/mfa/recovery.ts";
 import { newTotpSecret, totpEnrolment, totpStep } from "../auth/mfa/totp.ts";
 import { sha256 } from "../auth/tokens.ts";
-import type { Config } from "../config.ts";
+import type { ServedConfig } from "../config.ts";
 import { callerWrites } from "../http/caller-write.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import { canonicalKey } from "../users/canonical.ts";
@@ -23,7 +23,7 @@ export interface MfaDeps
   extends Pick<AuthDeps, "store" | "sessions" | "devices"> {
   factors: Factors;
   passkeys: Passkeys;
-  config: AuthDeps["config"] & Pick<Config, "PUBLIC_URL">;
+  config: AuthDeps["config"] & Pick<ServedConfig, "PUBLIC_URL">;
 }
 
 type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];

@@ -1,5 +1,5 @@
 import type { Context, TypedResponse } from "hono";
-import type { Config } from "../config.ts";
+import type { ServedConfig } from "../config.ts";
 import type { Store } from "../db/store.ts";
 import type { LoginCounter } from "../db/throttle.ts";
 import { auditEvents } from "../audit/events.ts";
@@ -26,7 +26,7 @@ export interface SsoDeps {
   sessions: Sessions;
   oidc: Oidc;
   config: Pick<
-    Config,
+    ServedConfig,
     | "TRUST_PROXY"
     | "PUBLIC_URL"
     | "LOGIN_MAX_FAILURES"

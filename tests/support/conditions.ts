@@ -3,6 +3,7 @@
  * is ignored where it does not run (Deno.test's `ignore` prints nothing).
  */
 import { ON_EMBEDDED } from "./service.ts";
+import { EMBEDDED_ONLY, POSTGRES_ONLY } from "./skip-reasons.ts";
 
 /** CI sets CI=true: there a missing tool is a failure, never a skip. */
 export const IN_CI = Deno.env.get("CI") === "true";
@@ -15,14 +16,14 @@ export interface Condition {
 /** For a test that needs the PostgreSQL server (another session, a second instance...). */
 export const postgresOnly = (name: string): Condition =>
   ON_EMBEDDED
-    ? { name: `${name} (PostgreSQL only: DATABASE_URL is unset)`, ignore: true }
+    ? { name: `${name} (${POSTGRES_ONLY})`, ignore: true }
     : { name, ignore: false };
 
 /** For a test of the embedded database itself. */
 export const embeddedOnly = (name: string): Condition =>
   ON_EMBEDDED
     ? { name, ignore: false }
-    : { name: `${name} (embedded only: DATABASE_URL is set)`, ignore: true };
+    : { name: `${name} (${EMBEDDED_ONLY})`, ignore: true };
 
 export interface Tool {
   /** What is missing, in words: "Chromium at /usr/bin/chromium". */

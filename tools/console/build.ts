@@ -1,6 +1,6 @@
 /**
  * Builds the admin console: console/src/ into console/dist/ (index.html,
- * app.js, app.css), bundled and minified by esbuild, pinned in
+ * app.js, app.css, icon.svg), bundled and minified by esbuild, pinned in
  * tools/console/bundler/package.json and installed there by npm.
  *
  *   deno task build:console          writes console/dist/
@@ -130,6 +130,7 @@ export async function build(): Promise<Map<string, Uint8Array>> {
       ["index.html", new TextEncoder().encode(html)],
       ["app.js", js],
       ["app.css", css],
+      ["icon.svg", Deno.readFileSync(new URL("icon.svg", SRC))],
     ]);
   } finally {
     esbuild.stop();

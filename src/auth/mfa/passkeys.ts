@@ -13,7 +13,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from "@simplewebauthn/server";
-import type { Config } from "../../config.ts";
+import type { ServedConfig } from "../../config.ts";
 import type {
   ChallengePurpose,
   NewPasskey,
@@ -33,7 +33,7 @@ export type TakeChallenge = (
   challenge: string,
 ) => Promise<boolean>;
 
-export function createPasskeys(config: Pick<Config, "PUBLIC_URL">) {
+export function createPasskeys(config: Pick<ServedConfig, "PUBLIC_URL">) {
   const origin = config.PUBLIC_URL;
   const rpID = new URL(origin).hostname;
 
