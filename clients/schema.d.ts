@@ -3597,7 +3597,10 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
+        RequestId: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -3614,8 +3617,7 @@ export interface operations {
             /** @description The service's entry points */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3636,8 +3638,7 @@ export interface operations {
             /** @description The service's entry points */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3659,8 +3660,7 @@ export interface operations {
             /** @description The assignments */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3670,8 +3670,7 @@ export interface operations {
             /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3684,8 +3683,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3698,8 +3696,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3712,8 +3709,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3741,8 +3737,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3752,8 +3747,7 @@ export interface operations {
             /** @description The body is not an object of exactly `roleId` and `userId`, each a positive integer (a body that is not JSON included) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3766,8 +3760,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3780,8 +3773,7 @@ export interface operations {
             /** @description One of checks 2, 3, 6, 9 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3794,8 +3786,7 @@ export interface operations {
             /** @description One of checks 7, 8 in the operation's description fails (each example says when) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3808,8 +3799,7 @@ export interface operations {
             /** @description The user has this role already */
             409: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3822,8 +3812,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3836,8 +3825,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3864,8 +3852,7 @@ export interface operations {
             /** @description The assignments */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3873,8 +3860,7 @@ export interface operations {
             /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3882,8 +3868,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3891,8 +3876,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3900,8 +3884,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3922,8 +3905,7 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3933,8 +3915,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3947,8 +3928,7 @@ export interface operations {
             /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3961,8 +3941,7 @@ export interface operations {
             /** @description No assignment has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3975,8 +3954,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4017,8 +3995,7 @@ export interface operations {
                 headers: {
                     /** @description When older records follow: `</api/audit?...&before=ID>; rel="next"` */
                     Link?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4028,8 +4005,7 @@ export interface operations {
             /** @description One of checks 4-10 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4042,8 +4018,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4056,8 +4031,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4070,8 +4044,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4112,8 +4085,7 @@ export interface operations {
                 headers: {
                     /** @description When older records follow: `</api/audit?...&before=ID>; rel="next"` */
                     Link?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4121,8 +4093,7 @@ export interface operations {
             /** @description One of checks 4-10 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4130,8 +4101,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4139,8 +4109,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4148,8 +4117,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4176,8 +4144,7 @@ export interface operations {
             /** @description The stream: `retry: 1000` and `id:` its starting position (the last event id a reconnect sends when no record came yet), then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4187,8 +4154,7 @@ export interface operations {
             /** @description One of checks 4-6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4201,8 +4167,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4215,8 +4180,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4229,8 +4193,7 @@ export interface operations {
             /** @description Records after `after` (or `Last-Event-ID`) were removed by the retention sweep */
             410: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4243,8 +4206,7 @@ export interface operations {
             /** @description The caller's user has 100 streams open on this instance (one must end first) */
             429: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4257,8 +4219,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4290,8 +4251,7 @@ export interface operations {
             /** @description The stream: `retry: 1000` and `id:` its starting position (the last event id a reconnect sends when no record came yet), then one event per record (`id: 42`, `event: user.created`, `data: {...}`, a blank line) and comment lines, until it ends */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4299,8 +4259,7 @@ export interface operations {
             /** @description One of checks 4-6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4308,8 +4267,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4317,8 +4275,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4326,8 +4283,7 @@ export interface operations {
             /** @description Records after `after` (or `Last-Event-ID`) were removed by the retention sweep */
             410: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4335,8 +4291,7 @@ export interface operations {
             /** @description The caller's user has 100 streams open on this instance (one must end first) */
             429: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4344,8 +4299,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4370,8 +4324,7 @@ export interface operations {
                 headers: {
                     /** @description `sid=<token>; Max-Age=<SESSION_TTL_SECONDS>; Path=/; HttpOnly; SameSite=Strict` and `did=<signed device id>; Max-Age=15552000; Path=/api/auth/login; HttpOnly; SameSite=Strict` (each + `Secure` over HTTPS) */
                     "Set-Cookie"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4381,8 +4334,7 @@ export interface operations {
             /** @description One of checks 3, 4 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4397,8 +4349,7 @@ export interface operations {
                 headers: {
                     /** @description `mfa=<token>; Max-Age=300; Path=/api/auth; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS) */
                     "Set-Cookie"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4411,8 +4362,7 @@ export interface operations {
             /** @description One of checks 1, 10 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4425,8 +4375,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4441,8 +4390,7 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window ends */
                     "Retry-After"?: number;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4455,8 +4403,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4486,8 +4433,7 @@ export interface operations {
                 headers: {
                     /** @description `sid=<token>; ...` and `did=...` as a login sets them, and `mfa=; Max-Age=0; Path=/api/auth` (the pending login is used) */
                     "Set-Cookie"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4497,8 +4443,7 @@ export interface operations {
             /** @description The body is not a JSON object holding exactly one of `code` (a string of at most 64 characters) and `passkey` (an object) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4511,8 +4456,7 @@ export interface operations {
             /** @description One of checks 2, 6 in the operation's description fails (each example says when) */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4525,8 +4469,7 @@ export interface operations {
             /** @description One of checks 1, 7 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4539,8 +4482,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4555,8 +4497,7 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window ends */
                     "Retry-After"?: number;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4569,8 +4510,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4594,8 +4534,7 @@ export interface operations {
             /** @description The options */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4605,8 +4544,7 @@ export interface operations {
             /** @description No pending-login cookie `mfa`, or one used already, expired (5 minutes), or outdated by a password change */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4619,8 +4557,7 @@ export interface operations {
             /** @description The request came from a foreign Origin */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4633,8 +4570,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4660,8 +4596,7 @@ export interface operations {
                 headers: {
                     /** @description `sid=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict` (+ `Secure` over HTTPS): the client forgets the cookie */
                     "Set-Cookie"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4671,8 +4606,7 @@ export interface operations {
             /** @description The request came from a foreign Origin */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4685,8 +4619,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4710,8 +4643,7 @@ export interface operations {
             /** @description The caller */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4721,8 +4653,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4735,8 +4666,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4760,8 +4690,7 @@ export interface operations {
             /** @description The caller */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4769,8 +4698,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4778,8 +4706,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4798,8 +4725,7 @@ export interface operations {
             /** @description The caller's factors */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4809,8 +4735,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4823,8 +4748,7 @@ export interface operations {
             /** @description The request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4837,8 +4761,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4862,8 +4785,7 @@ export interface operations {
             /** @description The caller's factors */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4871,8 +4793,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4880,8 +4801,7 @@ export interface operations {
             /** @description The request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4889,8 +4809,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4913,8 +4832,7 @@ export interface operations {
             /** @description Enrolled */
             201: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4924,8 +4842,7 @@ export interface operations {
             /** @description One of checks 5, 6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4938,8 +4855,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4952,8 +4868,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4966,8 +4881,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4980,8 +4894,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5007,8 +4920,7 @@ export interface operations {
             /** @description Removed */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5018,8 +4930,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5032,8 +4943,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5046,8 +4956,7 @@ export interface operations {
             /** @description The caller has no such factor */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5060,8 +4969,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5085,8 +4993,7 @@ export interface operations {
             /** @description The options */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5096,8 +5003,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5110,8 +5016,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5124,8 +5029,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5149,8 +5053,7 @@ export interface operations {
             /** @description The new codes */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5160,8 +5063,7 @@ export interface operations {
             /** @description The caller has no second factor */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5174,8 +5076,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5188,8 +5089,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5202,8 +5102,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5227,8 +5126,7 @@ export interface operations {
             /** @description Scan or type it, then confirm */
             201: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5238,8 +5136,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5252,8 +5149,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5266,8 +5162,7 @@ export interface operations {
             /** @description The caller has a confirmed TOTP already (remove it first) */
             409: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5280,8 +5175,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5305,8 +5199,7 @@ export interface operations {
             /** @description Removed */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5316,8 +5209,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5330,8 +5222,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5344,8 +5235,7 @@ export interface operations {
             /** @description The caller has no such factor */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5358,8 +5248,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5387,8 +5276,7 @@ export interface operations {
             /** @description Enrolled */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5398,8 +5286,7 @@ export interface operations {
             /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5412,8 +5299,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5426,8 +5312,7 @@ export interface operations {
             /** @description The request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5440,8 +5325,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5454,8 +5338,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5479,8 +5362,7 @@ export interface operations {
             /** @description The caller's permissions */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5490,8 +5372,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5504,8 +5385,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5529,8 +5409,7 @@ export interface operations {
             /** @description The caller's permissions */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5538,8 +5417,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5547,8 +5425,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5571,8 +5448,7 @@ export interface operations {
             /** @description The session's second factor is now */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5582,8 +5458,7 @@ export interface operations {
             /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5596,8 +5471,7 @@ export interface operations {
             /** @description One of checks 1, 7 in the operation's description fails (each example says when) */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5610,8 +5484,7 @@ export interface operations {
             /** @description The request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5624,8 +5497,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5640,8 +5512,7 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the window ends */
                     "Retry-After"?: number;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5654,8 +5525,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5679,8 +5549,7 @@ export interface operations {
             /** @description The options */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5690,8 +5559,7 @@ export interface operations {
             /** @description The caller has no second factor */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5704,8 +5572,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5718,8 +5585,7 @@ export interface operations {
             /** @description The request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5732,8 +5598,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5769,8 +5634,7 @@ export interface operations {
                 headers: {
                     /** @description /api/imports/{id} */
                     Location?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5780,8 +5644,7 @@ export interface operations {
             /** @description One of checks 6, 7 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5794,8 +5657,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5808,8 +5670,7 @@ export interface operations {
             /** @description One of checks 2-4 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5822,8 +5683,7 @@ export interface operations {
             /** @description The body is over 1 GiB (declared or read) or holds more than 1,000,000 records: nothing is imported */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5836,8 +5696,7 @@ export interface operations {
             /** @description The Content-Type is neither `application/x-ndjson` nor `text/csv` */
             415: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5850,8 +5709,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5877,8 +5735,7 @@ export interface operations {
             /** @description The import */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5888,8 +5745,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5902,8 +5758,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5916,8 +5771,7 @@ export interface operations {
             /** @description No import has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5930,8 +5784,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5957,8 +5810,7 @@ export interface operations {
             /** @description The import */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5966,8 +5818,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5975,8 +5826,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5984,8 +5834,7 @@ export interface operations {
             /** @description No import has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5993,8 +5842,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6015,8 +5863,7 @@ export interface operations {
             /** @description The import, stopped */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6026,8 +5873,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6040,8 +5886,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6054,8 +5899,7 @@ export interface operations {
             /** @description No import has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6068,8 +5912,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6095,8 +5938,7 @@ export interface operations {
             /** @description The refused records */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6106,8 +5948,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6120,8 +5961,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6134,8 +5974,7 @@ export interface operations {
             /** @description No import has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6148,8 +5987,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6175,8 +6013,7 @@ export interface operations {
             /** @description The refused records */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6184,8 +6021,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6193,8 +6029,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6202,8 +6037,7 @@ export interface operations {
             /** @description No import has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6211,8 +6045,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6231,8 +6064,7 @@ export interface operations {
             /** @description The roles */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6242,8 +6074,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6256,8 +6087,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6270,8 +6100,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6301,8 +6130,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6312,8 +6140,7 @@ export interface operations {
             /** @description One of checks 5, 6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6326,8 +6153,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6340,8 +6166,7 @@ export interface operations {
             /** @description One of checks 2, 3, 7 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6354,8 +6179,7 @@ export interface operations {
             /** @description Another role has this name, regardless of case and Unicode form */
             409: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6368,8 +6192,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6382,8 +6205,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6407,8 +6229,7 @@ export interface operations {
             /** @description The roles */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6416,8 +6237,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6425,8 +6245,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6434,8 +6253,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6458,8 +6276,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6469,8 +6286,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6483,8 +6299,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6497,8 +6312,7 @@ export interface operations {
             /** @description No role has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6511,8 +6325,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6541,8 +6354,7 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6552,8 +6364,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6566,8 +6377,7 @@ export interface operations {
             /** @description One of checks 2, 3, 6 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6580,8 +6390,7 @@ export interface operations {
             /** @description No role has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6594,8 +6403,7 @@ export interface operations {
             /** @description `If-Match` names another version of the role: it changed since it was read */
             412: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6608,8 +6416,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6637,8 +6444,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6646,8 +6452,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6655,8 +6460,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6664,8 +6468,7 @@ export interface operations {
             /** @description No role has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6673,8 +6476,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6704,8 +6506,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6715,8 +6516,7 @@ export interface operations {
             /** @description One of checks 5, 6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6729,8 +6529,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6743,8 +6542,7 @@ export interface operations {
             /** @description One of checks 2, 3, 7, 10 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6757,8 +6555,7 @@ export interface operations {
             /** @description No role has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6771,8 +6568,7 @@ export interface operations {
             /** @description Another role has this name, regardless of case and Unicode form */
             409: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6785,8 +6581,7 @@ export interface operations {
             /** @description `If-Match` names another version of the role: it changed since it was read */
             412: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6799,8 +6594,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6813,8 +6607,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6838,8 +6631,7 @@ export interface operations {
             /** @description The connections */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6849,8 +6641,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6863,8 +6654,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6877,8 +6667,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6906,8 +6695,7 @@ export interface operations {
             /** @description Created; `token` is shown this once */
             201: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6917,8 +6705,7 @@ export interface operations {
             /** @description The body breaks a rule (`name` 1..100 characters without control characters, `adminGroups` at most 100 names of 1..256 characters), a body that is not JSON included */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6931,8 +6718,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6945,8 +6731,7 @@ export interface operations {
             /** @description One of checks 2, 3, 6 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6959,8 +6744,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6973,8 +6757,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6998,8 +6781,7 @@ export interface operations {
             /** @description The connections */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7007,8 +6789,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7016,8 +6797,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7025,8 +6805,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7047,8 +6826,7 @@ export interface operations {
             /** @description The connection */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7058,8 +6836,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7072,8 +6849,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7086,8 +6862,7 @@ export interface operations {
             /** @description No live connection has this id (deleted ones included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7100,8 +6875,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7127,8 +6901,7 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7138,8 +6911,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7152,8 +6924,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7166,8 +6937,7 @@ export interface operations {
             /** @description No live connection has this id (deleted ones included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7180,8 +6950,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7207,8 +6976,7 @@ export interface operations {
             /** @description The connection */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7216,8 +6984,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7225,8 +6992,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7234,8 +7000,7 @@ export interface operations {
             /** @description No live connection has this id (deleted ones included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7243,8 +7008,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7269,8 +7033,7 @@ export interface operations {
             /** @description The connection after the change */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7280,8 +7043,7 @@ export interface operations {
             /** @description The body breaks a rule (`name` 1..100 characters without control characters, `adminGroups` at most 100 names of 1..256 characters), a body that is not JSON included */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7294,8 +7056,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7308,8 +7069,7 @@ export interface operations {
             /** @description One of checks 2, 3, 7 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7322,8 +7082,7 @@ export interface operations {
             /** @description No live connection has this id (deleted ones included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7336,8 +7095,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7350,8 +7108,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7385,8 +7142,7 @@ export interface operations {
                 headers: {
                     /** @description Where the browser goes next */
                     Location?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7394,8 +7150,7 @@ export interface operations {
             /** @description No identity provider has this id */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7408,8 +7163,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7443,8 +7197,7 @@ export interface operations {
                 headers: {
                     /** @description Where the browser goes next */
                     Location?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7452,8 +7205,7 @@ export interface operations {
             /** @description No identity provider has this id */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7461,8 +7213,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7488,8 +7239,7 @@ export interface operations {
                 headers: {
                     /** @description Where the browser goes next */
                     Location?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7497,8 +7247,7 @@ export interface operations {
             /** @description `returnTo` has a bad value */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7511,8 +7260,7 @@ export interface operations {
             /** @description No identity provider has this id */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7525,8 +7273,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7557,8 +7304,7 @@ export interface operations {
                 headers: {
                     /** @description Where the browser goes next */
                     Location?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7566,8 +7312,7 @@ export interface operations {
             /** @description `returnTo` has a bad value */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7575,8 +7320,7 @@ export interface operations {
             /** @description No identity provider has this id */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7584,8 +7328,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7604,8 +7347,7 @@ export interface operations {
             /** @description The providers */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7615,8 +7357,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7629,8 +7370,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7643,8 +7383,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7672,8 +7411,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7683,8 +7421,7 @@ export interface operations {
             /** @description The body breaks a rule (see the schema: `name` 1..100 characters, `issuer` https or http on loopback, `clientId` and `clientSecret` present, `scopes` with `openid`, `allowedDomains` domain names, `link` and `usernameClaim` one of theirs, `scimConnectionId` a live connection), a body that is not JSON included */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7697,8 +7434,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7711,8 +7447,7 @@ export interface operations {
             /** @description One of checks 2, 3, 6 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7725,8 +7460,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7739,8 +7473,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7764,8 +7497,7 @@ export interface operations {
             /** @description The providers */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7773,8 +7505,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7782,8 +7513,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7791,8 +7521,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7813,8 +7542,7 @@ export interface operations {
             /** @description The provider */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7824,8 +7552,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7838,8 +7565,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7852,8 +7578,7 @@ export interface operations {
             /** @description No identity provider has this id */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7866,8 +7591,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7893,8 +7617,7 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7904,8 +7627,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7918,8 +7640,7 @@ export interface operations {
             /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7932,8 +7653,7 @@ export interface operations {
             /** @description No identity provider has this id */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7946,8 +7666,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7973,8 +7692,7 @@ export interface operations {
             /** @description The provider */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7982,8 +7700,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7991,8 +7708,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8000,8 +7716,7 @@ export interface operations {
             /** @description No identity provider has this id */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8009,8 +7724,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8035,8 +7749,7 @@ export interface operations {
             /** @description The provider after the change */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8046,8 +7759,7 @@ export interface operations {
             /** @description The body breaks a rule (see the schema: `name` 1..100 characters, `issuer` https or http on loopback, `clientId` and `clientSecret` present, `scopes` with `openid`, `allowedDomains` domain names, `link` and `usernameClaim` one of theirs, `scimConnectionId` a live connection), a body that is not JSON included */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8060,8 +7772,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8074,8 +7785,7 @@ export interface operations {
             /** @description One of checks 2, 3, 7 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8088,8 +7798,7 @@ export interface operations {
             /** @description No identity provider has this id */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8102,8 +7811,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8116,8 +7824,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8141,8 +7848,7 @@ export interface operations {
             /** @description The providers */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8152,8 +7858,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8177,8 +7882,7 @@ export interface operations {
             /** @description The providers */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8186,8 +7890,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8228,8 +7931,7 @@ export interface operations {
                     ETag?: string;
                     /** @description `</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued. */
                     Link?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8241,8 +7943,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8250,8 +7951,7 @@ export interface operations {
             /** @description One of checks 4-10 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8264,8 +7964,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8278,8 +7977,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8292,8 +7990,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8328,8 +8025,7 @@ export interface operations {
                     "Idempotent-Replayed"?: "true";
                     /** @description /api/users/{id} of the new user */
                     Location?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8339,8 +8035,7 @@ export interface operations {
             /** @description One of checks 4, 6-17 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8353,8 +8048,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8367,8 +8061,7 @@ export interface operations {
             /** @description One of checks 2, 3, 18 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8383,8 +8076,7 @@ export interface operations {
                 headers: {
                     /** @description `true` on an answer kept for the request's `Idempotency-Key`, sent again */
                     "Idempotent-Replayed"?: "true";
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8397,8 +8089,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8411,8 +8102,7 @@ export interface operations {
             /** @description The `Idempotency-Key` was used with a different body */
             422: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8425,8 +8115,7 @@ export interface operations {
             /** @description Any other failure, a body that is not JSON included */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8472,8 +8161,7 @@ export interface operations {
                     ETag?: string;
                     /** @description `</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued. */
                     Link?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8483,8 +8171,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8492,8 +8179,7 @@ export interface operations {
             /** @description One of checks 4-10 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8501,8 +8187,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8510,8 +8195,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8519,8 +8203,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8546,8 +8229,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8559,8 +8241,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8568,8 +8249,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8582,8 +8262,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8596,8 +8275,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8610,8 +8288,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8640,8 +8317,7 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8651,8 +8327,7 @@ export interface operations {
             /** @description The id is the caller's own (decided before any lookup) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8665,8 +8340,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8679,8 +8353,7 @@ export interface operations {
             /** @description One of checks 2-4, 7 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8693,8 +8366,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8707,8 +8379,7 @@ export interface operations {
             /** @description `If-Match` names another version of the user: it changed since it was read */
             412: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8721,8 +8392,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8753,8 +8423,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8764,8 +8433,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8773,8 +8441,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8782,8 +8449,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8791,8 +8457,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8800,8 +8465,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8829,8 +8493,7 @@ export interface operations {
             /** @description The user after the change */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8840,8 +8503,7 @@ export interface operations {
             /** @description One of checks 5-13 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8854,8 +8516,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8868,8 +8529,7 @@ export interface operations {
             /** @description One of checks 2, 3, 14, 16, 17 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8882,8 +8542,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8896,8 +8555,7 @@ export interface operations {
             /** @description The new e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton) */
             409: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8910,8 +8568,7 @@ export interface operations {
             /** @description `If-Match` names another version of the user: it changed since it was read */
             412: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8924,8 +8581,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8938,8 +8594,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8971,8 +8626,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8982,8 +8636,7 @@ export interface operations {
             /** @description One of checks 4, 8 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8996,8 +8649,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9010,8 +8662,7 @@ export interface operations {
             /** @description One of checks 2, 3, 6, 9 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9024,8 +8675,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9038,8 +8688,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9052,8 +8701,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9081,8 +8729,7 @@ export interface operations {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9092,8 +8739,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9106,8 +8752,7 @@ export interface operations {
             /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9120,8 +8765,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9134,8 +8778,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9161,8 +8804,7 @@ export interface operations {
             /** @description The keys, newest first */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9172,8 +8814,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9186,8 +8827,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9200,8 +8840,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9214,8 +8853,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9245,8 +8883,7 @@ export interface operations {
             /** @description Created; `key` is shown this once */
             201: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9256,8 +8893,7 @@ export interface operations {
             /** @description One of checks 7, 8, 11 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9270,8 +8906,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9284,8 +8919,7 @@ export interface operations {
             /** @description One of checks 2-4, 9, 10 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9298,8 +8932,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9312,8 +8945,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9326,8 +8958,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9353,8 +8984,7 @@ export interface operations {
             /** @description The keys, newest first */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9362,8 +8992,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9371,8 +9000,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9380,8 +9008,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9389,8 +9016,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9412,8 +9038,7 @@ export interface operations {
             /** @description Revoked */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9423,8 +9048,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9437,8 +9061,7 @@ export interface operations {
             /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9451,8 +9074,7 @@ export interface operations {
             /** @description The user has no such live key (also for another user's key, a key revoked already, and ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9465,8 +9087,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9492,8 +9113,7 @@ export interface operations {
             /** @description Reset */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9503,8 +9123,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9517,8 +9136,7 @@ export interface operations {
             /** @description One of checks 2-4, 6 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9531,8 +9149,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9545,8 +9162,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9572,8 +9188,7 @@ export interface operations {
             /** @description The user's live sessions, newest first */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9583,8 +9198,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9597,8 +9211,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9611,8 +9224,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9625,8 +9237,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9652,8 +9263,7 @@ export interface operations {
             /** @description Ended; `ended` counts the live sessions ended */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9663,8 +9273,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9677,8 +9286,7 @@ export interface operations {
             /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9691,8 +9299,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9705,8 +9312,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9732,8 +9338,7 @@ export interface operations {
             /** @description The user's live sessions, newest first */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9741,8 +9346,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9750,8 +9354,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9759,8 +9362,7 @@ export interface operations {
             /** @description No user has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9768,8 +9370,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9791,8 +9392,7 @@ export interface operations {
             /** @description Ended (`ended` is 1) */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9802,8 +9402,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9816,8 +9415,7 @@ export interface operations {
             /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9830,8 +9428,7 @@ export interface operations {
             /** @description One of checks 4, 6 in the operation's description fails (each example says when) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9844,8 +9441,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9872,8 +9468,7 @@ export interface operations {
             /** @description Every user, one a line */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9883,8 +9478,7 @@ export interface operations {
             /** @description `include` has a bad value */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9897,8 +9491,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9911,8 +9504,7 @@ export interface operations {
             /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9925,8 +9517,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9953,8 +9544,7 @@ export interface operations {
             /** @description Every user, one a line */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9962,8 +9552,7 @@ export interface operations {
             /** @description `include` has a bad value */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9971,8 +9560,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9980,8 +9568,7 @@ export interface operations {
             /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9989,8 +9576,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10009,8 +9595,7 @@ export interface operations {
             /** @description The endpoints */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10020,8 +9605,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10034,8 +9618,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10048,8 +9631,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10079,8 +9661,7 @@ export interface operations {
                 headers: {
                     /** @description /api/webhooks/{id} of the new endpoint */
                     Location?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10090,8 +9671,7 @@ export interface operations {
             /** @description One of checks 5-7 in the operation's description fails (each example says when) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10104,8 +9684,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10118,8 +9697,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10132,8 +9710,7 @@ export interface operations {
             /** @description The body is larger than 64 KiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10146,8 +9723,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10171,8 +9747,7 @@ export interface operations {
             /** @description The endpoints */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10180,8 +9755,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10189,8 +9763,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10198,8 +9771,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10220,8 +9792,7 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10231,8 +9802,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10245,8 +9815,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10259,8 +9828,7 @@ export interface operations {
             /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10273,8 +9841,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10300,8 +9867,7 @@ export interface operations {
             /** @description Deleted */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10311,8 +9877,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10325,8 +9890,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10339,8 +9903,7 @@ export interface operations {
             /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10353,8 +9916,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10380,8 +9942,7 @@ export interface operations {
             /** @description The endpoint */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10389,8 +9950,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10398,8 +9958,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10407,8 +9966,7 @@ export interface operations {
             /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10416,8 +9974,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10441,8 +9998,7 @@ export interface operations {
             /** @description Attempts, newest first */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10452,8 +10008,7 @@ export interface operations {
             /** @description `limit` has a bad value */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10466,8 +10021,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10480,8 +10034,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10494,8 +10047,7 @@ export interface operations {
             /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10508,8 +10060,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10538,8 +10089,7 @@ export interface operations {
             /** @description Attempts, newest first */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10547,8 +10097,7 @@ export interface operations {
             /** @description `limit` has a bad value */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10556,8 +10105,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10565,8 +10113,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10574,8 +10121,7 @@ export interface operations {
             /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10583,8 +10129,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10605,8 +10150,7 @@ export interface operations {
             /** @description The endpoint, active */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10616,8 +10160,7 @@ export interface operations {
             /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
             401: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10630,8 +10173,7 @@ export interface operations {
             /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10644,8 +10186,7 @@ export interface operations {
             /** @description No webhook has the id (also for ids that cannot exist) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10658,8 +10199,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10683,8 +10223,7 @@ export interface operations {
             /** @description The database answers */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10694,8 +10233,7 @@ export interface operations {
             /** @description The database does not answer */
             503: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10716,8 +10254,7 @@ export interface operations {
             /** @description The database answers */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10725,8 +10262,7 @@ export interface operations {
             /** @description The database does not answer */
             503: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10745,8 +10281,7 @@ export interface operations {
             /** @description The process answers */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10767,8 +10302,7 @@ export interface operations {
             /** @description The process answers */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10787,8 +10321,7 @@ export interface operations {
             /** @description The database answers */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10798,8 +10331,7 @@ export interface operations {
             /** @description The database does not answer */
             503: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10820,8 +10352,7 @@ export interface operations {
             /** @description The database answers */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10829,8 +10360,7 @@ export interface operations {
             /** @description The database does not answer */
             503: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10858,8 +10388,7 @@ export interface operations {
             /** @description A ListResponse of users and groups */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10871,8 +10400,7 @@ export interface operations {
             /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10884,8 +10412,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10895,8 +10422,7 @@ export interface operations {
             /** @description The body is larger than 4 MiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10906,8 +10432,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10933,8 +10458,7 @@ export interface operations {
             /** @description A BulkResponse, one answer per operation run */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10944,8 +10468,7 @@ export interface operations {
             /** @description The body is not a JSON object, `Operations` is not a list of objects, or `failOnErrors` is not a positive integer */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10957,8 +10480,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10968,8 +10490,7 @@ export interface operations {
             /** @description The body is larger than `maxPayloadSize` (4,194,304 bytes); `Operations` has more than `maxOperations` (1,000) */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10979,8 +10500,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11017,8 +10537,7 @@ export interface operations {
             /** @description A ListResponse of groups */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11030,8 +10549,7 @@ export interface operations {
             /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11043,8 +10561,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11054,8 +10571,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11089,8 +10605,7 @@ export interface operations {
                     ETag?: string;
                     /** @description The new resource's URL */
                     Location?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11102,8 +10617,7 @@ export interface operations {
             /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11115,8 +10629,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11126,8 +10639,7 @@ export interface operations {
             /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11137,8 +10649,7 @@ export interface operations {
             /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
             409: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11148,8 +10659,7 @@ export interface operations {
             /** @description The body is larger than 4 MiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11159,8 +10669,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11197,8 +10706,7 @@ export interface operations {
             /** @description A ListResponse of groups */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11206,8 +10714,7 @@ export interface operations {
             /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11217,8 +10724,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11226,8 +10732,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11255,8 +10760,7 @@ export interface operations {
             /** @description A ListResponse of groups */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11268,8 +10772,7 @@ export interface operations {
             /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11281,8 +10784,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11292,8 +10794,7 @@ export interface operations {
             /** @description The body is larger than 4 MiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11303,8 +10804,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11329,8 +10829,7 @@ export interface operations {
                 headers: {
                     /** @description The resource's version (`meta.version`) */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11344,8 +10843,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11355,8 +10853,7 @@ export interface operations {
             /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11366,8 +10863,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11401,8 +10897,7 @@ export interface operations {
                 headers: {
                     /** @description The resource's version (`meta.version`) */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11414,8 +10909,7 @@ export interface operations {
             /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11427,8 +10921,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11438,8 +10931,7 @@ export interface operations {
             /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11449,8 +10941,7 @@ export interface operations {
             /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11460,8 +10951,7 @@ export interface operations {
             /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
             409: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11471,8 +10961,7 @@ export interface operations {
             /** @description `If-Match` names none of the resource's current version (compared weakly) */
             412: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11482,8 +10971,7 @@ export interface operations {
             /** @description The body is larger than 4 MiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11493,8 +10981,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11517,8 +11004,7 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11528,8 +11014,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11539,8 +11024,7 @@ export interface operations {
             /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11550,8 +11034,7 @@ export interface operations {
             /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11561,8 +11044,7 @@ export interface operations {
             /** @description `If-Match` names none of the resource's current version (compared weakly) */
             412: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11572,8 +11054,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11598,8 +11079,7 @@ export interface operations {
                 headers: {
                     /** @description The resource's version (`meta.version`) */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11609,8 +11089,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11618,8 +11097,7 @@ export interface operations {
             /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11627,8 +11105,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11660,8 +11137,7 @@ export interface operations {
                 headers: {
                     /** @description The resource's version (`meta.version`) */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11673,8 +11149,7 @@ export interface operations {
             /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11686,8 +11161,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11697,8 +11171,7 @@ export interface operations {
             /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11708,8 +11181,7 @@ export interface operations {
             /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11719,8 +11191,7 @@ export interface operations {
             /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
             409: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11730,8 +11201,7 @@ export interface operations {
             /** @description `If-Match` names none of the resource's current version (compared weakly) */
             412: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11741,8 +11211,7 @@ export interface operations {
             /** @description The body is larger than 4 MiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11752,8 +11221,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11777,8 +11245,7 @@ export interface operations {
             /** @description A ListResponse of the resource types */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11790,8 +11257,7 @@ export interface operations {
             /** @description A `filter` is given: discovery documents are never filtered */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11801,8 +11267,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11826,8 +11291,7 @@ export interface operations {
             /** @description A ListResponse of the resource types */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11835,8 +11299,7 @@ export interface operations {
             /** @description A `filter` is given: discovery documents are never filtered */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11844,8 +11307,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11870,8 +11332,7 @@ export interface operations {
             /** @description The resource type */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11883,8 +11344,7 @@ export interface operations {
             /** @description A `filter` is given: discovery documents are never filtered */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11894,8 +11354,7 @@ export interface operations {
             /** @description The service has no resource type of that name */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11905,8 +11364,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11933,8 +11391,7 @@ export interface operations {
             /** @description The resource type */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11942,8 +11399,7 @@ export interface operations {
             /** @description A `filter` is given: discovery documents are never filtered */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11951,8 +11407,7 @@ export interface operations {
             /** @description The service has no resource type of that name */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11960,8 +11415,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11983,8 +11437,7 @@ export interface operations {
             /** @description A ListResponse of the schemas */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11996,8 +11449,7 @@ export interface operations {
             /** @description A `filter` is given: discovery documents are never filtered */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12007,8 +11459,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12032,8 +11483,7 @@ export interface operations {
             /** @description A ListResponse of the schemas */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12041,8 +11491,7 @@ export interface operations {
             /** @description A `filter` is given: discovery documents are never filtered */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12050,8 +11499,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12076,8 +11524,7 @@ export interface operations {
             /** @description The schema */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12089,8 +11536,7 @@ export interface operations {
             /** @description A `filter` is given: discovery documents are never filtered */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12100,8 +11546,7 @@ export interface operations {
             /** @description The service has no schema of that URI */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12111,8 +11556,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12139,8 +11583,7 @@ export interface operations {
             /** @description The schema */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12148,8 +11591,7 @@ export interface operations {
             /** @description A `filter` is given: discovery documents are never filtered */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12157,8 +11599,7 @@ export interface operations {
             /** @description The service has no schema of that URI */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12166,8 +11607,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12189,8 +11629,7 @@ export interface operations {
             /** @description The service provider configuration */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12202,8 +11641,7 @@ export interface operations {
             /** @description A `filter` is given: discovery documents are never filtered */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12213,8 +11651,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12238,8 +11675,7 @@ export interface operations {
             /** @description The service provider configuration */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12247,8 +11683,7 @@ export interface operations {
             /** @description A `filter` is given: discovery documents are never filtered */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12256,8 +11691,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12292,8 +11726,7 @@ export interface operations {
             /** @description A ListResponse of users */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12305,8 +11738,7 @@ export interface operations {
             /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12318,8 +11750,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12329,8 +11760,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12364,8 +11794,7 @@ export interface operations {
                     ETag?: string;
                     /** @description The new resource's URL */
                     Location?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12377,8 +11806,7 @@ export interface operations {
             /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12390,8 +11818,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12401,8 +11828,7 @@ export interface operations {
             /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
             409: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12412,8 +11838,7 @@ export interface operations {
             /** @description The body is larger than 4 MiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12423,8 +11848,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12461,8 +11885,7 @@ export interface operations {
             /** @description A ListResponse of users */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12470,8 +11893,7 @@ export interface operations {
             /** @description `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12481,8 +11903,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12490,8 +11911,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12519,8 +11939,7 @@ export interface operations {
             /** @description A ListResponse of users */
             200: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12532,8 +11951,7 @@ export interface operations {
             /** @description The body is not a JSON object, or its operations are malformed; `startIndex` or `count` is not an integer, or `sortOrder` is neither `ascending` nor `descending`; `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; `cursor` is not one the service gave (`nextCursor`, `previousCursor`), or was given for another list: another filter, sort or resource type; `cursor` was given more than `cursorTimeout` (3600) seconds ago */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12545,8 +11963,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12556,8 +11973,7 @@ export interface operations {
             /** @description The body is larger than 4 MiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12567,8 +11983,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12593,8 +12008,7 @@ export interface operations {
                 headers: {
                     /** @description The resource's version (`meta.version`) */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12608,8 +12022,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12619,8 +12032,7 @@ export interface operations {
             /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12630,8 +12042,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12665,8 +12076,7 @@ export interface operations {
                 headers: {
                     /** @description The resource's version (`meta.version`) */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12678,8 +12088,7 @@ export interface operations {
             /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12691,8 +12100,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12702,8 +12110,7 @@ export interface operations {
             /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12713,8 +12120,7 @@ export interface operations {
             /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12724,8 +12130,7 @@ export interface operations {
             /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
             409: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12735,8 +12140,7 @@ export interface operations {
             /** @description `If-Match` names none of the resource's current version (compared weakly) */
             412: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12746,8 +12150,7 @@ export interface operations {
             /** @description The body is larger than 4 MiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12757,8 +12160,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12781,8 +12183,7 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12792,8 +12193,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12803,8 +12203,7 @@ export interface operations {
             /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12814,8 +12213,7 @@ export interface operations {
             /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12825,8 +12223,7 @@ export interface operations {
             /** @description `If-Match` names none of the resource's current version (compared weakly) */
             412: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12836,8 +12233,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12862,8 +12258,7 @@ export interface operations {
                 headers: {
                     /** @description The resource's version (`meta.version`) */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12873,8 +12268,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12882,8 +12276,7 @@ export interface operations {
             /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12891,8 +12284,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12924,8 +12316,7 @@ export interface operations {
                 headers: {
                     /** @description The resource's version (`meta.version`) */
                     ETag?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12937,8 +12328,7 @@ export interface operations {
             /** @description The body is not a JSON object, or its operations are malformed; a value has the wrong type or breaks an account rule (userName, name, e-mail, password), a member names no user, or a string holds NUL; a PATCH path names no attribute of the schemas (or is malformed); `filter` cannot be parsed, names an attribute that cannot be filtered on, compares a value of the wrong type or a date outside years 1 to 9999, holds a control character, or is past a limit: 4,096 characters, 100 comparisons, 20 levels of nesting; a PATCH `remove` has no path; a PATCH path names a read-only attribute (`id`, `meta`, `groups`) */
             400: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12950,8 +12340,7 @@ export interface operations {
                 headers: {
                     /** @description `Bearer`: the token scheme */
                     "WWW-Authenticate"?: string;
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12961,8 +12350,7 @@ export interface operations {
             /** @description The user, or a member whose role the change would change, is read-only to this connection: another connection's, or an admin it did not make admin through its adminGroups */
             403: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12972,8 +12360,7 @@ export interface operations {
             /** @description The id cannot name a resource (not a positive integer); no such resource of this connection (a group of another connection included) */
             404: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12983,8 +12370,7 @@ export interface operations {
             /** @description UserName or the e-mail is another user's (canonical and confusable uniqueness), or externalId is taken in this connection */
             409: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12994,8 +12380,7 @@ export interface operations {
             /** @description `If-Match` names none of the resource's current version (compared weakly) */
             412: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13005,8 +12390,7 @@ export interface operations {
             /** @description The body is larger than 4 MiB */
             413: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13016,8 +12400,7 @@ export interface operations {
             /** @description Any other failure */
             500: {
                 headers: {
-                    /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
-                    "X-Request-Id"?: string;
+                    "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -14,6 +14,7 @@ import { mountHome } from "./home.ts";
 import { mountConsole } from "./http/console.ts";
 import { CONSOLE_PATH } from "./http/console-path.ts";
 import { answerFile, staticFiles } from "./http/static-files.ts";
+import { REQUEST_ID_HEADER } from "./http/openapi.ts";
 import { DOCS_PATH, mountDocs } from "./http/docs.ts";
 import { deadline } from "./http/endpoint.ts";
 import type { AppEnv } from "./http/env.ts";
@@ -140,6 +141,11 @@ export function createApp(deps: AppDeps) {
     ),
   });
 
+  app.openAPIRegistry.registerComponent(
+    "headers",
+    "RequestId",
+    REQUEST_ID_HEADER,
+  );
   app.openAPIRegistry.registerComponent("securitySchemes", "cookieAuth", {
     type: "apiKey",
     in: "cookie",

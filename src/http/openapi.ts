@@ -33,14 +33,15 @@ export const textHeader = (description: string) => ({
 });
 
 /**
- * The header every answer carries (see request.ts): declared on every
- * response, so that clients see it typed and find it in the document.
+ * The header every answer carries (see request.ts): declared once, as the
+ * component `RequestId` (app.ts registers it), and named by every response,
+ * so that clients see it typed and find it in the document without its
+ * text repeated in each of the hundreds of responses.
  */
-export const REQUEST_ID_HEADER: ResponseHeaders = {
-  "X-Request-Id": textHeader(
-    "The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made",
-  ),
-};
+export const REQUEST_ID_HEADER = textHeader(
+  "The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made",
+);
+const REQUEST_ID_REF = { $ref: "#/components/headers/RequestId" };
 
 /** These responses, each declaring `X-Request-Id` beside its own headers. */
 export const withRequestId = (
@@ -49,7 +50,10 @@ export const withRequestId = (
   Object.fromEntries(
     Object.entries(responses).map(([status, r]) => {
       const { headers } = r as { headers?: ResponseHeaders };
-      return [status, { ...r, headers: { ...REQUEST_ID_HEADER, ...headers } }];
+      return [status, {
+        ...r,
+        headers: { "X-Request-Id": REQUEST_ID_REF, ...headers },
+      }];
     }),
   );
 
