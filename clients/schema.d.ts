@@ -758,7 +758,7 @@ export interface paths {
         get?: never;
         /**
          * Replace a group's members
-         * @description The members become exactly `userIds`. Recorded as `group.members_changed` `{added, removed}` (user ids) when anything changed; a member holds the roles given to the group from their next request, and one removed is refused at theirs, on every instance. Adding someone to a group that carries a role grants it: a caller who does not hold every permission the group's roles grant answers 403 `Cannot grant more than you hold`. A group a SCIM connection owns is read-only here: 409 `Group is managed by its identity provider: change it there`.
+         * @description The members become exactly `userIds`. Recorded as `group.members_changed` `{added, removed}` (user ids) when anything changed; a member holds the roles given to the group from their next request, and one removed is refused at theirs, on every instance. Adding someone to a group that carries a role grants it: a caller who does not hold every permission the group's roles grant answers 403 `Cannot grant more than you hold`; nobody adds or removes someone who holds a permission they do not (403 `Cannot act on a more privileged user`). A group a SCIM connection owns is read-only here: 409 `Group is managed by its identity provider: change it there`.
          *
          *     Permission: `roles:manage`.
          *
@@ -772,13 +772,14 @@ export interface paths {
          *     6. 404 `Group not found`: no group has the id (also for ids that cannot exist).
          *     7. 409 `Group is managed by its identity provider: change it there`: a SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here.
          *     8. 404 `User not found`: no user has one of `userIds`.
-         *     9. 403 `Cannot grant more than you hold`: someone is added and the group's roles grant a permission the caller does not hold.
-         *     10. 500 `Failed to change group members`: any other failure.
+         *     9. 403 `Cannot act on a more privileged user`: someone who joins or leaves holds a permission the caller does not (an admin's every one included).
+         *     10. 403 `Cannot grant more than you hold`: someone is added and the group's roles grant a permission the caller does not hold.
+         *     11. 500 `Failed to change group members`: any other failure.
          */
         put: operations["setGroupMembers"];
         /**
          * Add members to a group
-         * @description `userIds` join the group (those in it already stay). Recorded as `group.members_changed` `{added, removed}` (user ids) when anything changed; a member holds the roles given to the group from their next request, and one removed is refused at theirs, on every instance. Adding someone to a group that carries a role grants it: a caller who does not hold every permission the group's roles grant answers 403 `Cannot grant more than you hold`. A group a SCIM connection owns is read-only here: 409 `Group is managed by its identity provider: change it there`.
+         * @description `userIds` join the group (those in it already stay). Recorded as `group.members_changed` `{added, removed}` (user ids) when anything changed; a member holds the roles given to the group from their next request, and one removed is refused at theirs, on every instance. Adding someone to a group that carries a role grants it: a caller who does not hold every permission the group's roles grant answers 403 `Cannot grant more than you hold`; nobody adds or removes someone who holds a permission they do not (403 `Cannot act on a more privileged user`). A group a SCIM connection owns is read-only here: 409 `Group is managed by its identity provider: change it there`.
          *
          *     Permission: `roles:manage`.
          *
@@ -792,13 +793,14 @@ export interface paths {
          *     6. 404 `Group not found`: no group has the id (also for ids that cannot exist).
          *     7. 409 `Group is managed by its identity provider: change it there`: a SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here.
          *     8. 404 `User not found`: no user has one of `userIds`.
-         *     9. 403 `Cannot grant more than you hold`: someone is added and the group's roles grant a permission the caller does not hold.
-         *     10. 500 `Failed to change group members`: any other failure.
+         *     9. 403 `Cannot act on a more privileged user`: someone who joins or leaves holds a permission the caller does not (an admin's every one included).
+         *     10. 403 `Cannot grant more than you hold`: someone is added and the group's roles grant a permission the caller does not hold.
+         *     11. 500 `Failed to change group members`: any other failure.
          */
         post: operations["addGroupMembers"];
         /**
          * Remove members from a group
-         * @description `userIds` leave the group (those not in it are ignored). Recorded as `group.members_changed` `{added, removed}` (user ids) when anything changed; a member holds the roles given to the group from their next request, and one removed is refused at theirs, on every instance. Adding someone to a group that carries a role grants it: a caller who does not hold every permission the group's roles grant answers 403 `Cannot grant more than you hold`. A group a SCIM connection owns is read-only here: 409 `Group is managed by its identity provider: change it there`.
+         * @description `userIds` leave the group (those not in it are ignored). Recorded as `group.members_changed` `{added, removed}` (user ids) when anything changed; a member holds the roles given to the group from their next request, and one removed is refused at theirs, on every instance. Adding someone to a group that carries a role grants it: a caller who does not hold every permission the group's roles grant answers 403 `Cannot grant more than you hold`; nobody adds or removes someone who holds a permission they do not (403 `Cannot act on a more privileged user`). A group a SCIM connection owns is read-only here: 409 `Group is managed by its identity provider: change it there`.
          *
          *     Permission: `roles:manage`.
          *
@@ -812,8 +814,9 @@ export interface paths {
          *     6. 404 `Group not found`: no group has the id (also for ids that cannot exist).
          *     7. 409 `Group is managed by its identity provider: change it there`: a SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here.
          *     8. 404 `User not found`: no user has one of `userIds`.
-         *     9. 403 `Cannot grant more than you hold`: someone is added and the group's roles grant a permission the caller does not hold.
-         *     10. 500 `Failed to change group members`: any other failure.
+         *     9. 403 `Cannot act on a more privileged user`: someone who joins or leaves holds a permission the caller does not (an admin's every one included).
+         *     10. 403 `Cannot grant more than you hold`: someone is added and the group's roles grant a permission the caller does not hold.
+         *     11. 500 `Failed to change group members`: any other failure.
          */
         delete: operations["removeGroupMembers"];
         options?: never;
@@ -6619,7 +6622,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3, 9 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 9, 10 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6629,7 +6632,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required" | "Cannot grant more than you hold";
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot act on a more privileged user" | "Cannot grant more than you hold";
                     };
                 };
             };
@@ -6745,7 +6748,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3, 9 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 9, 10 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6755,7 +6758,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required" | "Cannot grant more than you hold";
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot act on a more privileged user" | "Cannot grant more than you hold";
                     };
                 };
             };
@@ -6871,7 +6874,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3, 9 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 9, 10 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     /** @description The request's id, named in the service's log lines about it: a trusted proxy's `X-Request-Id` (1..128 characters of `A-Z a-z 0-9 . _ : -`), else one the service made */
@@ -6881,7 +6884,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Forbidden" | "Second factor enrollment required" | "Cannot grant more than you hold";
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot act on a more privileged user" | "Cannot grant more than you hold";
                     };
                 };
             };

@@ -363,6 +363,7 @@ const CONTRACT: Record<string, Listed[]> = {
     [404, "Group not found"],
     OWNED,
     [404, "User not found"],
+    OUTRANKED, // someone who joins or leaves
     GRANT, // what the group's roles grant, when someone is added
     [500, "Failed to change group members"],
   ],
@@ -373,6 +374,7 @@ const CONTRACT: Record<string, Listed[]> = {
     [404, "Group not found"],
     OWNED,
     [404, "User not found"],
+    OUTRANKED, // someone who joins or leaves
     GRANT, // what the group's roles grant, when someone is added
     [500, "Failed to change group members"],
   ],
@@ -383,6 +385,7 @@ const CONTRACT: Record<string, Listed[]> = {
     [404, "Group not found"],
     OWNED,
     [404, "User not found"],
+    OUTRANKED, // someone who joins or leaves
     GRANT, // what the group's roles grant, when someone is added
     [500, "Failed to change group members"],
   ],

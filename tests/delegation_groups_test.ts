@@ -17,6 +17,11 @@ const CANNOT_GRANT = {
   status: 403,
   error: "Cannot grant more than you hold",
 };
+const OUTRANKED = {
+  ok: false,
+  status: 403,
+  error: "Cannot act on a more privileged user",
+};
 const PROVIDER_OWNED = {
   ok: false,
   status: 409,
@@ -327,6 +332,20 @@ Deno.test("no escalation through a group: adding members to a group that grants 
     [target.account.id],
   );
   assertEquals(await said(other.client.get("/api/users")), FORBIDDEN);
+  // Nor does the manager move anyone who holds more than they do.
+  const plain = await group(svc, m);
+  for (
+    const answer of [
+      m.post("/api/groups/{id}/members", {
+        ...path(plain.id),
+        body: { userIds: [svc.adminAccount.id] },
+      }),
+      m.delete("/api/groups/{id}/members", {
+        ...path(g.id),
+        body: { userIds: [target.account.id] },
+      }),
+    ]
+  ) assertEquals(await said(answer), OUTRANKED);
   // An admin may.
   assert(
     (await svc.admin.post("/api/groups/{id}/members", {

@@ -322,6 +322,7 @@ Deno.test("the document lists every status each operation answers, with the exac
     assertEquals(messages("/api/groups/{id}/members", method, 403), [
       "Forbidden",
       "Second factor enrollment required",
+      "Cannot act on a more privileged user",
       "Cannot grant more than you hold",
     ]);
     assertEquals(messages("/api/groups/{id}/members", method, 404), [

@@ -3,7 +3,9 @@ import type { AuditContext } from "../audit/audit-event.ts";
 import type { AuditParty } from "../audit/chain.ts";
 import { GROUP_DELETED, roleEvents } from "../audit/events.ts";
 import { isRefusal, type Refusal, refuse } from "../refusal.ts";
+import { PERMISSIONS } from "../auth/permissions.ts";
 import { recordAudit } from "./audit.ts";
+import { grantedTo } from "./grants.ts";
 import type { GrantCheck } from "./roles.ts";
 import { iso } from "./time.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
@@ -204,7 +206,9 @@ export function createGroupStore(sql: Sql, { asCaller }: Writer) {
     },
 
     /**
-     * Replaces, adds to or takes from the members. Adding someone to a
+     * Replaces, adds to or takes from the members; nobody joins or leaves
+     * who holds a permission the caller does not (`caller_outranked`, an
+     * admin's every one included). Adding someone to a
      * group that carries a role grants that role: `may` (the caller's
      * check, guards.ts's `withinHeld`) must pass for what the group's
      * roles grant, read under the group's lock (an assignment made
@@ -219,7 +223,7 @@ export function createGroupStore(sql: Sql, { asCaller }: Writer) {
     ): Promise<
       | Group
       | GroupRefusal
-      | Refusal<"user_not_found" | "beyond_held">
+      | Refusal<"user_not_found" | "beyond_held" | "caller_outranked">
       | CallerRefusal
     > {
       return await asCaller(write, "share", async (tx, actor) => {
@@ -243,6 +247,18 @@ export function createGroupStore(sql: Sql, { asCaller }: Writer) {
           ? have.filter((u) => given.has(u))
           : have.filter((u) => !given.has(u));
         removed.sort((a, b) => a - b);
+        // A membership changed is a grant given or ended: nobody does it
+        // to someone who holds more than they do (read under the users'
+        // share locks above, so a grant to them meanwhile is seen).
+        const concerned = [...added, ...removed];
+        if (concerned.length > 0) {
+          const standing = await tx<{ granted: string[] | null }[]>`
+            select ${grantedTo(tx, "u")} as granted from users u
+            where u.id = any(${concerned}::int[])`;
+          if (standing.some((u) => !may(u.granted ?? PERMISSIONS))) {
+            return refuse("caller_outranked");
+          }
+        }
         if (added.length > 0) {
           const [granted] = await tx<{ permissions: string[] }[]>`
             select coalesce(array_agg(distinct p), '{}') as permissions

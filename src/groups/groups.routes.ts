@@ -3,7 +3,7 @@ import { adminRoute } from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
 import { MSG } from "../http/messages.ts";
 import { bodyTooLarge, check, failure, json } from "../http/openapi.ts";
-import { body, outcome, pathParam } from "../http/steps.ts";
+import { body, documented, outcome, pathParam } from "../http/steps.ts";
 import { codePoints } from "../users/account-rules.ts";
 import { parseUserId } from "../users/user.ts";
 import { OkSchema } from "../users/users.schemas.ts";
@@ -209,7 +209,7 @@ const membersRoute = (
     tags,
     summary,
     description: what +
-      " Recorded as `group.members_changed` `{added, removed}` (user ids) when anything changed; a member holds the roles given to the group from their next request, and one removed is refused at theirs, on every instance. Adding someone to a group that carries a role grants it: a caller who does not hold every permission the group's roles grant answers 403 `Cannot grant more than you hold`." +
+      " Recorded as `group.members_changed` `{added, removed}` (user ids) when anything changed; a member holds the roles given to the group from their next request, and one removed is refused at theirs, on every instance. Adding someone to a group that carries a role grants it: a caller who does not hold every permission the group's roles grant answers 403 `Cannot grant more than you hold`; nobody adds or removes someone who holds a permission they do not (403 `Cannot act on a more privileged user`)." +
       OWNED,
     request: { params: GroupParam },
     responses: { 200: json(GroupSchema, "The group after the change") },
@@ -221,6 +221,13 @@ const membersRoute = (
       outcome(
         "user_not_found",
         check(404, MSG.userNotFound, "no user has one of `userIds`"),
+      ),
+      documented(
+        check(
+          403,
+          MSG.cannotActOnMorePrivileged,
+          "someone who joins or leaves holds a permission the caller does not (an admin's every one included)",
+        ),
       ),
       outcome(
         "beyond_held",
