@@ -3,10 +3,10 @@
  * types that openapi-typescript generates from openapi/openapi.yaml.
  *
  * Two ways to call, one client:
- * - `get`/`post`/`patch`/`delete` answer a {@link Outcome}: `{ ok: true,
+ * - `get`/`post`/`put`/`patch`/`delete` answer a {@link Outcome}: `{ ok: true,
  *   status, data }`, or `{ ok: false, status, error }` where `error` is the
  *   contract's message for that operation and status, as a literal type.
- * - `GET`/`POST`/`PATCH`/`DELETE` are openapi-fetch's own
+ * - `GET`/`POST`/`PUT`/`PATCH`/`DELETE` are openapi-fetch's own
  *   (`{ data, error, response }`), for headers and anything else raw.
  *
  * On a server, fetch has no cookie jar: the client keeps the session cookie
@@ -78,7 +78,7 @@ export type ListQuery = NonNullable<
 >;
 
 /** The HTTP methods the lowercase calls cover. */
-export type Method = "get" | "post" | "patch" | "delete";
+export type Method = "get" | "post" | "put" | "patch" | "delete";
 
 /** The paths that have an operation for this method. */
 export type PathsWith<M extends Method> = {
@@ -220,6 +220,7 @@ export type Lookup =
 export type UserAdminClient = Client<paths> & {
   get: OutcomeMethod<"get">;
   post: OutcomeMethod<"post">;
+  put: OutcomeMethod<"put">;
   patch: OutcomeMethod<"patch">;
   delete: OutcomeMethod<"delete">;
   /**
@@ -346,7 +347,7 @@ export function createUserAdminClient(
   api.use(cookieJar);
   if (options.etagCache) api.use(etagCache());
 
-  // One runtime path for all four; the types above say what each answers.
+  // One runtime path for all five; the types above say what each answers.
   const call =
     (method: Method) => async (path: string, init?: Record<string, unknown>) =>
       // deno-lint-ignore no-explicit-any
@@ -354,6 +355,7 @@ export function createUserAdminClient(
   const typed = {
     get: call("get") as OutcomeMethod<"get">,
     post: call("post") as OutcomeMethod<"post">,
+    put: call("put") as OutcomeMethod<"put">,
     patch: call("patch") as OutcomeMethod<"patch">,
     delete: call("delete") as OutcomeMethod<"delete">,
   };

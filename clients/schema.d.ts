@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * List role assignments
-         * @description Every assignment, oldest first; `userId` and `roleId` filter (both: the assignments of that role to that user).
+         * @description Every assignment, oldest first; `userId`, `groupId` and `roleId` filter (together: the assignments matching all). `userId` finds a user's own assignments, not their groups'.
          *
          *     Permission: `roles:manage`.
          *
@@ -43,14 +43,15 @@ export interface paths {
          *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 400 `Invalid query parameter: userId`: `userId` has a bad value.
-         *     5. 400 `Invalid query parameter: roleId`: `roleId` has a bad value.
-         *     6. 500 `Failed to list assignments`: any other failure.
+         *     5. 400 `Invalid query parameter: groupId`: `groupId` has a bad value.
+         *     6. 400 `Invalid query parameter: roleId`: `roleId` has a bad value.
+         *     7. 500 `Failed to list assignments`: any other failure.
          */
         get: operations["listAssignments"];
         put?: never;
         /**
-         * Give a role to a user
-         * @description The user holds the role's permissions from their next request, on every instance. Recorded as `assignment.created`, its target the user. Nobody grants a role naming a permission they do not hold (403 `Cannot grant more than you hold`), nor acts on a user who holds a permission they do not.
+         * Give a role to a user or a group
+         * @description The user, or each member of the group, holds the role's permissions from their next request, on every instance. Recorded as `assignment.created`, its target the user (none for a group: `details.groupId`). Nobody grants a role naming a permission they do not hold (403 `Cannot grant more than you hold`), nor acts on a user who holds a permission they do not.
          *
          *     Permission: `roles:manage`.
          *
@@ -60,13 +61,14 @@ export interface paths {
          *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 413 `Request body too large`: the body is larger than 64 KiB.
-         *     5. 400 `Invalid assignment`: the body is not an object of exactly `roleId` and `userId`, each a positive integer (a body that is not JSON included).
+         *     5. 400 `Invalid assignment`: the body is not an object of `roleId` and exactly one of `userId` and `groupId`, each a positive integer, and nothing else (a body that is not JSON included).
          *     6. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
          *     7. 404 `User not found`: no user has `userId` (deleted, say).
-         *     8. 404 `Role not found`: no role has `roleId` (deleted, say).
-         *     9. 403 `Cannot grant more than you hold`: the role names a permission the caller does not hold.
-         *     10. 409 `Assignment already exists`: the user has this role already.
-         *     11. 500 `Failed to create assignment`: any other failure.
+         *     8. 404 `Group not found`: no group has `groupId` (deleted, say).
+         *     9. 404 `Role not found`: no role has `roleId` (deleted, say).
+         *     10. 403 `Cannot grant more than you hold`: the role names a permission the caller does not hold.
+         *     11. 409 `Assignment already exists`: the user, or the group, has this role already.
+         *     12. 500 `Failed to create assignment`: any other failure.
          */
         post: operations["createAssignment"];
         delete?: never;
@@ -91,7 +93,7 @@ export interface paths {
         post?: never;
         /**
          * End a role assignment
-         * @description The user loses the role's permissions from their next request, on every instance. Recorded as `assignment.deleted`.
+         * @description The user, or each member of the group, loses the role's permissions from their next request, on every instance. Recorded as `assignment.deleted`.
          *
          *     Permission: `roles:manage`.
          *
@@ -627,6 +629,196 @@ export interface paths {
          */
         post: operations["stepUpOptions"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List groups
+         * @description Every group, oldest first: those made here and those SCIM connections push, with their members.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 500 `Failed to list groups`: any other failure.
+         */
+        get: operations["listGroups"];
+        put?: never;
+        /**
+         * Create a group
+         * @description A group without members. Recorded as `group.created`.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid request body`: the body breaks a rule (`displayName` 1..256 characters, `externalId` 1..256 or null; no control characters), a body that is not JSON included.
+         *     6. 500 `Failed to create group`: any other failure.
+         */
+        post: operations["createGroup"];
+        delete?: never;
+        options?: never;
+        /**
+         * List groups: headers only (HEAD)
+         * @description As `GET /api/groups` with the same checks, status and headers, without a body.
+         */
+        head: operations["listGroupsHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one group
+         * @description The group with its members.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Group not found`: no group has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to get group`: any other failure.
+         */
+        get: operations["getGroup"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a group
+         * @description Ends the assignments it carries in the same transaction (each recorded as `assignment.deleted` `{reason: "group deleted"}`), then `group.deleted`: its members lose what it gave from their next request, on every instance. A group a SCIM connection owns is read-only here: 409 `Group is managed by its identity provider: change it there`.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Group not found`: no group has the id (also for ids that cannot exist).
+         *     5. 409 `Group is managed by its identity provider: change it there`: a SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here.
+         *     6. 500 `Failed to delete group`: any other failure.
+         */
+        delete: operations["deleteGroup"];
+        options?: never;
+        /**
+         * Get one group: headers only (HEAD)
+         * @description As `GET /api/groups/{id}` with the same checks, status and headers, without a body.
+         */
+        head: operations["getGroupHead"];
+        /**
+         * Change a group
+         * @description Only what differs is changed and recorded as `group.updated` `{changed}`. A group a SCIM connection owns is read-only here: 409 `Group is managed by its identity provider: change it there`.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid request body`: the body breaks a rule (`displayName` 1..256 characters, `externalId` 1..256 or null; no control characters), a body that is not JSON included.
+         *     6. 404 `Group not found`: no group has the id (also for ids that cannot exist).
+         *     7. 409 `Group is managed by its identity provider: change it there`: a SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here.
+         *     8. 500 `Failed to update group`: any other failure.
+         */
+        patch: operations["updateGroup"];
+        trace?: never;
+    };
+    "/api/groups/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace a group's members
+         * @description The members become exactly `userIds`. Recorded as `group.members_changed` `{added, removed}` (user ids) when anything changed; a member holds the roles given to the group from their next request, and one removed is refused at theirs, on every instance. Adding someone to a group that carries a role grants it: a caller who does not hold every permission the group's roles grant answers 403 `Cannot grant more than you hold`; nobody adds or removes someone who holds a permission they do not (403 `Cannot act on a more privileged user`). A group a SCIM connection owns is read-only here: 409 `Group is managed by its identity provider: change it there`.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid request body`: the body is not `{userIds}` of at most 10000 positive integers (a body that is not JSON included).
+         *     6. 404 `Group not found`: no group has the id (also for ids that cannot exist).
+         *     7. 409 `Group is managed by its identity provider: change it there`: a SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here.
+         *     8. 404 `User not found`: no user has one of `userIds`.
+         *     9. 403 `Cannot act on a more privileged user`: someone who joins or leaves holds a permission the caller does not (an admin's every one included).
+         *     10. 403 `Cannot grant more than you hold`: someone is added and the group's roles grant a permission the caller does not hold.
+         *     11. 500 `Failed to change group members`: any other failure.
+         */
+        put: operations["setGroupMembers"];
+        /**
+         * Add members to a group
+         * @description `userIds` join the group (those in it already stay). Recorded as `group.members_changed` `{added, removed}` (user ids) when anything changed; a member holds the roles given to the group from their next request, and one removed is refused at theirs, on every instance. Adding someone to a group that carries a role grants it: a caller who does not hold every permission the group's roles grant answers 403 `Cannot grant more than you hold`; nobody adds or removes someone who holds a permission they do not (403 `Cannot act on a more privileged user`). A group a SCIM connection owns is read-only here: 409 `Group is managed by its identity provider: change it there`.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid request body`: the body is not `{userIds}` of at most 10000 positive integers (a body that is not JSON included).
+         *     6. 404 `Group not found`: no group has the id (also for ids that cannot exist).
+         *     7. 409 `Group is managed by its identity provider: change it there`: a SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here.
+         *     8. 404 `User not found`: no user has one of `userIds`.
+         *     9. 403 `Cannot act on a more privileged user`: someone who joins or leaves holds a permission the caller does not (an admin's every one included).
+         *     10. 403 `Cannot grant more than you hold`: someone is added and the group's roles grant a permission the caller does not hold.
+         *     11. 500 `Failed to change group members`: any other failure.
+         */
+        post: operations["addGroupMembers"];
+        /**
+         * Remove members from a group
+         * @description `userIds` leave the group (those not in it are ignored). Recorded as `group.members_changed` `{added, removed}` (user ids) when anything changed; a member holds the roles given to the group from their next request, and one removed is refused at theirs, on every instance. Adding someone to a group that carries a role grants it: a caller who does not hold every permission the group's roles grant answers 403 `Cannot grant more than you hold`; nobody adds or removes someone who holds a permission they do not (403 `Cannot act on a more privileged user`). A group a SCIM connection owns is read-only here: 409 `Group is managed by its identity provider: change it there`.
+         *
+         *     Permission: `roles:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     5. 400 `Invalid request body`: the body is not `{userIds}` of at most 10000 positive integers (a body that is not JSON included).
+         *     6. 404 `Group not found`: no group has the id (also for ids that cannot exist).
+         *     7. 409 `Group is managed by its identity provider: change it there`: a SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here.
+         *     8. 404 `User not found`: no user has one of `userIds`.
+         *     9. 403 `Cannot act on a more privileged user`: someone who joins or leaves holds a permission the caller does not (an admin's every one included).
+         *     10. 403 `Cannot grant more than you hold`: someone is added and the group's roles grant a permission the caller does not hold.
+         *     11. 500 `Failed to change group members`: any other failure.
+         */
+        delete: operations["removeGroupMembers"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2500,12 +2692,17 @@ export interface components {
              * @example 2026-11-25T21:07:00.123Z
              */
             createdAt: string;
+            /** @description The group given the role: each of its members holds it (absent for a user's) */
+            groupId?: number;
             /** @example 11 */
             id: number;
             /** @example 3 */
             roleId: number;
-            /** @example 42 */
-            userId: number;
+            /**
+             * @description The user given the role (absent for a group's)
+             * @example 42
+             */
+            userId?: number;
         };
         AuditParty: {
             /** @example 1 */
@@ -2523,7 +2720,7 @@ export interface components {
         };
         AuditRecord: {
             /** @enum {string} */
-            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted";
+            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed";
             /** @description Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task, failed, throttled or refused logins, and a SCIM connection's writes (`via` `scim`, the connection in `details.connection`) */
             actor: components["schemas"]["AuditParty"] | null;
             /**
@@ -2584,16 +2781,17 @@ export interface components {
              */
             permissions?: string[] | null;
         };
-        /** @description A role for one user. Fields beyond `roleId` and `userId` (assignments to a group, or limited to a group's members) are refused: 400 `Invalid assignment`. */
+        /** @description A role for one user (`userId`) or for every member of a group (`groupId`): exactly one of them. Other fields (an assignment limited to a group's members) are refused: 400 `Invalid assignment`. */
         CreateAssignment: {
+            groupId?: number;
             /** @example 3 */
             roleId: number;
             /** @example 42 */
-            userId: number;
+            userId?: number;
         };
         CreatedWebhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -2628,6 +2826,19 @@ export interface components {
             status: "active" | "disabled";
             /** @example https://hooks.example.com/user-admin */
             url: string;
+        };
+        /** @description Unknown fields are ignored. Members: `/members` below. */
+        CreateGroup: {
+            /**
+             * @description 1..256 characters (Unicode code points, trimmed), no control characters
+             * @example Help desk
+             */
+            displayName: string;
+            /**
+             * @description 1..256 characters, no control characters; null for none
+             * @example 00g1a2b3c4
+             */
+            externalId?: string | null;
         };
         CreateIdentityProvider: {
             /**
@@ -2777,7 +2988,7 @@ export interface components {
              *       "user.deleted"
              *     ]
              */
-            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted")[] | null;
+            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed")[] | null;
             /**
              * @description A note for people, at most 500 characters.
              * @example Directory sync
@@ -2875,6 +3086,40 @@ export interface components {
             role: "admin" | "viewer";
             /** @example alice */
             username: string;
+        };
+        Group: {
+            /**
+             * @description The SCIM connection that owns the group (its identity provider pushes it; read-only here), or null for a group made here
+             * @example null
+             */
+            connectionId: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            createdAt: string;
+            /** @example Help desk */
+            displayName: string;
+            /** @example null */
+            externalId: string | null;
+            /** @example 5 */
+            id: number;
+            /** @description By id */
+            members: {
+                /** @example 42 */
+                id: number;
+                /** @example jdoe */
+                username: string;
+            }[];
+        };
+        GroupMembers: {
+            /**
+             * @example [
+             *       42,
+             *       43
+             *     ]
+             */
+            userIds: number[];
         };
         Health: {
             /** @enum {string} */
@@ -3362,6 +3607,19 @@ export interface components {
              */
             secret: string;
         };
+        /** @description Only what is given changes; `externalId: null` removes it. */
+        UpdateGroup: {
+            /**
+             * @description 1..256 characters (Unicode code points, trimmed), no control characters
+             * @example Help desk
+             */
+            displayName?: string;
+            /**
+             * @description 1..256 characters, no control characters; null for none
+             * @example 00g1a2b3c4
+             */
+            externalId?: string | null;
+        };
         UpdateIdentityProvider: {
             /**
              * @description E-mail domains whose people may sign in (compared in lower case; a sign-in without an e-mail of one of them is refused). Default `[]`: any
@@ -3549,7 +3807,7 @@ export interface components {
         WebAuthnOptions: Record<string, never>;
         Webhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -3591,7 +3849,7 @@ export interface components {
              * @description The record's action
              * @enum {string}
              */
-            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted";
+            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed";
         };
     };
     responses: never;
@@ -3648,6 +3906,7 @@ export interface operations {
     listAssignments: {
         parameters: {
             query?: {
+                groupId?: number;
                 roleId?: number;
                 userId?: number;
             };
@@ -3667,7 +3926,7 @@ export interface operations {
                     "application/json": components["schemas"]["Assignment"][];
                 };
             };
-            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3676,7 +3935,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid query parameter: userId" | "Invalid query parameter: roleId";
+                        error: "Invalid query parameter: userId" | "Invalid query parameter: groupId" | "Invalid query parameter: roleId";
                     };
                 };
             };
@@ -3744,7 +4003,7 @@ export interface operations {
                     "application/json": components["schemas"]["Assignment"];
                 };
             };
-            /** @description The body is not an object of exactly `roleId` and `userId`, each a positive integer (a body that is not JSON included) */
+            /** @description The body is not an object of `roleId` and exactly one of `userId` and `groupId`, each a positive integer, and nothing else (a body that is not JSON included) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3770,7 +4029,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3, 6, 9 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 6, 10 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3783,7 +4042,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 7, 8 in the operation's description fails (each example says when) */
+            /** @description One of checks 7-9 in the operation's description fails (each example says when) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3792,11 +4051,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "User not found" | "Role not found";
+                        error: "User not found" | "Group not found" | "Role not found";
                     };
                 };
             };
-            /** @description The user has this role already */
+            /** @description The user, or the group, has this role already */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3840,6 +4099,7 @@ export interface operations {
     listAssignmentsHead: {
         parameters: {
             query?: {
+                groupId?: number;
                 roleId?: number;
                 userId?: number;
             };
@@ -3857,7 +4117,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description One of checks 4, 5 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-6 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3970,7 +4230,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -4060,7 +4320,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -4128,7 +4388,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -4235,7 +4495,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -5605,6 +5865,887 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         error: "Second factor request failed";
+                    };
+                };
+            };
+        };
+    };
+    listGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"][];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to list groups";
+                    };
+                };
+            };
+        };
+    };
+    createGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateGroup"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description The body breaks a rule (`displayName` 1..256 characters, `externalId` 1..256 or null; no control characters), a body that is not JSON included */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid request body";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to create group";
+                    };
+                };
+            };
+        };
+    };
+    listGroupsHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The group */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description No group has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Group not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to get group";
+                    };
+                };
+            };
+        };
+    };
+    deleteGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description No group has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Group not found";
+                    };
+                };
+            };
+            /** @description A SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Group is managed by its identity provider: change it there";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to delete group";
+                    };
+                };
+            };
+        };
+    };
+    getGroupHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The group */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No group has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    updateGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateGroup"];
+            };
+        };
+        responses: {
+            /** @description The group after the change */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description The body breaks a rule (`displayName` 1..256 characters, `externalId` 1..256 or null; no control characters), a body that is not JSON included */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid request body";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description No group has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Group not found";
+                    };
+                };
+            };
+            /** @description A SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Group is managed by its identity provider: change it there";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to update group";
+                    };
+                };
+            };
+        };
+    };
+    setGroupMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GroupMembers"];
+            };
+        };
+        responses: {
+            /** @description The group after the change */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description The body is not `{userIds}` of at most 10000 positive integers (a body that is not JSON included) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid request body";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3, 9, 10 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot act on a more privileged user" | "Cannot grant more than you hold";
+                    };
+                };
+            };
+            /** @description One of checks 6, 8 in the operation's description fails (each example says when) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Group not found" | "User not found";
+                    };
+                };
+            };
+            /** @description A SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Group is managed by its identity provider: change it there";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to change group members";
+                    };
+                };
+            };
+        };
+    };
+    addGroupMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GroupMembers"];
+            };
+        };
+        responses: {
+            /** @description The group after the change */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description The body is not `{userIds}` of at most 10000 positive integers (a body that is not JSON included) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid request body";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3, 9, 10 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot act on a more privileged user" | "Cannot grant more than you hold";
+                    };
+                };
+            };
+            /** @description One of checks 6, 8 in the operation's description fails (each example says when) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Group not found" | "User not found";
+                    };
+                };
+            };
+            /** @description A SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Group is managed by its identity provider: change it there";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to change group members";
+                    };
+                };
+            };
+        };
+    };
+    removeGroupMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GroupMembers"];
+            };
+        };
+        responses: {
+            /** @description The group after the change */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description The body is not `{userIds}` of at most 10000 positive integers (a body that is not JSON included) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid request body";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3, 9, 10 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required" | "Cannot act on a more privileged user" | "Cannot grant more than you hold";
+                    };
+                };
+            };
+            /** @description One of checks 6, 8 in the operation's description fails (each example says when) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Group not found" | "User not found";
+                    };
+                };
+            };
+            /** @description A SCIM connection owns the group (`connectionId`): its identity provider would overwrite a change made here */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Group is managed by its identity provider: change it there";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to change group members";
                     };
                 };
             };

@@ -25,6 +25,7 @@ import { createLogger, type Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import { mountKeys } from "./api-keys/api-keys.index.ts";
 import { mountRoles } from "./roles/roles.index.ts";
+import { mountGroups } from "./groups/groups.index.ts";
 import { answersInScimForm, exceptBulk, mountScim } from "./scim/scim.index.ts";
 import { mountMfa } from "./mfa/mfa.index.ts";
 import { createOidc } from "./sso/oidc.ts";
@@ -90,7 +91,12 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
     {
       name: "roles",
       description:
-        "Delegated administration: roles (named sets of permissions) and their assignments to users",
+        "Delegated administration: roles (named sets of permissions) and their assignments to users and groups",
+    },
+    {
+      name: "groups",
+      description:
+        "Delegated administration: groups of users (the same groups SCIM pushes), which roles may be given to",
     },
     { name: "audit", description: "The audit trail (admins only)" },
     {
@@ -183,6 +189,7 @@ export function createApp(deps: AppDeps) {
   mountUsers(app, { store, passwords, config }, steps);
   mountKeys(app, { store, config }, steps);
   mountRoles(app, { store, config }, steps);
+  mountGroups(app, { store, config }, steps);
   const feed = deps.feed ?? createAuditFeed({
     source: store.audit,
     listen: config.DATABASE_URL !== undefined,

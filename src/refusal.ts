@@ -33,6 +33,8 @@ export const REASONS = [
   "target_refused",
   "beyond_held",
   "role_assigned",
+  "group_not_found",
+  "provider_owned",
   // Logging in and second factors.
   "invalid_credentials",
   "disabled",

@@ -115,6 +115,15 @@ const CALLS: [method: string, path: string, body?: string][] = [
   ["GET", "/api/assignments?userId=abc"],
   ["POST", "/api/assignments", JSON.stringify({ roleId: 1, userId: 1 })],
   ["DELETE", "/api/assignments/1"],
+  ["POST", "/api/assignments", JSON.stringify({ roleId: 1, groupId: 1 })],
+  ["GET", "/api/groups"],
+  ["POST", "/api/groups", JSON.stringify({ displayName: "Desk" })],
+  ["GET", "/api/groups/1"],
+  ["PATCH", "/api/groups/1", JSON.stringify({ displayName: "Desk" })],
+  ["DELETE", "/api/groups/abc"],
+  ["PUT", "/api/groups/1/members", JSON.stringify({ userIds: [1] })],
+  ["POST", "/api/groups/1/members", JSON.stringify({ userIds: [1] })],
+  ["DELETE", "/api/groups/1/members", "not json"],
 ];
 
 /**

@@ -24,6 +24,11 @@ const ADMIN: Listed[] = [
 /** A signed-in person acting on their own second factors, with a session. */
 const OWN: Listed[] = [[401, "Unauthorised"], [403, "Forbidden"]];
 const STEP_UP: Listed = [403, "Recent second factor required"];
+/** A group a SCIM connection owns: read-only through /api. */
+const OWNED: Listed = [
+  409,
+  "Group is managed by its identity provider: change it there",
+];
 /** Decided in the write, under the user's lock: the user holds a permission the caller does not. */
 const OUTRANKED: Listed = [403, "Cannot act on a more privileged user"];
 const GRANT: Listed = [403, "Cannot grant more than you hold"];
@@ -304,7 +309,7 @@ const CONTRACT: Record<string, Listed[]> = {
   ],
   "get /api/assignments": [
     ...ADMIN,
-    ...query("userId", "roleId"),
+    ...query("userId", "groupId", "roleId"),
     [500, "Failed to list assignments"],
   ],
   "post /api/assignments": [
@@ -313,6 +318,7 @@ const CONTRACT: Record<string, Listed[]> = {
     [400, "Invalid assignment"],
     OUTRANKED,
     [404, "User not found"],
+    [404, "Group not found"],
     [404, "Role not found"],
     GRANT,
     [409, "Assignment already exists"],
@@ -323,6 +329,65 @@ const CONTRACT: Record<string, Listed[]> = {
     [404, "Assignment not found"],
     OUTRANKED,
     [500, "Failed to delete assignment"],
+  ],
+  "get /api/groups": [...ADMIN, [500, "Failed to list groups"]],
+  "post /api/groups": [
+    ...ADMIN,
+    [413, "Request body too large"],
+    [400, "Invalid request body"],
+    [500, "Failed to create group"],
+  ],
+  "get /api/groups/{id}": [
+    ...ADMIN,
+    [404, "Group not found"],
+    [500, "Failed to get group"],
+  ],
+  "patch /api/groups/{id}": [
+    ...ADMIN,
+    [413, "Request body too large"],
+    [400, "Invalid request body"],
+    [404, "Group not found"],
+    OWNED,
+    [500, "Failed to update group"],
+  ],
+  "delete /api/groups/{id}": [
+    ...ADMIN,
+    [404, "Group not found"],
+    OWNED,
+    [500, "Failed to delete group"],
+  ],
+  "put /api/groups/{id}/members": [
+    ...ADMIN,
+    [413, "Request body too large"],
+    [400, "Invalid request body"],
+    [404, "Group not found"],
+    OWNED,
+    [404, "User not found"],
+    OUTRANKED, // someone who joins or leaves
+    GRANT, // what the group's roles grant, when someone is added
+    [500, "Failed to change group members"],
+  ],
+  "post /api/groups/{id}/members": [
+    ...ADMIN,
+    [413, "Request body too large"],
+    [400, "Invalid request body"],
+    [404, "Group not found"],
+    OWNED,
+    [404, "User not found"],
+    OUTRANKED, // someone who joins or leaves
+    GRANT, // what the group's roles grant, when someone is added
+    [500, "Failed to change group members"],
+  ],
+  "delete /api/groups/{id}/members": [
+    ...ADMIN,
+    [413, "Request body too large"],
+    [400, "Invalid request body"],
+    [404, "Group not found"],
+    OWNED,
+    [404, "User not found"],
+    OUTRANKED, // someone who joins or leaves
+    GRANT, // what the group's roles grant, when someone is added
+    [500, "Failed to change group members"],
   ],
   "get /api/audit": [
     ...ADMIN,

@@ -1,7 +1,8 @@
 /**
  * No escalation, as a property: an admin gives a few people roles, then
  * those people (never an admin) act at random: they create, change and
- * delete roles, give and end assignments, mint keys (some used for the
+ * delete roles, give and end assignments, make groups, give them roles
+ * and add and remove their members, mint keys (some used for the
  * next actions), try to make admins and to reset an admin's password. At
  * the end nobody holds a permission an admin did not give them: each
  * person holds at most what the admin gave them, plus what people who
@@ -75,6 +76,21 @@ type Action =
     target: number;
   }
   | { kind: "unassign"; actor: number; key: boolean; which: number }
+  | { kind: "createGroup"; actor: number; key: boolean }
+  | {
+    kind: "assignGroup";
+    actor: number;
+    key: boolean;
+    role: number;
+    group: number;
+  }
+  | {
+    kind: "join" | "leave";
+    actor: number;
+    key: boolean;
+    group: number;
+    target: number;
+  }
   | { kind: "makeAdmin"; actor: number; key: boolean; target: number }
   | { kind: "resetAdmin"; actor: number; key: boolean }
   | {
@@ -128,6 +144,25 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     actor,
     key: fc.boolean(),
     which: fc.nat(),
+  }),
+  fc.record({
+    kind: fc.constant("createGroup" as const),
+    actor,
+    key: fc.boolean(),
+  }),
+  fc.record({
+    kind: fc.constant("assignGroup" as const),
+    actor,
+    key: fc.boolean(),
+    role: fc.nat(),
+    group: fc.nat(),
+  }),
+  fc.record({
+    kind: fc.constantFrom("join" as const, "leave" as const),
+    actor,
+    key: fc.boolean(),
+    group: fc.nat(),
+    target,
   }),
   fc.record({
     kind: fc.constant("makeAdmin" as const),
@@ -215,6 +250,8 @@ async function play(
   const ownKeys = new Map<number, string>();
   const keys: { key: string; ownerId: number }[] = [];
   const ids = [...people.map((p) => p.id), adminId];
+  /** The groups the people made. */
+  const groupIds: number[] = [];
   for (const a of actions) {
     const me = people[a.actor];
     const c = a.key && ownKeys.has(a.actor)
@@ -250,9 +287,38 @@ async function play(
           },
         });
         break;
+      case "createGroup": {
+        const made = await c.post("/api/groups", {
+          body: { displayName: `g${run}-${crypto.randomUUID()}` },
+        });
+        if (made.ok) groupIds.push(made.data.id);
+        break;
+      }
+      case "assignGroup":
+        if (groupIds.length === 0) break;
+        await c.post("/api/assignments", {
+          body: {
+            roleId: roleIds[a.role % roleIds.length],
+            groupId: groupIds[a.group % groupIds.length],
+          },
+        });
+        break;
+      case "join":
+      case "leave": {
+        if (groupIds.length === 0) break;
+        const members = {
+          params: { path: { id: groupIds[a.group % groupIds.length] } },
+          body: { userIds: [ids[a.target]] },
+        };
+        await (a.kind === "join"
+          ? c.post("/api/groups/{id}/members", members)
+          : c.delete("/api/groups/{id}/members", members));
+        break;
+      }
       case "unassign": {
         const all = await svc.sql<{ id: number }[]>`
           select id from role_assignments where user_id in ${svc.sql(ids)}
+            or group_id = any(${groupIds}::int[])
           order by id`;
         if (all.length === 0) break;
         await c.delete("/api/assignments/{id}", {
@@ -286,14 +352,17 @@ async function play(
     }
   }
 
-  // What each person holds now, read from the tables themselves.
+  // What each person holds now, read from the tables themselves: their
+  // own assignments and their groups'.
   const rows = await svc.sql<
     { id: number; role: string; held: string[]; version: number }[]
   >`
     select u.id, u.role, u.password_version as version, array(
       select distinct p from role_assignments a
         join roles r on r.id = a.role_id cross join unnest(r.permissions) p
-      where a.user_id = u.id) as held
+      where a.user_id = u.id or a.group_id in (
+        select m.group_id from scim_members m where m.user_id = u.id)
+    ) as held
     from users u where u.id in ${svc.sql(ids)}`;
   const held = new Map(rows.map((r) => [r.id, new Set(r.held)]));
   // What may have passed on: everything a holder of roles:manage could

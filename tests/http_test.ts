@@ -104,6 +104,9 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/auth/permissions",
     "/api/auth/step-up",
     "/api/auth/step-up/options",
+    "/api/groups",
+    "/api/groups/{id}",
+    "/api/groups/{id}/members",
     "/api/imports",
     "/api/imports/{id}",
     "/api/imports/{id}/cancel",
@@ -296,6 +299,7 @@ Deno.test("the document lists every status each operation answers, with the exac
   ]);
   assertEquals(messages("/api/assignments", "post", 404), [
     "User not found",
+    "Group not found",
     "Role not found",
   ]);
   assertEquals(messages("/api/assignments", "post", 409), [
@@ -303,6 +307,37 @@ Deno.test("the document lists every status each operation answers, with the exac
   ]);
   assertEquals(messages("/api/assignments/{id}", "delete", 404), [
     "Assignment not found",
+  ]);
+  // Groups: the same groups SCIM pushes, read-only here when a connection owns them.
+  assertEquals(messages("/api/groups", "post", 400), [
+    "Invalid request body",
+  ]);
+  assertEquals(messages("/api/groups/{id}", "patch", 409), [
+    "Group is managed by its identity provider: change it there",
+  ]);
+  assertEquals(messages("/api/groups/{id}", "delete", 404), [
+    "Group not found",
+  ]);
+  for (const method of ["put", "post", "delete"] as const) {
+    assertEquals(messages("/api/groups/{id}/members", method, 403), [
+      "Forbidden",
+      "Second factor enrollment required",
+      "Cannot act on a more privileged user",
+      "Cannot grant more than you hold",
+    ]);
+    assertEquals(messages("/api/groups/{id}/members", method, 404), [
+      "Group not found",
+      "User not found",
+    ]);
+    assertEquals(messages("/api/groups/{id}/members", method, 409), [
+      "Group is managed by its identity provider: change it there",
+    ]);
+  }
+  assertEquals(messages("/api/groups", "get", 500), [
+    "Failed to list groups",
+  ]);
+  assertEquals(messages("/api/groups/{id}/members", "put", 500), [
+    "Failed to change group members",
   ]);
   assertEquals(messages("/api/users/{id}/keys", "post", 400), [
     "Invalid API key request",
@@ -317,7 +352,9 @@ Deno.test("the document lists every status each operation answers, with the exac
       Record<string, { security?: unknown }>
     >(doc.paths)
   ) {
-    if (!/^\/api\/(users|audit|webhooks|roles|assignments)/.test(path)) {
+    if (
+      !/^\/api\/(users|audit|webhooks|roles|assignments|groups)/.test(path)
+    ) {
       continue;
     }
     for (const op of Object.values(item)) {

@@ -52,6 +52,7 @@ const LISTED: Record<AuditAction, true> = {
   "role.deleted": true,
   "assignment.created": true,
   "assignment.deleted": true,
+  "group.members_changed": true,
 };
 
 export const ACTIONS = Object.keys(LISTED) as AuditAction[];

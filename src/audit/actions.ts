@@ -49,6 +49,7 @@ export const AUDIT_ACTIONS = [
   "role.deleted",
   "assignment.created",
   "assignment.deleted",
+  "group.members_changed",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

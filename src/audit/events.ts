@@ -332,6 +332,14 @@ export interface RoleRef {
 export interface AssignmentRef {
   id: number;
   role: RoleRef;
+  /** A role given to a group: the group (the record has no target). */
+  group?: GroupRef;
+}
+
+/** A group as its records name it. */
+export interface GroupRef {
+  id: number;
+  displayName: string;
 }
 
 /**
@@ -360,19 +368,48 @@ export const roleEvents = {
    */
   assignment: (
     action: "assignment.created" | "assignment.deleted",
-    actor: AuditParty,
-    user: AuditParty,
+    actor: AuditParty | null,
+    user: AuditParty | null,
     assignment: AssignmentRef,
     context: AuditContext,
-    reason?: typeof ROLE_DELETED,
+    reason?: typeof ROLE_DELETED | typeof GROUP_DELETED,
   ) =>
     event(action, actor, user, {
       assignmentId: assignment.id,
       roleId: assignment.role.id,
       role: assignment.role.name,
+      ...assignment.group && {
+        groupId: assignment.group.id,
+        group: assignment.group.displayName,
+      },
       ...reason && { reason },
     }, context),
+
+  /**
+   * A group made, changed or deleted through /api, or its members changed
+   * (`added`, `removed`: user ids); SCIM's records of its own groups are
+   * scimEvents.group.
+   */
+  group: (
+    action:
+      | "group.created"
+      | "group.updated"
+      | "group.deleted"
+      | "group.members_changed",
+    actor: AuditParty,
+    group: GroupRef,
+    details: Record<string, unknown>,
+    context: AuditContext,
+  ) =>
+    event(action, actor, null, {
+      groupId: group.id,
+      displayName: group.displayName,
+      ...details,
+    }, context),
 };
+
+/** Why an assignment to a group ended without its own DELETE: the group was deleted. */
+export const GROUP_DELETED = "group deleted";
 
 /** Why an assignment ended without its own DELETE: its role was deleted. */
 export const ROLE_DELETED = "role deleted";

@@ -7,13 +7,20 @@ import type { Sql, TransactionSql } from "postgres";
  * assignment), else an array, empty for a plain viewer. Read inside the
  * session's and the key's lookup and the write's re-check, so resolving a
  * caller's permissions costs no round trip of its own, and a change is
- * seen by the next request on every instance (nothing is cached). Group
- * grants and reach will join here. One flat fragment, as account-state.ts
- * explains.
+ * seen by the next request on every instance (nothing is cached). A role
+ * given to a group (`group_id`) is held by each of its members, read in
+ * the same expression; reach will join here. One flat fragment, as account-state.ts
+ * explains; its own aliases are none a caller's query names.
  */
 export const grantedTo = (sql: Sql | TransactionSql, alias: string) =>
   sql.unsafe(`(case when ${alias}.role = 'admin' then null::text[] else array(
-    select distinct p from role_assignments a
-      join roles r on r.id = a.role_id
-      cross join unnest(r.permissions) p
-    where a.user_id = ${alias}.id) end)`);
+    select distinct p from (
+        select ra.role_id from role_assignments ra
+        where ra.user_id = ${alias}.id
+        union all
+        select ga.role_id from scim_members gm
+          join role_assignments ga on ga.group_id = gm.group_id
+        where gm.user_id = ${alias}.id
+      ) held
+      join roles r on r.id = held.role_id
+      cross join unnest(r.permissions) p) end)`);

@@ -1,6 +1,6 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
-import { ROLE_DELETED, roleEvents } from "../audit/events.ts";
+import { type GroupRef, ROLE_DELETED, roleEvents } from "../audit/events.ts";
 import type { Permission } from "../auth/permissions.ts";
 import { type Refusal, refuse } from "../refusal.ts";
 import { recordAudit } from "./audit.ts";
@@ -33,13 +33,27 @@ export interface NewRole {
 
 export type RoleChange = Partial<NewRole>;
 
-/** A role given to a user. */
+/** A role given to a user, or to a group (each of its members holds it): one of `userId` and `groupId`. */
 export interface Assignment {
   id: number;
   roleId: number;
-  userId: number;
+  userId?: number;
+  groupId?: number;
   createdAt: string;
 }
+
+/** Who holds an assignment. */
+export type Holder = { userId: number } | { groupId: number };
+
+/** An assignment's row as the answer shows it: the holder it has not, absent. */
+const holderOnly = (
+  row: Assignment & { userId?: number | null; groupId?: number | null },
+): Assignment => {
+  const { userId, groupId, ...rest } = row;
+  return userId == null
+    ? { ...rest, groupId: groupId as number }
+    : { ...rest, userId };
+};
 
 /** What decides whether a caller may write a role or an assignment: the permissions it grants. */
 export type GrantCheck = (permissions: readonly string[]) => boolean;
@@ -57,7 +71,8 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
   const shown = sql`r.id, r.name, r.description, r.permissions,
     ${iso(sql, "r.created_at")} as "createdAt"`;
   const shownAssignment = sql`a.id, a.role_id as "roleId",
-    a.user_id as "userId", ${iso(sql, "a.created_at")} as "createdAt"`;
+    a.user_id as "userId", a.group_id as "groupId",
+    ${iso(sql, "a.created_at")} as "createdAt"`;
 
   const lockRole = async (
     tx: TransactionSql,
@@ -199,11 +214,16 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
           return refuse("precondition_failed");
         }
         if (!may(before.permissions)) return refuse("beyond_held");
-        const ended = await tx<{ id: number; user: AuditParty }[]>`
-          delete from role_assignments a using users u
-          where a.role_id = ${id} and u.id = a.user_id
+        const ended = await tx<
+          { id: number; user: AuditParty | null; group: GroupRef | null }[]
+        >`
+          delete from role_assignments a where a.role_id = ${id}
           returning a.id,
-            json_build_object('id', u.id, 'username', u.username) as user`;
+            (select json_build_object('id', u.id, 'username', u.username)
+              from users u where u.id = a.user_id) as user,
+            (select json_build_object('id', g.id,
+                'displayName', g.display_name)
+              from scim_groups g where g.id = a.group_id) as group`;
         const role = { id: before.id, name: before.name };
         for (const a of ended.toSorted((x, y) => x.id - y.id)) {
           await recordAudit(
@@ -212,7 +232,7 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
               "assignment.deleted",
               actor,
               a.user,
-              { id: a.id, role },
+              { id: a.id, role, ...a.group && { group: a.group } },
               write.context,
               ROLE_DELETED,
             ),
@@ -228,9 +248,9 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
     },
 
     async assignments(
-      filter: { userId?: number; roleId?: number },
+      filter: { userId?: number; groupId?: number; roleId?: number },
     ): Promise<Assignment[]> {
-      return await sql<Assignment[]>`
+      const rows = await sql<Assignment[]>`
         select ${shownAssignment} from role_assignments a
         where true
           ${
@@ -239,38 +259,64 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
           : sql`and a.user_id = ${filter.userId}`
       }
           ${
+        filter.groupId === undefined
+          ? sql``
+          : sql`and a.group_id = ${filter.groupId}`
+      }
+          ${
         filter.roleId === undefined
           ? sql``
           : sql`and a.role_id = ${filter.roleId}`
       }
         order by a.id`;
+      return rows.map(holderOnly);
     },
 
     /**
      * Gives the role to the user, under the user's lock (for update: the
      * caller's re-check compares what the user holds with what the caller
-     * does) and the role's (for share, so a deletion waits or is seen).
+     * does) and the role's (for share, so a deletion waits or is seen); or
+     * to a group, under the group's lock (for share: a deletion of the
+     * group, or a change of its members, waits or is seen).
      */
     async assign(
       roleId: number,
-      userId: number,
+      holder: Holder,
       may: GrantCheck,
       write: CallerWrite,
     ): Promise<
       | Assignment
-      | Refusal<"not_found" | "user_not_found" | "duplicate" | "beyond_held">
+      | Refusal<
+        | "not_found"
+        | "user_not_found"
+        | "group_not_found"
+        | "duplicate"
+        | "beyond_held"
+      >
       | CallerRefusal
     > {
+      const lock = "userId" in holder
+        ? { update: holder.userId }
+        : "share" as const;
       return await orDuplicate(
-        asCaller(write, { update: userId }, async (tx, actor) => {
-          const user = await userParty(tx, userId);
-          if (!user) return refuse("user_not_found");
+        asCaller(write, lock, async (tx, actor) => {
+          let user: AuditParty | null = null;
+          let group: GroupRef | undefined;
+          if ("userId" in holder) {
+            user = await userParty(tx, holder.userId);
+            if (!user) return refuse("user_not_found");
+          } else {
+            [group] = await tx<GroupRef[]>`
+              select id, display_name as "displayName" from scim_groups
+              where id = ${holder.groupId} for share`;
+            if (!group) return refuse("group_not_found");
+          }
           const role = await lockRole(tx, roleId, "share");
           if (!role) return refuse("not_found");
           if (!may(role.permissions)) return refuse("beyond_held");
           const [row] = await tx<Assignment[]>`
-            insert into role_assignments as a (role_id, user_id)
-            values (${roleId}, ${userId})
+            insert into role_assignments as a (role_id, user_id, group_id)
+            values (${roleId}, ${user?.id ?? null}, ${group?.id ?? null})
             returning ${shownAssignment}`;
           await recordAudit(
             tx,
@@ -278,49 +324,71 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
               "assignment.created",
               actor,
               user,
-              { id: row.id, role: { id: role.id, name: role.name } },
+              {
+                id: row.id,
+                role: { id: role.id, name: role.name },
+                ...group && { group },
+              },
               write.context,
             ),
           );
-          return row;
+          return holderOnly(row);
         }),
       );
     },
 
-    /** Ends the assignment, under its user's lock (the caller must hold what the user holds). */
+    /** Ends the assignment, under its user's lock (the caller must hold what the user holds), or its group's. */
     async unassign(
       id: number,
       write: CallerWrite,
     ): Promise<"deleted" | Refusal<"not_found"> | CallerRefusal> {
-      const [found] = await sql<{ userId: number }[]>`
-        select user_id as "userId" from role_assignments where id = ${id}`;
+      const [found] = await sql<
+        { userId: number | null; groupId: number | null }[]
+      >`
+        select user_id as "userId", group_id as "groupId"
+        from role_assignments where id = ${id}`;
       if (!found) return refuse("not_found");
-      return await asCaller(
-        write,
-        { update: found.userId },
-        async (tx, actor) => {
-          const [row] = await tx<
-            { id: number; roleId: number; role: string; user: AuditParty }[]
-          >`
-            delete from role_assignments a using roles r, users u
-            where a.id = ${id} and a.user_id = ${found.userId}
-              and r.id = a.role_id and u.id = a.user_id
-            returning a.id, r.id as "roleId", r.name as role,
-              json_build_object('id', u.id, 'username', u.username) as user`;
-          if (!row) return refuse("not_found");
-          await recordAudit(
-            tx,
-            roleEvents.assignment(
-              "assignment.deleted",
-              actor,
-              row.user,
-              { id: row.id, role: { id: row.roleId, name: row.role } },
-              write.context,
-            ),
-          );
-          return "deleted";
-        },
-      );
+      const lock = found.userId === null
+        ? "share" as const
+        : { update: found.userId };
+      return await asCaller(write, lock, async (tx, actor) => {
+        const [row] = await tx<
+          {
+            id: number;
+            roleId: number;
+            role: string;
+            user: AuditParty | null;
+            group: GroupRef | null;
+          }[]
+        >`
+          delete from role_assignments a using roles r
+          where a.id = ${id}
+            and a.user_id is not distinct from ${found.userId}
+            and a.group_id is not distinct from ${found.groupId}
+            and r.id = a.role_id
+          returning a.id, r.id as "roleId", r.name as role,
+            (select json_build_object('id', u.id, 'username', u.username)
+              from users u where u.id = a.user_id) as user,
+            (select json_build_object('id', g.id,
+                'displayName', g.display_name)
+              from scim_groups g where g.id = a.group_id) as group`;
+        if (!row) return refuse("not_found");
+        await recordAudit(
+          tx,
+          roleEvents.assignment(
+            "assignment.deleted",
+            actor,
+            row.user,
+            {
+              id: row.id,
+              role: { id: row.roleId, name: row.role },
+              ...row.group && { group: row.group },
+            },
+            write.context,
+          ),
+        );
+        return "deleted";
+      });
     },
   };
 }

@@ -7,6 +7,7 @@
 import type { Sql, TransactionSql } from "postgres";
 import { scimEvents } from "../audit/events.ts";
 import { recordAudit } from "./audit.ts";
+import { endGroupAssignments } from "./groups.ts";
 import type { ScimOwners } from "./scim-owners.ts";
 import type { ScimRoles } from "./scim-roles.ts";
 import {
@@ -258,6 +259,7 @@ export function createScimGroups(
         });
         if (isRefusal(allowed)) return allowed;
         await owners.take(tx, write, allowed.takeOver);
+        await endGroupAssignments(tx, cur, null, write.context);
         await tx`delete from scim_groups where id = ${id}`;
         await recordAudit(
           tx,

@@ -7,6 +7,7 @@ import { createApiKeyStore } from "./api-keys.ts";
 import { createImportStore } from "./imports.ts";
 import { createScimStore } from "./scim.ts";
 import { createMfaStore } from "./mfa.ts";
+import { createGroupStore } from "./groups.ts";
 import { createRoleStore } from "./roles.ts";
 import { createSessions } from "./sessions.ts";
 import { createSsoStore } from "./sso.ts";
@@ -54,6 +55,7 @@ export function createStore(
     deviceKey: createDeviceKey(sql),
     apiKeys: createApiKeyStore(sql, writer),
     roles: createRoleStore(sql, writer),
+    groups: createGroupStore(sql, writer),
     mfa: createMfaStore(sql, writer),
     idempotency: createIdempotencyStore(sql),
     webhooks: createWebhookStore(sql, writer),

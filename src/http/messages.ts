@@ -156,6 +156,15 @@ export const MSG = {
   assignmentCreateFailed: "Failed to create assignment",
   assignmentDeleteFailed: "Failed to delete assignment",
   permissionsFailed: "Failed to read permissions",
+  groupNotFound: "Group not found",
+  groupProviderOwned:
+    "Group is managed by its identity provider: change it there",
+  groupListFailed: "Failed to list groups",
+  groupGetFailed: "Failed to get group",
+  groupCreateFailed: "Failed to create group",
+  groupUpdateFailed: "Failed to update group",
+  groupDeleteFailed: "Failed to delete group",
+  groupMembersFailed: "Failed to change group members",
 } as const;
 
 /** The 400 of a query parameter with a bad value, which names the parameter. */

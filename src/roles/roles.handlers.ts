@@ -106,7 +106,9 @@ export function createRoleHandlers({ store, config }: RoleDeps) {
   const assign: Handler<"assign"> = async (c, { body }) => {
     const created = await store.roles.assign(
       body.roleId,
-      body.userId,
+      body.userId === undefined
+        ? { groupId: body.groupId as number }
+        : { userId: body.userId },
       holds(c),
       callerWrite(c),
     );

@@ -234,7 +234,14 @@ export const remove = adminRoute({
 export const AssignmentSchema = z.object({
   id: z.number().int().openapi({ example: 11 }),
   roleId: z.number().int().openapi({ example: 3 }),
-  userId: z.number().int().openapi({ example: 42 }),
+  userId: z.number().int().optional().openapi({
+    description: "The user given the role (absent for a group's)",
+    example: 42,
+  }),
+  groupId: z.number().int().optional().openapi({
+    description:
+      "The group given the role: each of its members holds it (absent for a user's)",
+  }),
   createdAt: z.string().openapi({
     format: "date-time",
     example: "2026-11-25T21:07:00.123Z",
@@ -249,15 +256,21 @@ const positiveId = z.number(badAssignment).int(badAssignment).min(
 
 export const CreateAssignmentSchema = z.strictObject({
   roleId: positiveId.openapi({ example: 3 }),
-  userId: positiveId.openapi({ example: 42 }),
-}, badAssignment).openapi("CreateAssignment", {
+  userId: positiveId.optional().openapi({ example: 42 }),
+  groupId: positiveId.optional(),
+}, badAssignment).refine(
+  (a) => (a.userId === undefined) !== (a.groupId === undefined),
+  badAssignment,
+).openapi("CreateAssignment", {
   description:
-    "A role for one user. Fields beyond `roleId` and `userId` (assignments to a group, or limited to a group's members) are refused: 400 `Invalid assignment`.",
+    "A role for one user (`userId`) or for every member of a group (`groupId`): exactly one of them. Other fields (an assignment limited to a group's members) are refused: 400 `Invalid assignment`.",
 });
 
 const AssignmentQuery = z.object({
   userId: z.coerce.number().int().min(1).max(2_147_483_647).optional()
     .openapi({ type: "integer", example: 42 }),
+  groupId: z.coerce.number().int().min(1).max(2_147_483_647).optional()
+    .openapi({ type: "integer", example: 5 }),
   roleId: z.coerce.number().int().min(1).max(2_147_483_647).optional()
     .openapi({ type: "integer", example: 3 }),
 });
@@ -276,7 +289,7 @@ export const listAssignments = adminRoute({
   tags,
   summary: "List role assignments",
   description:
-    "Every assignment, oldest first; `userId` and `roleId` filter (both: the assignments of that role to that user).",
+    "Every assignment, oldest first; `userId`, `groupId` and `roleId` filter (together: the assignments matching all). `userId` finds a user's own assignments, not their groups'.",
   responses: { 200: json(z.array(AssignmentSchema), "The assignments") },
   steps: [query(AssignmentQuery), failure(MSG.assignmentListFailed)],
 });
@@ -287,9 +300,9 @@ export const assign = adminRoute({
   method: "post",
   path: "/api/assignments",
   tags,
-  summary: "Give a role to a user",
+  summary: "Give a role to a user or a group",
   description:
-    "The user holds the role's permissions from their next request, on every instance. Recorded as `assignment.created`, its target the user. Nobody grants a role naming a permission they do not hold (403 `Cannot grant more than you hold`), nor acts on a user who holds a permission they do not.",
+    "The user, or each member of the group, holds the role's permissions from their next request, on every instance. Recorded as `assignment.created`, its target the user (none for a group: `details.groupId`). Nobody grants a role naming a permission they do not hold (403 `Cannot grant more than you hold`), nor acts on a user who holds a permission they do not.",
   responses: { 201: json(AssignmentSchema, "Created") },
   steps: [
     body(CreateAssignmentSchema, [
@@ -297,7 +310,7 @@ export const assign = adminRoute({
       check(
         400,
         MSG.invalidAssignment,
-        "the body is not an object of exactly `roleId` and `userId`, each a positive integer (a body that is not JSON included)",
+        "the body is not an object of `roleId` and exactly one of `userId` and `groupId`, each a positive integer, and nothing else (a body that is not JSON included)",
       ),
     ]),
     outranked,
@@ -307,6 +320,14 @@ export const assign = adminRoute({
         404,
         MSG.userNotFound,
         "no user has `userId` (deleted, say)",
+      ),
+    ),
+    outcome(
+      "group_not_found",
+      check(
+        404,
+        MSG.groupNotFound,
+        "no group has `groupId` (deleted, say)",
       ),
     ),
     outcome(
@@ -323,7 +344,11 @@ export const assign = adminRoute({
     ),
     outcome(
       "duplicate",
-      check(409, MSG.assignmentExists, "the user has this role already"),
+      check(
+        409,
+        MSG.assignmentExists,
+        "the user, or the group, has this role already",
+      ),
     ),
     failure(MSG.assignmentCreateFailed),
   ],
@@ -337,7 +362,7 @@ export const unassign = adminRoute({
   tags,
   summary: "End a role assignment",
   description:
-    "The user loses the role's permissions from their next request, on every instance. Recorded as `assignment.deleted`.",
+    "The user, or each member of the group, loses the role's permissions from their next request, on every instance. Recorded as `assignment.deleted`.",
   request: { params: z.object({ id: idParam("id", 11) }) },
   responses: { 200: json(OkSchema, "Deleted") },
   steps: [

@@ -84,10 +84,16 @@ async function caller(req: Request): Promise<Caller | undefined> {
       extract(epoch from now() - s.second_factor_at)::float8
         as "secondFactorAge",
       (case when u.role = 'admin' then null::text[] else array(
-        select distinct p from role_assignments a
-          join roles r on r.id = a.role_id
-          cross join unnest(r.permissions) p
-        where a.user_id = u.id) end) as granted
+        select distinct p from (
+            select ra.role_id from role_assignments ra
+            where ra.user_id = u.id
+            union all
+            select ga.role_id from scim_members gm
+              join role_assignments ga on ga.group_id = gm.group_id
+            where gm.user_id = u.id
+          ) held
+          join roles r on r.id = held.role_id
+          cross join unnest(r.permissions) p) end) as granted
     from sessions s join users u on u.id = s.user_id
     where s.token_hash = ${hash} and (s.expires_at > now()
       and s.password_version = u.password_version
