@@ -68,7 +68,7 @@ const role: Role = "admin";
 // @ts-expect-error: a role the service does not have
 const wrong: Role = "root";
 // @ts-expect-error: a path the service does not have
-await api.get("/api/groups");
+await api.get("/api/nowhere");
 console.log(role, wrong);
 `;
 
