@@ -427,6 +427,15 @@ Deno.test("onConflict: fail refuses, skip counts, update writes the given fields
 
 Deno.test("a dry run counts what an import would do and writes no user", async () => {
   const svc = await service();
+  const before = await svc.admin.POST("/api/users", {
+    body: {
+      username: "before-dry",
+      name: "Before",
+      email: "before-dry@example.com",
+      password: "password-1",
+      role: "viewer",
+    },
+  });
   const res = await postImport(
     svc,
     ndjson([
@@ -455,6 +464,20 @@ Deno.test("a dry run counts what an import would do and writes no user", async (
   assert(
     !records.data?.some((r) => r.target?.username.startsWith("dry")),
     "no user.created for a dry run",
+  );
+  const after = await svc.admin.POST("/api/users", {
+    body: {
+      username: "after-dry",
+      name: "After",
+      email: "after-dry@example.com",
+      password: "password-1",
+      role: "viewer",
+    },
+  });
+  assertEquals(
+    after.data?.id,
+    before.data!.id + 1,
+    "a dry run uses up no user id",
   );
 });
 

@@ -49,11 +49,14 @@ export function createBatchWriter(sql: Sql) {
     careful: boolean,
   ) =>
     tx<{ id: number; username: string; role: Role; fold: string }[]>`
-      insert into users (username, name, name_key, email, role, password_hash,
+      insert into users (${dryRunId.column(job)} username, name, name_key,
+        email, role, password_hash,
         username_key, email_key, username_fold, email_fold, username_skeleton,
         email_skeleton, external_id, import_id, created_at, disabled_at,
         disabled_reason, disabled_until, ${profile.columns})
-      select u.username, u.name, u.name_key, u.email, u.role, u.password_hash,
+      ${dryRunId.overriding(job)}
+      select ${dryRunId.value(job)} u.username, u.name, u.name_key, u.email,
+        u.role, u.password_hash,
         u.username_key, u.email_key, u.username_fold, u.email_fold,
         u.username_skeleton, u.email_skeleton, u.external_id, ${job.id},
         coalesce(u.created_at, clock_timestamp()),
@@ -69,6 +72,18 @@ export function createBatchWriter(sql: Sql) {
       order by u.line
       ${careful ? sql`on conflict do nothing` : sql``}
       returning id, username, role, username_fold as fold`;
+
+  /**
+   * A dry run's rows take the negative of their line as id: its savepoint
+   * is rolled back, but a sequence is not, so drawing ids from it would use
+   * them up (real ids are positive: no clash).
+   */
+  const dryRunId = {
+    column: (job: BatchJob) => job.dryRun ? sql`id,` : sql``,
+    overriding: (job: BatchJob) =>
+      job.dryRun ? sql`overriding system value` : sql``,
+    value: (job: BatchJob) => job.dryRun ? sql`-u.line,` : sql``,
+  };
 
   const accounts = createAccountWrites(sql);
 
