@@ -5,6 +5,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { StartupError } from "../config.ts";
+import { relativeTarEntries } from "./tar-entries.ts";
 
 export interface EmbeddedPostgres {
   url: string;
@@ -98,9 +99,9 @@ const firstLine = (e: unknown) =>
 
 /**
  * Serves backups of the running database (`deno task backup:embedded`):
- * PGlite's dump of its data directory, taken between two statements (it
- * waits for the one running), so the copy is what a crash at that moment
- * would leave: every committed transaction, which PostgreSQL's recovery
+ * PGlite's dump of its data directory (entries named relative to it),
+ * taken between two statements (it waits for the one running), so the copy
+ * is what a crash at that moment would leave: every committed transaction, which PostgreSQL's recovery
  * replays from the WAL when the copy is opened. Without a socket (a path
  * too long for one, a directory that refuses it) the service runs all the
  * same; the task then says that no backup was offered.
@@ -118,7 +119,9 @@ async function serveBackups(db: PGlite, path: string) {
     for await (const conn of listener) {
       try {
         const dump = await db.dumpDataDir("none");
-        await dump.stream().pipeTo(conn.writable);
+        await dump.stream().pipeThrough(relativeTarEntries()).pipeTo(
+          conn.writable,
+        );
       } catch {
         conn.close(); // the task sees a cut archive and says so
       }
