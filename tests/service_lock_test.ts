@@ -1,8 +1,9 @@
 /**
  * `deno task start` fetches only what the service imports: it runs with
- * service.lock, the lock of main.ts's own module graph, instead of
- * deno.lock, which also pins the tests' and tools' packages (Deno fetches
- * every package of the lock it runs with).
+ * service.lock, the lock of main.ts's and the operators' tasks' own module
+ * graphs, instead of deno.lock, which also pins the tests' and tools'
+ * packages (Deno fetches every package of the lock it runs with), and the
+ * tasks of the tests and tools install deno.lock's packages themselves.
  */
 import { assert, assertEquals } from "./support/assert.ts";
 
@@ -10,9 +11,38 @@ const ROOT = new URL("../", import.meta.url);
 const lock = async (name: string) =>
   JSON.parse(await Deno.readTextFile(new URL(name, ROOT)));
 
-Deno.test("deno task start runs with service.lock, which pins no test-only package", async () => {
+Deno.test("deno task start and the operators' tasks run with service.lock, which pins no test-only package", async () => {
   const deno = await lock("deno.json");
-  assert(deno.tasks.start.includes("--lock=service.lock --frozen"));
+  // "auto" makes `deno task` install every package of deno.lock before any
+  // task, the start's included.
+  assertEquals(deno.nodeModulesDir, "manual");
+  for (
+    const task of [
+      "start",
+      "create-admin",
+      "import",
+      "audit:verify",
+      "rotate-device-key",
+      "backup:embedded",
+    ]
+  ) {
+    assert(
+      deno.tasks[task].includes(
+        "--lock=service.lock --frozen --node-modules-dir=none",
+      ),
+      `${task} runs with service.lock`,
+    );
+  }
+  for (const [task, command] of Object.entries<string>(deno.tasks)) {
+    if (
+      /deno (run|test|check)/.test(command) && !command.includes("service.lock")
+    ) {
+      assert(
+        command.startsWith("deno install --frozen --quiet && "),
+        `${task} installs deno.lock's packages first: without node_modules it cannot start`,
+      );
+    }
+  }
   const service = await lock("service.lock");
   const names = Object.keys(service.npm).map((k) => k.replace(/@[^@]*$/, ""));
   for (
@@ -21,7 +51,6 @@ Deno.test("deno task start runs with service.lock, which pins no test-only packa
       "typescript",
       "fast-check",
       "openapi-typescript",
-      "openapi-fetch",
     ]
   ) {
     assert(!names.includes(testOnly), `service.lock pins ${testOnly}`);
