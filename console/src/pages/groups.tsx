@@ -227,7 +227,7 @@ function GroupView({ group, reload }: { group: Group; reload: () => void }) {
                         () => members("DELETE", [m.id]),
                       )}
                   >
-                    Remove {m.username}
+                    Remove <Text>{m.username}</Text>
                   </button>
                 )}
               </li>
@@ -349,7 +349,7 @@ function AddMember(
                       disabled={busy}
                       onClick={() => onAdd(u)}
                     >
-                      Add {u.username}
+                      Add <Text>{u.username}</Text>
                     </button>
                   )}
               </li>
@@ -455,7 +455,7 @@ export function Assignments(
                 disabled={busy}
                 onClick={() => end(a)}
               >
-                End {nameOf(a)}
+                End <Text>{nameOf(a)}</Text>
               </button>
             </li>
           ))}

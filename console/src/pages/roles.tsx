@@ -228,14 +228,14 @@ function RoleItem(
             class="secondary"
             onClick={() => setEditing(true)}
           >
-            Edit {role.name}
+            Edit <Text>{role.name}</Text>
           </button>
           <button
             type="button"
             class="danger"
             onClick={() => setDeleting(true)}
           >
-            Delete {role.name}
+            Delete <Text>{role.name}</Text>
           </button>
         </div>
       )}
