@@ -8,6 +8,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import type { components } from "../../../clients/mod.ts";
 import { labelOf, PERMISSION_GROUPS } from "../access.ts";
 import { api, type Failure, send } from "../api.ts";
+import { href } from "../router.ts";
 import {
   Done,
   Field,
@@ -32,7 +33,8 @@ export function Roles() {
       <Title>Roles</Title>
       <p>
         A role is a set of permissions. Give it to a person on their page, or to
-        a group on the <a href="#/groups">groups page</a>: each member holds it.
+        a group on the{" "}
+        <a href={href("/groups")}>groups page</a>: each member holds it.
       </p>
       {done && <Done>{done}</Done>}
       {reply && !reply.ok && <Notice failure={reply} onRetry={reload} />}
