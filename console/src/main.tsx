@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, onEnrollmentRequired, onSignedOut, send } from "./api.ts";
 import type { Account } from "../../clients/mod.ts";
 import { StepUpDialog } from "./factor.tsx";
-import { FACTORS_PATH, NOT_FOUND, PAGES } from "./pages.tsx";
+import { FACTORS_PATH, NOT_FOUND, type Page, PAGES } from "./pages.tsx";
 import {
   currentLocation,
   href,
@@ -17,20 +17,37 @@ import {
 } from "./router.ts";
 import { SignIn } from "./pages/signin.tsx";
 import { Notice, Title } from "./ui.tsx";
-import type { Failure } from "./api.ts";
+import type { Failure, Reply } from "./api.ts";
+import { Held } from "./access.ts";
 
 function App() {
   // undefined: not known yet; null: nobody signed in.
   const [me, setMe] = useState<Account | null>();
+  // What the person may do: the navigation, pages and buttons follow it.
+  const [held, setHeld] = useState<ReadonlySet<string>>();
   const [checkFailed, setCheckFailed] = useState<Failure>();
   const [endedWith, setEndedWith] = useState<string>();
   const loc = useLocation();
 
+  const permitted = (answer: Reply<{ permissions: string[] }>) => {
+    if (answer.ok) setHeld(new Set(answer.data.permissions));
+    else if (answer.status !== 401) setCheckFailed(answer);
+  };
+  const loadPermissions = async () => {
+    setCheckFailed(undefined);
+    permitted(await send(() => api.GET("/api/auth/permissions")));
+  };
   const check = async () => {
     setCheckFailed(undefined);
-    const answer = await send(() => api.GET("/api/auth/me"));
-    if (answer.ok) setMe(answer.data);
-    else if (answer.status === 401) setMe(null);
+    // Side by side: the first page waits for one round trip, not two.
+    const [answer, allowed] = await Promise.all([
+      send(() => api.GET("/api/auth/me")),
+      send(() => api.GET("/api/auth/permissions")),
+    ]);
+    if (answer.ok) {
+      setMe(answer.data);
+      permitted(allowed);
+    } else if (answer.status === 401) setMe(null);
     else setCheckFailed(answer);
   };
   useEffect(() => {
@@ -57,7 +74,10 @@ function App() {
     return (
       <main id="main">
         <Title>User administration</Title>
-        <Notice failure={checkFailed} onRetry={check} />
+        <Notice
+          failure={checkFailed}
+          onRetry={me ? loadPermissions : check}
+        />
       </main>
     );
   }
@@ -68,16 +88,26 @@ function App() {
         ended={endedWith}
         onSignedIn={(account) => {
           setEndedWith(undefined);
+          setHeld(undefined);
           setMe(account);
+          loadPermissions();
         }}
       />
     );
   }
 
+  if (!held) return <p class="loading" role="status">Loading…</p>;
+  const may = (p: Page) => !p.permission || held.has(p.permission);
+  const sections = PAGES.filter((p) => p.nav && may(p));
+  // An address without a page: the first section the person may use, else
+  // their own factors (a viewer's one page).
+  const path = location.hash.replace(/^#\/?/, "") === ""
+    ? sections[0]?.pattern ?? FACTORS_PATH
+    : loc.path;
   let page = NOT_FOUND;
   let params: Record<string, string> = {};
   for (const p of PAGES) {
-    const found = match(p.pattern, loc.path);
+    const found = match(p.pattern, path);
     if (found) {
       page = p;
       params = found;
@@ -89,6 +119,7 @@ function App() {
   const signOut = async () => {
     await send(() => api.POST("/api/auth/logout"));
     setMe(null);
+    setHeld(undefined);
   };
 
   return (
@@ -96,20 +127,24 @@ function App() {
       <a class="skip" href="#main" onClick={skipToMain}>Skip to content</a>
       <header class="top">
         <span class="brand">User administration</span>
-        <nav aria-label="Sections">
-          <ul>
-            {PAGES.filter((p) => p.nav).map((p) => (
-              <li key={p.pattern}>
-                <a
-                  href={href(p.pattern)}
-                  aria-current={page.section === p.section ? "page" : undefined}
-                >
-                  {p.nav}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
+        {sections.length > 0 && (
+          <nav aria-label="Sections">
+            <ul>
+              {sections.map((p) => (
+                <li key={p.pattern}>
+                  <a
+                    href={href(p.pattern)}
+                    aria-current={page.section === p.section
+                      ? "page"
+                      : undefined}
+                  >
+                    {p.nav}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </nav>
+        )}
         <div class="who">
           <bdi>{me.username}</bdi>{" "}
           <a
@@ -123,10 +158,24 @@ function App() {
           </button>
         </div>
       </header>
-      <main id="main" key={loc.path}>
-        {page.render({ params, query: loc.query, me })}
+      <main id="main" key={path}>
+        <Held.Provider value={held}>
+          {may(page)
+            ? page.render({ params, query: loc.query, me })
+            : <NoAccess title={page.title} />}
+        </Held.Provider>
       </main>
       <StepUpDialog />
+    </>
+  );
+}
+
+/** A page the person may not use: said plainly, not as the API's `Forbidden`. */
+function NoAccess({ title }: { title: string }) {
+  return (
+    <>
+      <Title>{title}</Title>
+      <p>You do not have access to this page.</p>
     </>
   );
 }

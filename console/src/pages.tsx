@@ -4,11 +4,14 @@
  */
 import type { VNode } from "preact";
 import type { Account } from "../../clients/mod.ts";
+import type { Permission } from "./access.ts";
 import { AuditTrail } from "./pages/audit.tsx";
 import { CreateUser } from "./pages/create-user.tsx";
 import { Factors } from "./pages/factors.tsx";
+import { GroupPage, Groups } from "./pages/groups.tsx";
 import { ImportPage } from "./pages/import.tsx";
 import { Imports } from "./pages/imports.tsx";
+import { Roles } from "./pages/roles.tsx";
 import { ScimConnections } from "./pages/scim.tsx";
 import { SsoProviders } from "./pages/sso.tsx";
 import { UserPage } from "./pages/user.tsx";
@@ -34,12 +37,15 @@ export interface Page {
   section: string;
   /** Its label in the top navigation, for a section's own page. */
   nav?: string;
+  /** What the person must hold to see it (none: anyone signed in). */
+  permission?: Permission;
   render(props: PageProps): VNode;
 }
 
 export const PAGES: Page[] = [
   {
     pattern: "/users",
+    permission: "users:read",
     title: "Users",
     section: "users",
     nav: "Users",
@@ -47,18 +53,21 @@ export const PAGES: Page[] = [
   },
   {
     pattern: "/users/new",
+    permission: "users:create",
     title: "New user",
     section: "users",
     render: () => <CreateUser />,
   },
   {
     pattern: "/users/:id",
+    permission: "users:read",
     title: "User",
     section: "users",
     render: ({ params, me }) => <UserPage id={params.id} me={me} />,
   },
   {
     pattern: "/audit",
+    permission: "audit:read",
     title: "Audit trail",
     section: "audit",
     nav: "Audit trail",
@@ -66,6 +75,7 @@ export const PAGES: Page[] = [
   },
   {
     pattern: "/webhooks",
+    permission: "webhooks:manage",
     title: "Webhooks",
     section: "webhooks",
     nav: "Webhooks",
@@ -73,12 +83,14 @@ export const PAGES: Page[] = [
   },
   {
     pattern: "/webhooks/:id",
+    permission: "webhooks:manage",
     title: "Webhook",
     section: "webhooks",
     render: ({ params }) => <WebhookPage id={params.id} />,
   },
   {
     pattern: "/provisioning",
+    permission: "scim:manage",
     title: "Provisioning",
     section: "provisioning",
     nav: "Provisioning",
@@ -86,6 +98,7 @@ export const PAGES: Page[] = [
   },
   {
     pattern: "/sign-in-providers",
+    permission: "sso:manage",
     title: "Sign-in providers",
     section: "sign-in-providers",
     nav: "Sign-in providers",
@@ -93,6 +106,7 @@ export const PAGES: Page[] = [
   },
   {
     pattern: "/imports",
+    permission: "users:import",
     title: "Imports",
     section: "imports",
     nav: "Imports",
@@ -100,9 +114,33 @@ export const PAGES: Page[] = [
   },
   {
     pattern: "/imports/:id",
+    permission: "users:import",
     title: "Import",
     section: "imports",
     render: ({ params }) => <ImportPage id={params.id} />,
+  },
+  {
+    pattern: "/roles",
+    permission: "roles:manage",
+    title: "Roles",
+    section: "roles",
+    nav: "Roles",
+    render: () => <Roles />,
+  },
+  {
+    pattern: "/groups",
+    permission: "roles:manage",
+    title: "Groups",
+    section: "groups",
+    nav: "Groups",
+    render: () => <Groups />,
+  },
+  {
+    pattern: "/groups/:id",
+    permission: "roles:manage",
+    title: "Group",
+    section: "groups",
+    render: ({ params }) => <GroupPage id={params.id} />,
   },
   {
     pattern: FACTORS_PATH,

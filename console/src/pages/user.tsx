@@ -7,6 +7,7 @@
  */
 import { useState } from "preact/hooks";
 import type { Account } from "../../../clients/mod.ts";
+import { useCan, useHoldsAny } from "../access.ts";
 import {
   api,
   type Failure,
@@ -32,6 +33,7 @@ import {
 } from "./user/account-forms.tsx";
 import { UserAudit } from "./user/audit.tsx";
 import { Keys } from "./user/keys.tsx";
+import { UserRoles } from "./user/roles.tsx";
 import { SecondFactors } from "./user/second-factors.tsx";
 import { Sessions } from "./user/sessions.tsx";
 
@@ -77,6 +79,9 @@ function UserView(
   { loaded, me, reload }: { loaded: Loaded; me: Account; reload: () => void },
 ) {
   const { user } = loaded;
+  // Each section shows only to someone who holds what its calls need.
+  const can = useCan();
+  const holdsAny = useHoldsAny();
   const [failure, setFailure] = useState<Failure>();
   const [done, setDone] = useState<string>();
   const [busy, setBusy] = useState(false);
@@ -185,72 +190,96 @@ function UserView(
         </dl>
       </section>
 
-      <ProfileForm
-        key={`profile-${loaded.etag}`}
-        user={user}
-        busy={busy}
-        onSave={(body) =>
-          change("Profile saved.", () =>
-            send(() => api.PATCH("/api/users/{id}", { ...path, body })))}
-      />
-      <RoleForm
-        key={loaded.etag}
-        user={user}
-        busy={busy}
-        onSave={(role) =>
-          change(`Role changed to ${role}.`, () =>
-            send(() =>
-              api.PATCH("/api/users/{id}", { ...path, body: { role } })
-            ))}
-      />
-      <PasswordForm
-        busy={busy}
-        onSave={(password, clear) =>
-          change("Password reset.", () =>
-            send(() =>
-              api.PATCH("/api/users/{id}", { ...path, body: { password } })
-            ), clear)}
-      />
-      <AccessForm
-        user={user}
-        busy={busy}
-        onDisable={(reason, until) =>
-          change("User disabled.", () =>
-            send(() =>
-              api.POST("/api/users/{id}/disable", {
-                params: { path: { id: user.id } },
-                body: { reason: reason || null, until: until || null },
-              })
-            ))}
-        onEnable={() =>
-          change("User enabled.", () =>
-            send(() =>
-              api.POST("/api/users/{id}/enable", {
-                params: { path: { id: user.id } },
-              })
-            ))}
-      />
+      {can("users:update") && (
+        <ProfileForm
+          key={`profile-${loaded.etag}`}
+          user={user}
+          busy={busy}
+          onSave={(body) =>
+            change(
+              "Profile saved.",
+              () => send(() => api.PATCH("/api/users/{id}", { ...path, body })),
+            )}
+        />
+      )}
+      {/* Only an admin acting with every permission makes or unmakes admins. */}
+      {me.role === "admin" && (
+        <RoleForm
+          key={loaded.etag}
+          user={user}
+          busy={busy}
+          onSave={(role) =>
+            change(`Role changed to ${role}.`, () =>
+              send(() =>
+                api.PATCH("/api/users/{id}", { ...path, body: { role } })
+              ))}
+        />
+      )}
+      {can("users:password") && (
+        <PasswordForm
+          busy={busy}
+          onSave={(password, clear) =>
+            change("Password reset.", () =>
+              send(() =>
+                api.PATCH("/api/users/{id}", { ...path, body: { password } })
+              ), clear)}
+        />
+      )}
+      {can("users:disable") && (
+        <AccessForm
+          user={user}
+          busy={busy}
+          onDisable={(reason, until) =>
+            change("User disabled.", () =>
+              send(() =>
+                api.POST("/api/users/{id}/disable", {
+                  params: { path: { id: user.id } },
+                  body: { reason: reason || null, until: until || null },
+                })
+              ))}
+          onEnable={() =>
+            change("User enabled.", () =>
+              send(() =>
+                api.POST("/api/users/{id}/enable", {
+                  params: { path: { id: user.id } },
+                })
+              ))}
+        />
+      )}
       <SecondFactors
         user={user}
         self={user.id === me.id}
         busy={busy}
-        onReset={() =>
-          change("Second factors reset.", () =>
-            send(() =>
-              api.DELETE("/api/users/{id}/mfa", {
-                params: { path: { id: user.id } },
-              })
-            ))}
+        onReset={can("users:factors")
+          ? () =>
+            change("Second factors reset.", () =>
+              send(() =>
+                api.DELETE("/api/users/{id}/mfa", {
+                  params: { path: { id: user.id } },
+                })
+              ))
+          : undefined}
       />
-      <Sessions userId={user.id} onChange={changed} />
-      <Keys userId={user.id} onChange={changed} />
+      {can("users:sessions") && (
+        <Sessions
+          userId={user.id}
+          onChange={changed}
+        />
+      )}
+      {/* Someone's own keys need any permission; another's, keys:manage. */}
+      {(user.id === me.id ? holdsAny : can("keys:manage")) && (
+        <Keys userId={user.id} onChange={changed} />
+      )}
+      {can("roles:manage") && <UserRoles userId={user.id} onChange={changed} />}
 
-      <section aria-labelledby="records">
-        <h2 id="records">Audit records</h2>
-        <UserAudit key={changes} userId={user.id} />
-      </section>
+      {can("audit:read") && (
+        <section aria-labelledby="records">
+          <h2 id="records">Audit records</h2>
+          <UserAudit key={changes} userId={user.id} />
+        </section>
+      )}
 
-      {user.id !== me.id && (
+      {user.id !== me.id && can("users:delete") && (
         <section aria-labelledby="delete">
           <h2 id="delete">Delete</h2>
           <p>Deleting ends their sessions and removes their keys.</p>
@@ -265,8 +294,9 @@ function UserView(
                 api.DELETE("/api/users/{id}", path)
               );
               setBusy(false);
-              if (answer.ok) navigate(href("/users"));
-              else setFailure(answer);
+              if (answer.ok) {
+                navigate(href("/users"));
+              } else setFailure(answer);
             }}
           />
         </section>

@@ -4,6 +4,7 @@
  * loads more than one page, so a million users cost what ten do.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
+import { useCan } from "../access.ts";
 import { api, nextCursor, send, type User } from "../api.ts";
 import { currentLocation, href, navigate } from "../router.ts";
 import { Field, Notice, Text, Time, Title, useLoad } from "../ui.tsx";
@@ -32,6 +33,7 @@ function filtersOf(query: URLSearchParams): Filters {
 
 export function Users({ query }: { query: URLSearchParams }) {
   const filters = filtersOf(query);
+  const can = useCan();
   const [typed, setTyped] = useState(filters.q ?? "");
   // Cursors of the pages before this one, for "Previous".
   const [behind, setBehind] = useState<string[]>([]);
@@ -82,7 +84,9 @@ export function Users({ query }: { query: URLSearchParams }) {
     <>
       <div class="heading">
         <Title>Users</Title>
-        <a class="button" href={href("/users/new")}>New user</a>
+        {can("users:create") && (
+          <a class="button" href={href("/users/new")}>New user</a>
+        )}
       </div>
       <form
         class="filters"

@@ -12,7 +12,8 @@ export function SecondFactors(
     user: UserDetail;
     self: boolean;
     busy: boolean;
-    onReset: () => void;
+    /** Absent for someone who may not reset them. */
+    onReset?: () => void;
   },
 ) {
   const { totp, passkeys, recoveryCodesLeft } = user.mfa;
@@ -50,17 +51,21 @@ export function SecondFactors(
             <dt>Recovery codes</dt>
             <dd>{recoveryCodesLeft} left</dd>
           </dl>
-          <p>
-            For someone who lost their factors: they sign in with the password
-            alone and may set up new ones.{" "}
-            {self && "Your own sessions end too: you sign in again."}
-          </p>
-          <ConfirmButton
-            label="Reset second factors"
-            question={`Remove every factor of ${user.username} and end their sessions?`}
-            busy={busy}
-            onConfirm={onReset}
-          />
+          {onReset && (
+            <>
+              <p>
+                For someone who lost their factors: they sign in with the
+                password alone and may set up new ones.{" "}
+                {self && "Your own sessions end too: you sign in again."}
+              </p>
+              <ConfirmButton
+                label="Reset second factors"
+                question={`Remove every factor of ${user.username} and end their sessions?`}
+                busy={busy}
+                onConfirm={onReset}
+              />
+            </>
+          )}
         </>
       )}
     </section>
