@@ -8,6 +8,7 @@ import { AuditTrail } from "./pages/audit.tsx";
 import { CreateUser } from "./pages/create-user.tsx";
 import { Factors } from "./pages/factors.tsx";
 import { ImportPage } from "./pages/import.tsx";
+import { OverviewPage } from "./pages/overview.tsx";
 import { Imports } from "./pages/imports.tsx";
 import { ScimConnections } from "./pages/scim.tsx";
 import { SsoProviders } from "./pages/sso.tsx";
@@ -27,7 +28,7 @@ export interface PageProps {
 }
 
 export interface Page {
-  /** `/users/:id`; the first that matches wins (an empty hash is `/users`). */
+  /** `/users/:id`; the first that matches wins (an empty hash is `/overview`). */
   pattern: string;
   title: string;
   /** The navigation entry it highlights. */
@@ -38,6 +39,13 @@ export interface Page {
 }
 
 export const PAGES: Page[] = [
+  {
+    pattern: "/overview",
+    title: "Overview",
+    section: "overview",
+    nav: "Overview",
+    render: () => <OverviewPage />,
+  },
   {
     pattern: "/users",
     title: "Users",
