@@ -146,7 +146,7 @@ function SignIns({ days }: { days: Day[] }) {
                 y={H - BOTTOM - height(d.failed)}
                 height={height(d.failed)}
               />
-              {i % 2 === days.length % 2 && (
+              {i % 2 === (days.length - 1) % 2 && (
                 <text x={x} y={H - 6}>{dayLabel(d.date)}</text>
               )}
             </g>
