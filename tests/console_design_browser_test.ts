@@ -188,7 +188,6 @@ Deno.test(withTool(
       "the newest 100",
     );
     await accessibleInBothSchemes(page, "the audit trail");
-    await shot(page, "audit");
 
     // Older pages, until there are none.
     const older = page.getByRole("button", { name: "Older records" });
@@ -248,6 +247,8 @@ Deno.test(withTool(
     );
     assert(ofTwo.length > 0 && ofTwo.length < failed.length);
     assert(page.url().includes("targetId=2"), page.url());
+    await accessibleInBothSchemes(page, "the filtered audit trail");
+    await shot(page, "audit-filtered");
 
     // A time window: records of a minute that ended in the past; not live.
     await page.getByRole("link", { name: "Clear filters" }).click();
