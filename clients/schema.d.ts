@@ -956,6 +956,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Counts of users, sign-ins per day, webhook health
+         * @description What the console's overview shows, read on each request. A section needing a permission the caller lacks is null, not refused: `signIns` needs `audit:read`, `webhooks` needs `webhooks:manage`.
+         *
+         *     Permission: `users:read`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `users:read`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 500 `Failed to read overview`: any other failure.
+         */
+        get: operations["getOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Counts of users, sign-ins per day, webhook health: headers only (HEAD)
+         * @description As `GET /api/overview` with the same checks, status and headers, without a body.
+         */
+        head: operations["getOverviewHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/roles": {
         parameters: {
             query?: never;
@@ -3389,6 +3422,68 @@ export interface components {
         Ok: {
             /** @enum {boolean} */
             ok: true;
+        };
+        Overview: {
+            /** @description The last 14 days (UTC), oldest first, today last, days without sign-ins included; null when the caller lacks `audit:read` */
+            signIns: components["schemas"]["OverviewSignInDay"][] | null;
+            users: components["schemas"]["OverviewUsers"];
+            /** @description Every webhook endpoint, oldest first; null when the caller lacks `webhooks:manage` */
+            webhooks: components["schemas"]["OverviewWebhook"][] | null;
+        };
+        OverviewSignInDay: {
+            /**
+             * @description The day in UTC
+             * @example 2026-11-25
+             */
+            date: string;
+            /**
+             * @description `login.failed` records of the day
+             * @example 3
+             */
+            failed: number;
+            /**
+             * @description `login.succeeded` records of the day
+             * @example 3
+             */
+            succeeded: number;
+        };
+        OverviewUsers: {
+            /**
+             * @description Users whose role is `admin`
+             * @example 3
+             */
+            admins: number;
+            /**
+             * @description Users disabled now (a disable that ran out not counted)
+             * @example 3
+             */
+            disabled: number;
+            /**
+             * @description Every user
+             * @example 3
+             */
+            total: number;
+            /**
+             * @description Admins without a second factor
+             * @example 3
+             */
+            unenrolledAdmins: number;
+        };
+        OverviewWebhook: {
+            /**
+             * @description `disabled`: its retry budget ran out (`POST /api/webhooks/{id}/enable` resumes it); `failing`: the record being delivered has failed and is retried; `ok`: the last attempt delivered; `idle`: no attempt yet
+             * @enum {string}
+             */
+            health: "ok" | "failing" | "disabled" | "idle";
+            /** @example 1 */
+            id: number;
+            /**
+             * Format: date-time
+             * @description The last delivery attempt; null when none was made
+             */
+            lastAttemptAt: string | null;
+            /** @example https://hooks.example.com/user-admin */
+            url: string;
         };
         Passkey: {
             /**
@@ -7177,6 +7272,109 @@ export interface operations {
             };
             /** @description No import has the id (also for ids that cannot exist) */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overview */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Overview"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to read overview";
+                    };
+                };
+            };
+        };
+    };
+    getOverviewHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overview */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;

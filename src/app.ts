@@ -28,6 +28,7 @@ import { mountRoles } from "./roles/roles.index.ts";
 import { mountGroups } from "./groups/groups.index.ts";
 import { answersInScimForm, exceptBulk, mountScim } from "./scim/scim.index.ts";
 import { mountMfa } from "./mfa/mfa.index.ts";
+import { mountOverview } from "./overview/overview.index.ts";
 import { createOidc } from "./sso/oidc.ts";
 import { mountSso, withSignInDeadline } from "./sso/sso.index.ts";
 import { mountUsers } from "./users/users.index.ts";
@@ -112,6 +113,11 @@ export const OPENAPI_INFO: OpenAPIObjectConfig = {
       name: "sso",
       description:
         "Signing in with an identity provider (OpenID Connect): the sign-in page's providers, the sign-in's redirects, and the providers (admins only)",
+    },
+    {
+      name: "overview",
+      description:
+        "What the console's landing page shows: counts of users, sign-ins per day, webhook health",
     },
     { name: "service", description: "Health" },
   ],
@@ -202,6 +208,7 @@ export function createApp(deps: AppDeps) {
     heartbeatMs: config.AUDIT_STREAM_HEARTBEAT_MS,
   }, steps);
   mountWebhooks(app, { store, config }, steps);
+  mountOverview(app, { store }, steps);
   mountScim(app, { store, passwords, config }, steps);
   mountSso(
     app,

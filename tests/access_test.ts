@@ -105,6 +105,7 @@ const CALLS: [method: string, path: string, body?: string][] = [
   ["GET", "/api/sso/providers/1"],
   ["PATCH", "/api/sso/providers/1", JSON.stringify({ name: "Entra" })],
   ["DELETE", "/api/sso/providers/1"],
+  ["GET", "/api/overview"],
   ["GET", "/api/roles"],
   ["POST", "/api/roles", JSON.stringify({ name: "desk", permissions: [] })],
   ["POST", "/api/roles", "not json"],

@@ -273,6 +273,7 @@ const CONTRACT: Record<string, Listed[]> = {
     [401, "Unauthorised"],
     [500, "Failed to read permissions"],
   ],
+  "get /api/overview": [...ADMIN, [500, "Failed to read overview"]],
   "get /api/roles": [...ADMIN, [500, "Failed to list roles"]],
   "post /api/roles": [
     ...ADMIN,

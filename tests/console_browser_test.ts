@@ -48,7 +48,9 @@ Deno.test(withTool(
       .waitFor();
     await page.getByLabel("Password", { exact: true }).fill(ADMIN.password);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await heading(page, "Users");
+    // Signing in opens the overview.
+    await heading(page, "Overview");
+    await section(page, "Users");
     await page.getByRole("link", { name: ADMIN.username }).first().waitFor();
     await accessible(page, "the users page");
 
@@ -305,10 +307,18 @@ Deno.test(withTool(
       },
     });
     assert(created.ok);
-    const top = page.locator("ol.records li").first();
+    const top = page.locator("table.audit tbody tr").first();
     await top.getByRole("link", { name: "נועה" }).waitFor();
-    assertEquals(await top.locator(".action").textContent(), "user.created");
+    assertEquals(await top.locator(".action").textContent(), "User created");
+    assertEquals(
+      await top.locator(".action").getAttribute("data-action"),
+      "user.created",
+    );
     assertEquals(await top.locator(".via").textContent(), "via api");
+    assertEquals(
+      await top.locator("td.details").textContent(),
+      "role viewer",
+    );
     await shot(page, "audit");
 
     // Main-thread stalls while the burst is drawn, from inside the page.
@@ -340,7 +350,7 @@ Deno.test(withTool(
       await page.locator(".feed-state").textContent(),
       "Live: new records appear at the top. 10002 received since opening; the newest 500 are shown.",
     );
-    assertEquals(await page.locator("ol.records li").count(), 500);
+    assertEquals(await page.locator("table.audit tbody tr").count(), 500);
     const longestGap = await page.evaluate(() =>
       (globalThis as unknown as { longestGap: number }).longestGap
     );
@@ -369,8 +379,9 @@ Deno.test(withTool(
     );
     await eventually(
       async () =>
-        new Set(await page.locator("ol.records .action").allTextContents())
-          .size === 1,
+        new Set(
+          await page.locator("table.audit .action").allTextContents(),
+        ).size === 1,
       "only user.created",
     );
     clean(c);
@@ -630,6 +641,7 @@ Deno.test(withTool(
     assertEquals(await overflow(page), 0, "sign-in");
     await signIn(page, svc.baseUrl);
     const pages: [string, string | RegExp][] = [
+      ["#/overview", "Overview"],
       ["#/users", "Users"],
       [`#/users/${long.id}`, long.name],
       ["#/users/new", "New user"],
@@ -690,6 +702,9 @@ Deno.test(withTool(
     await page.keyboard.type(ADMIN.username);
     await tabTo("INPUT#password");
     await page.keyboard.type(ADMIN.password);
+    await page.keyboard.press("Enter");
+    await heading(page, "Overview");
+    await tabTo("A# Users");
     await page.keyboard.press("Enter");
     await heading(page, "Users");
     await tabTo("INPUT#q");

@@ -132,7 +132,7 @@ Deno.test(withTool(
     await page.getByRole("alert").getByText("Invalid code").waitFor();
     await code.fill(await freshCode(svc, adminId, secret));
     await page.getByRole("button", { name: "Sign in" }).click();
-    await heading(page, "Users");
+    await heading(page, "Overview");
     assertEquals(
       (await records(svc, "login.succeeded", adminId)).at(-1)?.details,
       { methods: ["password", "totp"] },
@@ -143,7 +143,7 @@ Deno.test(withTool(
     await enterPassword(page, origin);
     await code.fill(codes[0]);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await heading(page, "Users");
+    await heading(page, "Overview");
     assertEquals((await factorsOf(svc, adminId)).recoveryCodesLeft, 9);
     await signOut(page);
     await enterPassword(page, origin);
@@ -152,7 +152,7 @@ Deno.test(withTool(
     await page.getByRole("alert").getByText("Invalid code").waitFor();
     await code.fill(await freshCode(svc, adminId, secret));
     await page.getByRole("button", { name: "Sign in" }).click();
-    await heading(page, "Users");
+    await heading(page, "Overview");
 
     // New codes need a recent factor: the step-up asks (Escape declines it,
     // and the API's 403 stays), then takes a code from the keyboard.
@@ -233,7 +233,7 @@ Deno.test(withTool(
     await enterPassword(page, origin);
     await heading(page, "Second factor");
     await page.getByRole("button", { name: "Use a passkey" }).click();
-    await heading(page, "Users");
+    await heading(page, "Overview");
     assertEquals(
       (await records(svc, "login.succeeded", adminId)).at(-1)?.details,
       { methods: ["password", "passkey"] },

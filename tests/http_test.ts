@@ -111,6 +111,7 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/imports/{id}",
     "/api/imports/{id}/cancel",
     "/api/imports/{id}/errors",
+    "/api/overview",
     "/api/roles",
     "/api/roles/{id}",
     "/api/scim/connections",

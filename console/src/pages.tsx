@@ -10,6 +10,7 @@ import { CreateUser } from "./pages/create-user.tsx";
 import { Factors } from "./pages/factors.tsx";
 import { GroupPage, Groups } from "./pages/groups.tsx";
 import { ImportPage } from "./pages/import.tsx";
+import { OverviewPage } from "./pages/overview.tsx";
 import { Imports } from "./pages/imports.tsx";
 import { Roles } from "./pages/roles.tsx";
 import { ScimConnections } from "./pages/scim.tsx";
@@ -30,7 +31,7 @@ export interface PageProps {
 }
 
 export interface Page {
-  /** `/users/:id`; the first that matches wins (an empty hash is `/users`). */
+  /** `/users/:id`; the first that matches wins (an empty hash is `/overview`). */
   pattern: string;
   title: string;
   /** The navigation entry it highlights. */
@@ -43,6 +44,14 @@ export interface Page {
 }
 
 export const PAGES: Page[] = [
+  {
+    pattern: "/overview",
+    permission: "users:read",
+    title: "Overview",
+    section: "overview",
+    nav: "Overview",
+    render: () => <OverviewPage />,
+  },
   {
     pattern: "/users",
     permission: "users:read",

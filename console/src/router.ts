@@ -13,7 +13,7 @@ export interface Location {
 }
 
 export function currentLocation(): Location {
-  const hash = location.hash.replace(/^#/, "") || "/users";
+  const hash = location.hash.replace(/^#/, "") || "/overview";
   const q = hash.indexOf("?");
   return q < 0 ? { path: hash, query: new URLSearchParams() } : {
     path: hash.slice(0, q),

@@ -7,6 +7,7 @@ import { createApiKeyStore } from "./api-keys.ts";
 import { createImportStore } from "./imports.ts";
 import { createScimStore } from "./scim.ts";
 import { createMfaStore } from "./mfa.ts";
+import { createOverviewStore } from "./overview.ts";
 import { createGroupStore } from "./groups.ts";
 import { createRoleStore } from "./roles.ts";
 import { createSessions } from "./sessions.ts";
@@ -63,6 +64,7 @@ export function createStore(
     scim: createScimStore(sql, writer),
     sso: createSsoStore(sql, writer),
     imports: createImportStore(sql, writer),
+    overview: createOverviewStore(sql),
     audit: {
       ...auditStore,
       /** As the trail's store lists, after sealing: every committed record is shown. */

@@ -165,6 +165,7 @@ export const MSG = {
   groupUpdateFailed: "Failed to update group",
   groupDeleteFailed: "Failed to delete group",
   groupMembersFailed: "Failed to change group members",
+  overviewFailed: "Failed to read overview",
 } as const;
 
 /** The 400 of a query parameter with a bad value, which names the parameter. */

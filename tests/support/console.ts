@@ -139,14 +139,15 @@ export async function enterPassword(
   await page.getByRole("button", { name: "Sign in" }).click();
 }
 
-/** Signs in with a password alone, onto the users page. */
+/** Signs in with a password alone (onto the overview), then opens the users page. */
 export async function signIn(
   page: Page,
   origin: string,
   credentials: { username?: string; password?: string } = {},
 ) {
   await enterPassword(page, origin, credentials);
-  await heading(page, "Users");
+  await heading(page, "Overview");
+  await section(page, "Users");
 }
 
 /** Creates a user through the API for a test's page to work on. */
