@@ -43,7 +43,7 @@ export const PAGES: Page[] = [
     title: "Users",
     section: "users",
     nav: "Users",
-    render: ({ query }) => <Users query={query} />,
+    render: ({ query, me }) => <Users query={query} me={me} />,
   },
   {
     pattern: "/users/new",

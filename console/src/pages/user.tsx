@@ -1,9 +1,10 @@
 /**
- * One user: who they are, their role, password, access, sessions, keys and
- * the audit records about them. Every change sends the ETag the page
- * shows (If-Match): a change made meanwhile elsewhere answers 412, and the
- * page offers to reload rather than overwrite it. The page's sections are
- * in user/, one file each.
+ * One user, in tabs: Profile (who they are, where they come from, role,
+ * access, deletion), Security (password, second factors, sessions, keys)
+ * and Activity (the audit records about them). Every change sends the ETag
+ * the page shows (If-Match): a change made meanwhile elsewhere answers 412,
+ * and the page offers to reload rather than overwrite it. The page's
+ * sections are in user/, one file each.
  */
 import { useState } from "preact/hooks";
 import type { Account } from "../../../clients/mod.ts";
@@ -18,7 +19,9 @@ import { href, navigate } from "../router.ts";
 import {
   ConfirmButton,
   Done,
+  flash,
   Notice,
+  Tabs,
   Text,
   Time,
   Title,
@@ -34,6 +37,28 @@ import { UserAudit } from "./user/audit.tsx";
 import { Keys } from "./user/keys.tsx";
 import { SecondFactors } from "./user/second-factors.tsx";
 import { Sessions } from "./user/sessions.tsx";
+
+/** Where the user came from, in words: the connection or provider by name. */
+export function SourceText({ source }: { source: UserDetail["source"] }) {
+  switch (source.type) {
+    case "scim":
+      return (
+        <>
+          Provisioned by <Text>{source.name}</Text> (SCIM)
+        </>
+      );
+    case "sso":
+      return (
+        <>
+          Signed up through <Text>{source.name}</Text>
+        </>
+      );
+    case "import":
+      return <>Import {source.id}</>;
+    default:
+      return <>Created here or through the API</>;
+  }
+}
 
 interface Loaded {
   user: UserDetail;
@@ -80,6 +105,7 @@ function UserView(
   const [failure, setFailure] = useState<Failure>();
   const [done, setDone] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const [tab, setTab] = useState("profile");
   // Counts changes made here: the audit records reload after each.
   const [changes, setChanges] = useState(0);
   const changed = () => setChanges((n) => n + 1);
@@ -109,36 +135,15 @@ function UserView(
   const path = {
     params: { path: { id: user.id }, header: { "if-match": loaded.etag } },
   };
+  /** What the last action said goes once the person does something else. */
+  const clearMessages = () => {
+    if (done) setDone(undefined);
+    if (failure && failure.status !== 412) setFailure(undefined);
+  };
+  const scim = user.scim;
 
-  return (
+  const profile = () => (
     <>
-      <p class="crumbs">
-        <a href={href("/users")}>Users</a>
-      </p>
-      <Title>
-        <Text>{user.name}</Text>
-      </Title>
-      {failure && (
-        <Notice
-          failure={failure}
-          onRetry={failure.status === 412
-            ? () => {
-              setFailure(undefined);
-              reload();
-            }
-            : undefined}
-          retryLabel="Reload"
-        >
-          {failure.status === 412 && (
-            <p>
-              Someone changed this user meanwhile. Reload to see their change,
-              then try again.
-            </p>
-          )}
-        </Notice>
-      )}
-      {done && <Done>{done}</Done>}
-
       <section aria-labelledby="profile">
         <h2 id="profile">Profile</h2>
         <dl class="facts">
@@ -162,6 +167,34 @@ function UserView(
           <dd>
             <Time iso={user.lastLoginAt} />
           </dd>
+          <dt>Source</dt>
+          <dd>
+            <SourceText source={user.source} />
+          </dd>
+          {scim && (
+            <>
+              <dt>External id</dt>
+              <dd class="wrap">
+                {scim.externalId !== null
+                  ? <Text>{scim.externalId}</Text>
+                  : <span class="muted">none</span>}
+              </dd>
+              <dt>Groups</dt>
+              <dd>
+                {scim.groups.length === 0
+                  ? <span class="muted">none</span>
+                  : (
+                    <ul class="plain">
+                      {scim.groups.map((g) => (
+                        <li key={g.id}>
+                          <Text>{g.displayName}</Text>
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+              </dd>
+            </>
+          )}
           <dt>Status</dt>
           <dd>
             {user.disabled
@@ -196,20 +229,13 @@ function UserView(
       <RoleForm
         key={loaded.etag}
         user={user}
+        managedBy={scim?.connection.name}
         busy={busy}
         onSave={(role) =>
           change(`Role changed to ${role}.`, () =>
             send(() =>
               api.PATCH("/api/users/{id}", { ...path, body: { role } })
             ))}
-      />
-      <PasswordForm
-        busy={busy}
-        onSave={(password, clear) =>
-          change("Password reset.", () =>
-            send(() =>
-              api.PATCH("/api/users/{id}", { ...path, body: { password } })
-            ), clear)}
       />
       <AccessForm
         user={user}
@@ -230,26 +256,6 @@ function UserView(
               })
             ))}
       />
-      <SecondFactors
-        user={user}
-        self={user.id === me.id}
-        busy={busy}
-        onReset={() =>
-          change("Second factors reset.", () =>
-            send(() =>
-              api.DELETE("/api/users/{id}/mfa", {
-                params: { path: { id: user.id } },
-              })
-            ))}
-      />
-      <Sessions userId={user.id} onChange={changed} />
-      <Keys userId={user.id} onChange={changed} />
-
-      <section aria-labelledby="records">
-        <h2 id="records">Audit records</h2>
-        <UserAudit key={changes} userId={user.id} />
-      </section>
-
       {user.id !== me.id && (
         <section aria-labelledby="delete">
           <h2 id="delete">Delete</h2>
@@ -265,12 +271,94 @@ function UserView(
                 api.DELETE("/api/users/{id}", path)
               );
               setBusy(false);
-              if (answer.ok) navigate(href("/users"));
-              else setFailure(answer);
+              if (!answer.ok) return setFailure(answer);
+              flash(`User ${user.username} deleted.`);
+              navigate(href("/users"));
             }}
           />
         </section>
       )}
+    </>
+  );
+  const security = () => (
+    <>
+      <PasswordForm
+        busy={busy}
+        onSave={(password, clear) =>
+          change("Password reset.", () =>
+            send(() =>
+              api.PATCH("/api/users/{id}", { ...path, body: { password } })
+            ), clear)}
+      />
+      <SecondFactors
+        user={user}
+        self={user.id === me.id}
+        busy={busy}
+        onReset={() =>
+          change("Second factors reset.", () =>
+            send(() =>
+              api.DELETE("/api/users/{id}/mfa", {
+                params: { path: { id: user.id } },
+              })
+            ))}
+      />
+      <Sessions userId={user.id} onChange={changed} />
+      <Keys userId={user.id} onChange={changed} />
+    </>
+  );
+  const activity = () => (
+    <>
+      <section aria-labelledby="records">
+        <h2 id="records">Audit records</h2>
+        <UserAudit key={changes} userId={user.id} />
+      </section>
+    </>
+  );
+
+  return (
+    <>
+      <p class="crumbs">
+        <a href={href("/users")}>Users</a>
+      </p>
+      <Title>
+        <Text>{user.name}</Text>
+      </Title>
+      {failure && (
+        <Notice
+          failure={failure}
+          onRetry={failure.status === 412
+            ? () => {
+              setFailure(undefined);
+              reload();
+            }
+            : undefined}
+          retryLabel="Reload"
+        >
+          {failure.status === 412 && (
+            <p>
+              Someone changed this user meanwhile. Reload to see their change,
+              then try again.
+            </p>
+          )}
+        </Notice>
+      )}
+      {done && <Done>{done}</Done>}
+
+      <div onInput={clearMessages} onClickCapture={clearMessages}>
+        <Tabs
+          label="About this user"
+          selected={tab}
+          onSelect={(t) => {
+            clearMessages();
+            setTab(t);
+          }}
+          tabs={[
+            { id: "profile", title: "Profile", panel: profile },
+            { id: "security", title: "Security", panel: security },
+            { id: "activity", title: "Activity", panel: activity },
+          ]}
+        />
+      </div>
     </>
   );
 }
