@@ -576,7 +576,7 @@ function UserTable(
                   aria-label={`Select ${u.username}`}
                   checked={selected.has(u.id)}
                   onChange={(e) => onSelect([u], e.currentTarget.checked)}
-                />{" "}
+                />
                 <a href={href(`/users/${u.id}`)}>
                   <Text>{u.username}</Text>
                 </a>
