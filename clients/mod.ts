@@ -62,6 +62,10 @@ export type NewApiKey = components["schemas"]["NewApiKey"];
 export type UpdateUser = components["schemas"]["UpdateUser"];
 /** One user as `GET /api/users/{id}` answers: a User with `disabled` and `lastLoginAt`. */
 export type UserDetail = components["schemas"]["UserDetail"];
+/** A list item: a User, and with `include=state` its `disabled`, `lastLoginAt`, `mfaEnabled` and `source`. */
+export type UserListItem = components["schemas"]["UserListItem"];
+/** `GET /api/users/count`: `{count, exact}` (exact up to 10,000, else an estimate). */
+export type UserCount = components["schemas"]["UserCount"];
 /** The body of `POST /api/users/{id}/disable`: `{reason?, until?}`. */
 export type DisableUser = components["schemas"]["DisableUser"];
 /** One of a user's live sessions (`GET /api/users/{id}/sessions`). */

@@ -1436,7 +1436,7 @@ export interface paths {
         };
         /**
          * List users
-         * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
+         * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. `include=state` adds each user's `disabled`, `lastLoginAt`, `mfaEnabled` and `source`. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
          *
          *     Permission: `users:read`.
          *
@@ -1452,7 +1452,8 @@ export interface paths {
          *     8. 400 `Invalid query parameter: q`: `q` has a bad value.
          *     9. 400 `Invalid query parameter: username`: `username` has a bad value.
          *     10. 400 `Invalid query parameter: email`: `email` has a bad value.
-         *     11. 500 `Failed to list users`: any other failure.
+         *     11. 400 `Invalid query parameter: include`: `include` has a bad value.
+         *     12. 500 `Failed to list users`: any other failure.
          */
         get: operations["listUsers"];
         put?: never;
@@ -1844,6 +1845,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count users
+         * @description How many users the list's filters (`role`, `status`, `q`) match, as `GET /api/users` takes them. Exact up to 10,000; past that the database's estimate, with `exact: false`, so a count costs the same at a million users.
+         *
+         *     Permission: `users:read`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `users:read`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 400 `Invalid query parameter: role`: `role` has a bad value.
+         *     5. 400 `Invalid query parameter: status`: `status` has a bad value.
+         *     6. 400 `Invalid query parameter: q`: `q` has a bad value.
+         *     7. 500 `Failed to count users`: any other failure.
+         */
+        get: operations["countUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Count users: headers only (HEAD)
+         * @description As `GET /api/users/count` with the same checks, status and headers, without a body.
+         */
+        head: operations["countUsersHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/export": {
         parameters: {
             query?: never;
@@ -1853,7 +1890,7 @@ export interface paths {
         };
         /**
          * Export every user as NDJSON
-         * @description One JSON object a line, every user in list order (oldest first), streamed however many. `POST /api/imports` takes it back as it is. Recorded as `users.exported` `{count, passwordHashes}` before the first line.
+         * @description One JSON object a line, every user in list order (oldest first), streamed however many. `POST /api/imports` takes it back as it is. The list's filters (`role`, `status`, `q`) and `ids` narrow it to the users they match. Recorded as `users.exported` `{count, passwordHashes}` (`count`: the users matched) before the first line.
          *
          *     Permission: `users:export`.
          *
@@ -1863,8 +1900,12 @@ export interface paths {
          *     2. 403 `Forbidden`: the caller does not hold `users:export`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 400 `Invalid query parameter: include`: `include` has a bad value.
-         *     5. 403 `Recent second factor required`: `include=passwordHash`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
-         *     6. 500 `Failed to export users`: any other failure.
+         *     5. 400 `Invalid query parameter: role`: `role` has a bad value.
+         *     6. 400 `Invalid query parameter: status`: `status` has a bad value.
+         *     7. 400 `Invalid query parameter: q`: `q` has a bad value.
+         *     8. 400 `Invalid query parameter: ids`: `ids` has a bad value.
+         *     9. 403 `Recent second factor required`: `include=passwordHash`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     10. 500 `Failed to export users`: any other failure.
          */
         get: operations["exportUsers"];
         put?: never;
@@ -3117,6 +3158,8 @@ export interface components {
             passwordHash?: string;
             /** @enum {string} */
             role: "admin" | "viewer";
+            scim: components["schemas"]["UserScimLink"];
+            source: components["schemas"]["UserSource"];
             /** @example alice */
             username: string;
         };
@@ -3411,6 +3454,12 @@ export interface components {
             createdAt: string;
             /** @example 3 */
             id: number;
+            /**
+             * Format: date-time
+             * @description When the identity provider last made a request with the connection's token (ISO 8601 in UTC with milliseconds; kept to the minute: written at most once a minute); null before the first.
+             * @example 2026-11-26T08:30:00.000Z
+             */
+            lastUsedAt: string | null;
             /** @example Okta */
             name: string;
             /**
@@ -3621,6 +3670,12 @@ export interface components {
             createdAt: string;
             /** @example 3 */
             id: number;
+            /**
+             * Format: date-time
+             * @description When the identity provider last made a request with the connection's token (ISO 8601 in UTC with milliseconds; kept to the minute: written at most once a minute); null before the first.
+             * @example 2026-11-26T08:30:00.000Z
+             */
+            lastUsedAt: string | null;
             /** @example Okta */
             name: string;
         };
@@ -3867,6 +3922,12 @@ export interface components {
             /** @example alice */
             username: string;
         };
+        UserCount: {
+            /** @example 1234 */
+            count: number;
+            /** @description True when `count` is exact: up to 10,000 matching users are counted. Past that it is the database's estimate (at least 10,001), to be shown as one. */
+            exact: boolean;
+        };
         UserDetail: {
             /**
              * Format: date-time
@@ -3895,8 +3956,75 @@ export interface components {
             name: string;
             /** @enum {string} */
             role: "admin" | "viewer";
+            scim: components["schemas"]["UserScimLink"];
+            source: components["schemas"]["UserSource"];
             /** @example alice */
             username: string;
+        };
+        /** @description A user as the list shows them: the fields of `User`, and with `include=state` also `disabled`, `lastLoginAt`, `mfaEnabled` and `source` (always all four). */
+        UserListItem: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 in UTC with milliseconds
+             * @example 2026-11-25T21:07:00.123Z
+             */
+            createdAt: string;
+            disabled?: components["schemas"]["Disabled"];
+            /** @example alice@example.com */
+            email: string;
+            /** @example 2 */
+            id: number;
+            /**
+             * Format: date-time
+             * @description The last successful login (ISO 8601 in UTC with milliseconds); null before the first
+             * @example 2026-11-26T08:30:00.000Z
+             */
+            lastLoginAt?: string | null;
+            /** @description Whether a login needs a second factor (one is enrolled) */
+            mfaEnabled?: boolean;
+            /** @example Alice Example */
+            name: string;
+            /** @enum {string} */
+            role: "admin" | "viewer";
+            source?: components["schemas"]["UserSource"];
+            /** @example alice */
+            username: string;
+        };
+        /** @description The live provisioning connection that owns the user, their `externalId` there and their groups in it; null when none does */
+        UserScimLink: {
+            connection: {
+                /** @example 3 */
+                id: number;
+                /** @example Okta */
+                name: string;
+            };
+            /**
+             * @description The identity provider's id of the user, as it sent it
+             * @example 00u1abcd
+             */
+            externalId: string | null;
+            /** @description The connection's groups the user is a member of, by name */
+            groups: {
+                /** @example User Admins */
+                displayName: string;
+                /** @example 7 */
+                id: number;
+            }[];
+        } | null;
+        /** @description Where the user came from: `scim` (a provisioning connection owns them), `sso` (created at a first sign-in through an identity provider), `import`, or `api` (anything else). */
+        UserSource: {
+            /**
+             * @description The connection's, provider's or import's id; null for `api`
+             * @example 3
+             */
+            id: number | null;
+            /**
+             * @description The connection's or provider's name; null for `import` and `api`
+             * @example Okta
+             */
+            name: string | null;
+            /** @enum {string} */
+            type: "scim" | "sso" | "import" | "api";
         };
         /** @description WebAuthn options as JSON (`PublicKeyCredentialCreationOptionsJSON` or `...RequestOptionsJSON`): give them to `PublicKeyCredential.parseCreationOptionsFromJSON` / `parseRequestOptionsFromJSON`. Their challenge is single use, bound to the user, and expires in 5 minutes. */
         WebAuthnOptions: Record<string, never>;
@@ -9243,6 +9371,8 @@ export interface operations {
                 after?: string;
                 /** @description Exact lookup under the canonical key that makes e-mails unique: an array of zero or one user. */
                 email?: string;
+                /** @description `state`: each item also carries `disabled`, `lastLoginAt`, `mfaEnabled` and `source` (a few indexed lookups per user; what a list screen shows). */
+                include?: "state";
                 /** @description At most this many users, in list order. When more match, the answer's `Link` header names the next page (`rel="next"`). Without it every match is returned. */
                 limit?: number;
                 /** @description 1..100 characters: users whose username, name or e-mail contains it, compared after Unicode NFKC and lower case, so case does not matter. */
@@ -9274,7 +9404,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["User"][];
+                    "application/json": components["schemas"]["UserListItem"][];
                 };
             };
             /** @description Not modified: `If-None-Match` holds the current tag. No body; the `ETag` is repeated. */
@@ -9287,7 +9417,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description One of checks 4-10 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-11 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -9296,7 +9426,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid query parameter: limit" | "Invalid query parameter: after" | "Invalid query parameter: role" | "Invalid query parameter: status" | "Invalid query parameter: q" | "Invalid query parameter: username" | "Invalid query parameter: email";
+                        error: "Invalid query parameter: limit" | "Invalid query parameter: after" | "Invalid query parameter: role" | "Invalid query parameter: status" | "Invalid query parameter: q" | "Invalid query parameter: username" | "Invalid query parameter: email" | "Invalid query parameter: include";
                     };
                 };
             };
@@ -9473,6 +9603,8 @@ export interface operations {
                 after?: string;
                 /** @description Exact lookup under the canonical key that makes e-mails unique: an array of zero or one user. */
                 email?: string;
+                /** @description `state`: each item also carries `disabled`, `lastLoginAt`, `mfaEnabled` and `source` (a few indexed lookups per user; what a list screen shows). */
+                include?: "state";
                 /** @description At most this many users, in list order. When more match, the answer's `Link` header names the next page (`rel="next"`). Without it every match is returned. */
                 limit?: number;
                 /** @description 1..100 characters: users whose username, name or e-mail contains it, compared after Unicode NFKC and lower case, so case does not matter. */
@@ -9515,7 +9647,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description One of checks 4-10 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-11 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10792,11 +10924,157 @@ export interface operations {
             };
         };
     };
+    countUsers: {
+        parameters: {
+            query?: {
+                /** @description 1..100 characters: users whose username, name or e-mail contains it, compared after Unicode NFKC and lower case, so case does not matter. */
+                q?: string;
+                /** @description Only users with this role. */
+                role?: "admin" | "viewer";
+                /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
+                status?: "active" | "disabled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many users match */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserCount"];
+                };
+            };
+            /** @description One of checks 4-6 in the operation's description fails (each example says when) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Invalid query parameter: role" | "Invalid query parameter: status" | "Invalid query parameter: q";
+                    };
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to count users";
+                    };
+                };
+            };
+        };
+    };
+    countUsersHead: {
+        parameters: {
+            query?: {
+                /** @description 1..100 characters: users whose username, name or e-mail contains it, compared after Unicode NFKC and lower case, so case does not matter. */
+                q?: string;
+                /** @description Only users with this role. */
+                role?: "admin" | "viewer";
+                /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
+                status?: "active" | "disabled";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many users match */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description One of checks 4-6 in the operation's description fails (each example says when) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     exportUsers: {
         parameters: {
             query?: {
+                /** @description Only these users: 1..1000 user ids, comma-separated (an export of a selection); ids of no user are skipped. */
+                ids?: string;
                 /** @description `passwordHash`: each line carries the user's password hash (recorded as `users.exported` `{passwordHashes: true}`) */
                 include?: "passwordHash";
+                /** @description 1..100 characters: users whose username, name or e-mail contains it, compared after Unicode NFKC and lower case, so case does not matter. */
+                q?: string;
+                /** @description Only users with this role. */
+                role?: "admin" | "viewer";
+                /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
+                status?: "active" | "disabled";
             };
             header?: never;
             path?: never;
@@ -10814,7 +11092,7 @@ export interface operations {
                     "application/x-ndjson": components["schemas"]["ExportedUser"];
                 };
             };
-            /** @description `include` has a bad value */
+            /** @description One of checks 4-8 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10823,7 +11101,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid query parameter: include";
+                        error: "Invalid query parameter: include" | "Invalid query parameter: role" | "Invalid query parameter: status" | "Invalid query parameter: q" | "Invalid query parameter: ids";
                     };
                 };
             };
@@ -10840,7 +11118,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 9 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10871,8 +11149,16 @@ export interface operations {
     exportUsersHead: {
         parameters: {
             query?: {
+                /** @description Only these users: 1..1000 user ids, comma-separated (an export of a selection); ids of no user are skipped. */
+                ids?: string;
                 /** @description `passwordHash`: each line carries the user's password hash (recorded as `users.exported` `{passwordHashes: true}`) */
                 include?: "passwordHash";
+                /** @description 1..100 characters: users whose username, name or e-mail contains it, compared after Unicode NFKC and lower case, so case does not matter. */
+                q?: string;
+                /** @description Only users with this role. */
+                role?: "admin" | "viewer";
+                /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
+                status?: "active" | "disabled";
             };
             header?: never;
             path?: never;
@@ -10888,7 +11174,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `include` has a bad value */
+            /** @description One of checks 4-8 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10904,7 +11190,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description One of checks 2, 3, 5 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 9 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];

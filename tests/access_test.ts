@@ -80,6 +80,7 @@ const CALLS: [method: string, path: string, body?: string][] = [
   ["GET", "/api/webhooks/1/deliveries"],
   ["POST", "/api/webhooks/1/enable"],
   ["GET", "/api/users/export"],
+  ["GET", "/api/users/count"],
   ["POST", "/api/imports", '{"username":"n","name":"n","email":"n@x.io"}'],
   ["GET", "/api/imports/1"],
   ["POST", "/api/imports/1/cancel"],

@@ -150,8 +150,22 @@ const CONTRACT: Record<string, Listed[]> = {
   "get /api/auth/me": [[401, "Unauthorised"], [500, "Internal server error"]],
   "get /api/users": [
     ...ADMIN,
-    ...query("limit", "after", "role", "status", "q", "username", "email"),
+    ...query(
+      "limit",
+      "after",
+      "role",
+      "status",
+      "q",
+      "username",
+      "email",
+      "include",
+    ),
     [500, "Failed to list users"],
+  ],
+  "get /api/users/count": [
+    ...ADMIN,
+    ...query("role", "status", "q"),
+    [500, "Failed to count users"],
   ],
   "post /api/users": [
     ...ADMIN,
@@ -437,7 +451,7 @@ const CONTRACT: Record<string, Listed[]> = {
   ],
   "get /api/users/export": [
     ...ADMIN,
-    ...query("include"),
+    ...query("include", "role", "status", "q", "ids"),
     STEP_UP,
     [500, "Failed to export users"],
   ],
@@ -1087,6 +1101,16 @@ Deno.test("a request that breaks several checks is answered by the one its opera
         badQuery("q", ""),
         badQuery("username", ""),
         badQuery("email", ""),
+        badQuery("include", "everything"),
+      ],
+    },
+    {
+      operation: "get /api/users/count",
+      parts: [
+        caller(),
+        badQuery("role", "boss"),
+        badQuery("status", "gone"),
+        badQuery("q", ""),
       ],
     },
     {

@@ -112,6 +112,7 @@ Deno.test(withTool(
     );
 
     // Password reset: the new one signs in through the API.
+    await page.getByRole("tab", { name: "Security" }).click();
     await page.getByLabel("New password", { exact: true }).fill(
       "maryam-new-password",
     );
@@ -123,6 +124,7 @@ Deno.test(withTool(
     // Sessions: the one just opened is listed and ended from the page.
     await page.reload();
     await heading(page, "مريم الحسن 🌸");
+    await page.getByRole("tab", { name: "Security" }).click();
     const sessions = page.locator("section", {
       has: page.getByRole("heading", { name: "Sessions" }),
     });
@@ -155,10 +157,12 @@ Deno.test(withTool(
     await revoked.body?.cancel();
     assertEquals(revoked.status, 401);
 
-    // Disable with reason and end; enable again.
+    // Disable with reason and end, once confirmed; enable again.
+    await page.getByRole("tab", { name: "Profile" }).click();
     await page.getByLabel("Reason", { exact: true }).fill("إجازة طويلة");
     await page.getByLabel("Until", { exact: true }).fill("2099-01-31T12:00");
     await page.getByRole("button", { name: "Disable user" }).click();
+    await page.getByRole("button", { name: "Yes, disable user" }).click();
     await page.getByRole("status").getByText("User disabled.").waitFor();
     const disabled = await svc.admin.get("/api/users/{id}", {
       params: { path: { id: maryam.id } },
@@ -175,6 +179,7 @@ Deno.test(withTool(
     assertEquals(enabled.data.disabled, null);
 
     // That user's audit records, as GET /api/audit?targetId= has them.
+    await page.getByRole("tab", { name: "Activity" }).click();
     const records = page.locator("section", {
       has: page.getByRole("heading", { name: "Audit records" }),
     }).locator("ol.records li");
@@ -499,6 +504,7 @@ Deno.test(withTool(
       body: { role: "admin" },
     });
     assert(meanwhile.ok);
+    await page.getByRole("tab", { name: "Security" }).click();
     await page.getByLabel("New password", { exact: true }).fill(
       "dana-new-pass",
     );
@@ -510,6 +516,7 @@ Deno.test(withTool(
     await accessible(page, "a user's page with a 412");
     await shot(page, "412");
     await stale.getByRole("button", { name: "Reload" }).click();
+    await page.getByRole("tab", { name: "Profile" }).click();
     await page.locator("dl.facts dd").getByText("admin", { exact: true })
       .waitFor();
     await page.getByLabel("New role", { exact: true }).selectOption("viewer");
@@ -532,6 +539,7 @@ Deno.test(withTool(
     assert(gone.ok);
     await page.getByLabel("Reason", { exact: true }).fill("left");
     await page.getByRole("button", { name: "Disable user" }).click();
+    await page.getByRole("button", { name: "Yes, disable user" }).click();
     await heading(page, "User not found");
     await page.getByRole("alert").getByText("User not found").waitFor();
     await accessible(page, "a deleted user's page");

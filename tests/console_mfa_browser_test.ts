@@ -243,6 +243,7 @@ Deno.test(withTool(
     // step-up with the passkey.
     await page.goto(`${origin}/admin#/users/${erin.account.id}`);
     await heading(page, erin.account.name);
+    await page.getByRole("tab", { name: "Security" }).click();
     const factors = page.locator("section", {
       has: page.getByRole("heading", { name: "Second factors" }),
     });

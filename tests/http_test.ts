@@ -122,6 +122,7 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/sso/{id}/callback",
     "/api/sso/{id}/start",
     "/api/users",
+    "/api/users/count",
     "/api/users/export",
     "/api/users/{id}",
     "/api/users/{id}/disable",

@@ -51,9 +51,17 @@ Deno.test("the streamed user list is byte for byte the JSON array of the users, 
   assertEquals(response.headers.get("content-type"), "application/json");
   const ids = (JSON.parse(text!) as { id: number }[]).map((u) => u.id);
   assertEquals(ids.length, 1 + TRICKY_NAMES.length);
-  // The detail is the list's item, the account's state and its profile.
+  // The detail is the list's item, the account's state, its origin and its profile.
   const expected = (await Promise.all(ids.map(one))).map((
-    { disabled: _, lastLoginAt: __, mfa: ___, department: ____, ...item },
+    {
+      disabled: _,
+      lastLoginAt: __,
+      mfa: ___,
+      department: ____,
+      source: _____,
+      scim: ______,
+      ...item
+    },
   ) => item);
   assertEquals(text, JSON.stringify(expected));
   assertEquals(expected.slice(1).map((u) => u.name), TRICKY_NAMES);

@@ -55,6 +55,7 @@ Deno.test("a connection is created with a usc_ token shown once and kept as its 
     "adminGroups",
     "createdAt",
     "id",
+    "lastUsedAt",
     "name",
     "token",
   ]);

@@ -54,8 +54,11 @@ Deno.test("one user answers with the list item's fields and the account's state"
     params: { path: { id: account.id } },
   });
   const list = await svc.admin.GET("/api/users");
-  const { disabled, lastLoginAt, mfa, department, ...item } = one.data!;
+  const { disabled, lastLoginAt, mfa, department, source, scim, ...item } = one
+    .data!;
   assertEquals(item, list.data!.find((u) => u.id === account.id));
+  assertEquals(source, { type: "api", id: null, name: null });
+  assertEquals(scim, null);
   assertEquals(disabled, null);
   assertEquals(department, null);
   assertEquals(mfa, { totp: null, passkeys: [], recoveryCodesLeft: 0 });

@@ -24,6 +24,7 @@ export type {
   Session,
   User,
   UserDetail,
+  UserListItem,
   Webhook,
 } from "../../clients/mod.ts";
 

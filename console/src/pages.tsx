@@ -58,7 +58,7 @@ export const PAGES: Page[] = [
     title: "Users",
     section: "users",
     nav: "Users",
-    render: ({ query }) => <Users query={query} />,
+    render: ({ query, me }) => <Users query={query} me={me} />,
   },
   {
     pattern: "/users/new",

@@ -203,3 +203,122 @@ export const onSubmit = (run: () => void) => (e: Event) => {
   e.preventDefault();
   run();
 };
+
+let flashed: string | undefined;
+
+/** A message for the next page to show (a deletion's, shown on the list it returns to). */
+export function flash(message: string) {
+  flashed = message;
+}
+
+/** The message {@link flash} left, once: taken, it is gone. */
+export function takeFlash(): string | undefined {
+  const message = flashed;
+  flashed = undefined;
+  return message;
+}
+
+/**
+ * A modal question before an action on several things at once: the
+ * browser's own dialog (focus kept inside, Escape cancels), its question as
+ * its name.
+ */
+export function ConfirmDialog(
+  { question, detail, confirm, onConfirm, onCancel }: {
+    question: string;
+    detail?: ComponentChildren;
+    confirm: string;
+    onConfirm: () => void;
+    onCancel: () => void;
+  },
+) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    dialog.current?.showModal();
+    return () => dialog.current?.close();
+  }, []);
+  return (
+    <dialog
+      ref={dialog}
+      class="confirm-dialog"
+      aria-labelledby="confirm-question"
+      onCancel={(e) => {
+        e.preventDefault();
+        onCancel();
+      }}
+    >
+      <h2 id="confirm-question">{question}</h2>
+      {detail}
+      <div class="actions">
+        <button type="button" class="danger" onClick={onConfirm}>
+          {confirm}
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+/**
+ * Tabs (the WAI-ARIA tabs pattern): arrow keys, Home and End move between
+ * them, the selected one alone in the tab order; only its panel is drawn.
+ */
+export function Tabs(
+  { label, tabs, selected, onSelect }: {
+    label: string;
+    tabs: { id: string; title: string; panel: () => ComponentChildren }[];
+    selected: string;
+    onSelect: (id: string) => void;
+  },
+) {
+  const list = useRef<HTMLDivElement>(null);
+  const current = tabs.find((t) => t.id === selected) ?? tabs[0];
+  const move = (e: KeyboardEvent) => {
+    const at = tabs.indexOf(current);
+    const to = e.key === "ArrowRight"
+      ? (at + 1) % tabs.length
+      : e.key === "ArrowLeft"
+      ? (at - 1 + tabs.length) % tabs.length
+      : e.key === "Home"
+      ? 0
+      : e.key === "End"
+      ? tabs.length - 1
+      : -1;
+    if (to < 0) return;
+    e.preventDefault();
+    onSelect(tabs[to].id);
+    list.current?.querySelector<HTMLElement>(`#tab-${tabs[to].id}`)?.focus();
+  };
+  return (
+    <>
+      <div class="tabs" role="tablist" aria-label={label} ref={list}>
+        {tabs.map((t) => (
+          <button
+            type="button"
+            role="tab"
+            key={t.id}
+            id={`tab-${t.id}`}
+            aria-selected={t === current}
+            aria-controls={t === current ? `panel-${t.id}` : undefined}
+            tabIndex={t === current ? 0 : -1}
+            onClick={() => onSelect(t.id)}
+            onKeyDown={move}
+          >
+            {t.title}
+          </button>
+        ))}
+      </div>
+      <div
+        class="tab-panel"
+        role="tabpanel"
+        id={`panel-${current.id}`}
+        aria-labelledby={`tab-${current.id}`}
+        tabIndex={0}
+      >
+        {current.panel()}
+      </div>
+    </>
+  );
+}

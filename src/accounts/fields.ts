@@ -155,3 +155,71 @@ export const profileGiven = (
     PROFILE_FIELDS.filter((f) => body[f.wire] !== undefined)
       .map((f) => [f.wire, body[f.wire] ?? null]),
   );
+
+/**
+ * Where an account came from, and who keeps it now: what the detail
+ * (`source`, `scim`) and the list's `include=state` items (`source`) show.
+ * The store reads them (src/db/user-rows.ts) only from these shapes.
+ *
+ * - `scim`: a provisioning connection owns it (created it or took it over);
+ *   `id` and `name` are the connection's. A deleted connection's users
+ *   still say `scim`.
+ * - `sso`: created at its first sign-in through an identity provider
+ *   (`id`, `name`: the provider's).
+ * - `import`: created by an import (`id`: the import's; `name` null).
+ * - `api`: anything else (the API, the console, the first admin).
+ */
+export const SOURCE_TYPES = ["scim", "sso", "import", "api"] as const;
+export type SourceType = (typeof SOURCE_TYPES)[number];
+
+export interface Source {
+  type: SourceType;
+  id: number | null;
+  name: string | null;
+}
+
+/** A user a live provisioning connection owns: its identity provider sets their role. */
+export interface ScimLink {
+  connection: { id: number; name: string };
+  externalId: string | null;
+  groups: { id: number; displayName: string }[];
+}
+
+export const sourceSchema = () =>
+  z.object({
+    type: z.enum(SOURCE_TYPES),
+    id: z.number().int().nullable().openapi({
+      description:
+        "The connection's, provider's or import's id; null for `api`",
+      example: 3,
+    }),
+    name: z.string().nullable().openapi({
+      description:
+        "The connection's or provider's name; null for `import` and `api`",
+      example: "Okta",
+    }),
+  }).openapi("UserSource", {
+    description:
+      "Where the user came from: `scim` (a provisioning connection owns them), `sso` (created at a first sign-in through an identity provider), `import`, or `api` (anything else).",
+  });
+
+export const scimLinkSchema = () =>
+  z.object({
+    connection: z.object({
+      id: z.number().int().openapi({ example: 3 }),
+      name: z.string().openapi({ example: "Okta" }),
+    }),
+    externalId: z.string().nullable().openapi({
+      description: "The identity provider's id of the user, as it sent it",
+      example: "00u1abcd",
+    }),
+    groups: z.array(z.object({
+      id: z.number().int().openapi({ example: 7 }),
+      displayName: z.string().openapi({ example: "User Admins" }),
+    })).openapi({
+      description: "The connection's groups the user is a member of, by name",
+    }),
+  }).openapi("UserScimLink", {
+    description:
+      "The live provisioning connection that owns the user: its identity provider sets their role from its groups (a role changed here is set back on its next write).",
+  });

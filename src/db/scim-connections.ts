@@ -19,7 +19,8 @@ export function createScimConnections(
   roles: ScimRoles,
 ) {
   const connectionShown = sql`c.id, c.name, c.admin_groups as "adminGroups",
-    ${iso(sql, "c.created_at")} as "createdAt"`;
+    ${iso(sql, "c.created_at")} as "createdAt",
+    ${iso(sql, "c.last_used_at")} as "lastUsedAt"`;
 
   return {
     async create(
@@ -58,9 +59,20 @@ export function createScimConnections(
       return row;
     },
 
-    /** The live connection a token's hash names: one indexed lookup. */
+    /**
+     * The live connection a token's hash names: one indexed lookup, which
+     * also notes the request as the connection's last activity. That write
+     * happens at most once a minute per connection (the condition skips it
+     * otherwise), so a busy provider does not turn every read into a write;
+     * the answer shows the time as it was before this request.
+     */
     async resolve(tokenHash: Uint8Array): Promise<Connection | undefined> {
       const [row] = await sql<Connection[]>`
+        with touched as (
+          update scim_connections set last_used_at = now()
+          where token_hash = ${tokenHash} and revoked_at is null
+            and (last_used_at is null
+              or last_used_at < now() - interval '1 minute'))
         select ${connectionShown} from scim_connections c
         where c.token_hash = ${tokenHash} and c.revoked_at is null`;
       return row;

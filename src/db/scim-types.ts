@@ -22,6 +22,8 @@ export interface Connection {
   adminGroups: string[];
   /** ISO 8601 in UTC with milliseconds. */
   createdAt: string;
+  /** The last request with its token, to the minute; null before the first. */
+  lastUsedAt: string | null;
 }
 
 /** A user as a connection reads it. */

@@ -3,7 +3,7 @@ import { auditEvents } from "../audit/events.ts";
 import { disabledNow } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
-import { createUserList } from "./user-list.ts";
+import { createUserList, type UserFilter } from "./user-list.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
 import { accountColumns, profileColumns } from "./user-rows.ts";
 
@@ -34,6 +34,9 @@ export function createUserExport(
       passwordHashes ? sql`, users.password_hash as "passwordHash"` : sql``
     }`;
 
+  /** Counts what an export's filter matches (its items are never read). */
+  const counted = createUserList(sql, exported(false));
+
   return {
     /**
      * `users.exported` `{count, passwordHashes}`, if the caller may still
@@ -42,10 +45,10 @@ export function createUserExport(
     async recordExport(
       passwordHashes: boolean,
       write: CallerWrite,
+      filter: UserFilter = {},
     ): Promise<"recorded" | CallerRefusal> {
       return await asCaller(write, "share", async (tx, actor) => {
-        const [{ count }] = await tx<{ count: number }[]>`
-          select count(*)::int as count from users`;
+        const count = await counted.exactCount(filter, tx);
         await recordAudit(
           tx,
           auditEvents.usersExported(
@@ -59,8 +62,13 @@ export function createUserExport(
     },
 
     /** Every user as NDJSON (lines joined by newlines), in list order, a batch per statement. */
-    exportNdjson(passwordHashes: boolean): AsyncIterable<string> {
-      return createUserList(sql, exported(passwordHashes), "\n").listJson();
+    exportNdjson(
+      passwordHashes: boolean,
+      filter: UserFilter = {},
+    ): AsyncIterable<string> {
+      return createUserList(sql, exported(passwordHashes), "\n").listJson(
+        filter,
+      );
     },
   };
 }

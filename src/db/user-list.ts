@@ -1,4 +1,4 @@
-import type { PendingQuery, Row, Sql } from "postgres";
+import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { canonicalKey, lowerCaseKey } from "../users/canonical.ts";
 import type { ListPosition } from "../users/listing.ts";
 import type { Role } from "../users/user.ts";
@@ -15,7 +15,22 @@ export interface UserFilter {
   username?: string;
   /** Exact, under the canonical key. */
   email?: string;
+  /** Only these users (an export of a selection). */
+  ids?: number[];
 }
+
+/** A count is exact up to this many users; past it, the planner's estimate. */
+export const COUNT_EXACT = 10_000;
+
+/** How many users a filter matches. */
+export interface UserCount {
+  count: number;
+  /** False when `count` is the planner's estimate (more than COUNT_EXACT match). */
+  exact: boolean;
+}
+
+/** The list's items: the user (the contract's), or with their state (`include=state`). */
+export type ListShape = "user" | "state";
 
 export interface ListPage {
   /** Users as JSON text, in list order. */
@@ -67,7 +82,13 @@ export function createUserList(
   user: PendingQuery<Row[]>,
   /** What joins the rows of a batch: `,` for a JSON array, a newline for NDJSON. */
   separator = ",",
+  /** The items of `include=state`, when this list offers them. */
+  withState?: PendingQuery<Row[]>,
 ) {
+  /** Which mapping a list's items use. */
+  const itemsOf = (shape: ListShape) =>
+    shape === "state" && withState ? withState : user;
+
   const where = (filter: UserFilter, after?: ListPosition) => {
     const conditions = [];
     if (filter.role) conditions.push(sql`users.role = ${filter.role}`);
@@ -88,6 +109,9 @@ export function createUserList(
       const pattern = `%${lowerCaseKey(filter.q).replace(/[\\%_]/g, "\\$&")}%`;
       conditions.push(sql`(users.username_key like ${pattern}
         or users.name_key like ${pattern} or users.email_key like ${pattern})`);
+    }
+    if (filter.ids !== undefined) {
+      conditions.push(sql`users.id = any(${filter.ids}::int[])`);
     }
     if (after) {
       // Exact: microseconds times an interval of one stay integral in a double.
@@ -115,6 +139,7 @@ export function createUserList(
     after: ListPosition | undefined,
     n: number,
     mark: number,
+    shape: ListShape,
   ) =>
     sql`
       select b.json, case when row_number() over () = ${mark}
@@ -122,7 +147,7 @@ export function createUserList(
           || '.' || b.id end
       from (
         select row_to_json(u)::text as json, users.created_at, users.id
-        from users, lateral (select ${user}) u
+        from users, lateral (select ${itemsOf(shape)}) u
         ${where(filter, after)}
         order by users.created_at, users.id
         limit ${n}) b`;
@@ -133,8 +158,9 @@ export function createUserList(
     after: ListPosition | undefined,
     n: number,
     mark: number,
+    shape: ListShape,
   ) =>
-    await select(filter, after, n, mark).values() as unknown as [
+    await select(filter, after, n, mark, shape).values() as unknown as [
       string,
       string | null,
     ][];
@@ -160,12 +186,13 @@ export function createUserList(
     filter: UserFilter,
     after: ListPosition | undefined,
     n: number,
+    shape: ListShape,
   ) => {
     let out = spare.pop() ?? new Uint8Array(64 * 1024);
     let used = 0;
     let count = 0;
     let mark: string | undefined;
-    await select(filter, after, n, n).raw().forEach((row) => {
+    await select(filter, after, n, n, shape).raw().forEach((row) => {
       const [json, position] = row as unknown as [Uint8Array, Uint8Array];
       const sep = count === 0 ? 0 : separatorBytes.length;
       if (used + sep + json.length > out.length) {
@@ -232,6 +259,7 @@ export function createUserList(
       filter: UserFilter = {},
       after?: ListPosition,
       batchSize = LIST_BATCH,
+      shape: ListShape = "user",
     ): AsyncIterable<string> {
       let position = after;
       let done = false;
@@ -241,7 +269,7 @@ export function createUserList(
         [Symbol.asyncIterator]: () => ({
           async next(): Promise<IteratorResult<string>> {
             if (done) return { done: true, value: undefined };
-            const found = await batch(filter, position, batchSize);
+            const found = await batch(filter, position, batchSize, shape);
             // A short batch is the last: no statement to learn that nothing follows.
             if (found.count < batchSize) done = true;
             if (found.count === 0) return { done: true, value: undefined };
@@ -259,13 +287,43 @@ export function createUserList(
       };
     },
 
+    /**
+     * How many users match: counted up to COUNT_EXACT + 1 (the list's own
+     * indexes find them, and the count stops there), so a count costs at
+     * most what reading that many rows does, however many users there are.
+     * Past it, the planner's estimate of the filter's rows, said as such.
+     */
+    async countMatching(filter: UserFilter): Promise<UserCount> {
+      const [{ n }] = await sql<{ n: number }[]>`
+        select count(*)::int as n from (
+          select 1 from users ${where(filter)} limit ${COUNT_EXACT + 1}) m`;
+      if (n <= COUNT_EXACT) return { count: n, exact: true };
+      const [row] = await sql<
+        { "QUERY PLAN": [{ Plan: { "Plan Rows": number } }] }[]
+      >`
+        explain (format json) select 1 from users ${where(filter)}`;
+      const estimate = Math.round(row["QUERY PLAN"][0].Plan["Plan Rows"]);
+      return { count: Math.max(estimate, n), exact: false };
+    },
+
+    /** How many users match, all counted (an export's record), in `q`'s transaction. */
+    async exactCount(
+      filter: UserFilter,
+      q: Sql | TransactionSql = sql,
+    ): Promise<number> {
+      const [{ n }] = await q<{ n: number }[]>`
+        select count(*)::int as n from users ${where(filter)}`;
+      return n;
+    },
+
     /** At most `limit` matching users after `after`, in one statement. */
     async listPage(
       filter: UserFilter,
       after: ListPosition | undefined,
       limit: number,
+      shape: ListShape = "user",
     ): Promise<ListPage> {
-      const found = await rows(filter, after, limit + 1, limit);
+      const found = await rows(filter, after, limit + 1, limit, shape);
       const page = found.length <= limit ? found : found.slice(0, limit);
       return {
         rows: page.map((r) => r[0]),

@@ -119,6 +119,43 @@ export async function orDuplicate<T>(
   }
 }
 
+/**
+ * Where the users row came from (src/accounts/fields.ts, `Source`): its
+ * owning connection (a live one first), else the identity provider that
+ * created it, else its import, else the API. Each a lookup by user id on
+ * an index (scim_user_links_user, sso_links_user) or the row itself.
+ */
+export const sourceOf = (sql: Sql | TransactionSql) =>
+  sql`coalesce(
+    (select json_build_object('type', 'scim', 'id', c.id, 'name', c.name)
+      from scim_user_links l join scim_connections c on c.id = l.connection_id
+      where l.user_id = users.id and l.owner
+      order by c.revoked_at is null desc, c.id limit 1),
+    (select json_build_object('type', 'sso', 'id', p.id, 'name', p.name)
+      from sso_links s join sso_providers p on p.id = s.provider_id
+      where s.user_id = users.id and s.created
+      order by p.id limit 1),
+    case when users.import_id is not null then json_build_object(
+      'type', 'import', 'id', users.import_id, 'name', null) end,
+    json_build_object('type', 'api', 'id', null, 'name', null))`;
+
+/**
+ * The live connection that owns the users row (src/accounts/fields.ts,
+ * `ScimLink`): its identity provider sets the user's role from its groups.
+ */
+export const scimLinkOf = (sql: Sql | TransactionSql) =>
+  sql`(select json_build_object(
+      'connection', json_build_object('id', c.id, 'name', c.name),
+      'externalId', l.external_id,
+      'groups', coalesce((select json_agg(json_build_object(
+          'id', g.id, 'displayName', g.display_name)
+          order by g.display_name, g.id)
+        from scim_members m join scim_groups g on g.id = m.group_id
+        where m.user_id = users.id and g.connection_id = c.id), '[]'::json))
+    from scim_user_links l join scim_connections c on c.id = l.connection_id
+    where l.user_id = users.id and l.owner and c.revoked_at is null
+    order by c.id limit 1)`;
+
 /** A detail read's row: the detail, and what `found` takes apart (see FoundUser). */
 export type DetailRow = UserDetail & { version__: string; expired__: boolean };
 
@@ -135,14 +172,22 @@ export function userRows(sql: Sql) {
   const newRow = (u: NewUser) => sql(newRowValues(u));
 
   const profile = profileColumns(sql);
-  /** One user as `GET /api/users/{id}` shows them (the list keeps `user`). */
-  const detail = sql`${user},
-    case when ${disabledNow(sql)} then json_build_object(
+  /** The account's state, as the detail and the list's `include=state` show it. */
+  const state = sql`case when ${disabledNow(sql)} then json_build_object(
       'reason', users.disabled_reason,
       'until', ${iso(sql, "users.disabled_until")},
       'since', ${iso(sql, "users.disabled_at")}) end as disabled,
     ${iso(sql, "users.last_login_at")} as "lastLoginAt",
-    ${mfaSummaryOf(sql)} as mfa, ${profile}`;
+    ${sourceOf(sql)} as source`;
+  /** One user as `GET /api/users/{id}` shows them (the list keeps `user`). */
+  const detail = sql`${user}, ${state},
+    ${mfaSummaryOf(sql)} as mfa, ${scimLinkOf(sql)} as scim, ${profile}`;
+  /**
+   * A list item with `include=state`: a few indexed lookups per user
+   * (links by user id), no aggregate, so a page costs what its rows do.
+   */
+  const withState = sql`${user}, ${state},
+    users.mfa_enabled as "mfaEnabled"`;
   /** What a detail read returns beside the detail (see FoundUser). */
   const detailMeta = sql`users.version::text as "version__",
     ${disableExpired(sql)} as "expired__"`;
@@ -163,5 +208,14 @@ export function userRows(sql: Sql) {
     return row;
   };
 
-  return { account, user, newRow, detail, detailMeta, found, insertUser };
+  return {
+    account,
+    user,
+    withState,
+    newRow,
+    detail,
+    detailMeta,
+    found,
+    insertUser,
+  };
 }

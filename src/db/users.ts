@@ -56,11 +56,13 @@ export function accountChanger(sql: Sql, asCaller: Writer["asCaller"]) {
  * writes (the first admin, the recovery task, re-keying) user-service.ts's.
  */
 export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
-  const { account, user, detail, detailMeta, found } = userRows(sql);
+  const { account, user, withState, detail, detailMeta, found } = userRows(
+    sql,
+  );
   const accounts = createAccountWrites(sql);
   const changeAndRead = accountChanger(sql, asCaller);
 
-  const list = createUserList(sql, user);
+  const list = createUserList(sql, user, ",", withState);
 
   return {
     ...list,

@@ -36,6 +36,7 @@ export const MSG = {
   updateFailed: "Update failed",
   deleteFailed: "Delete failed",
   listFailed: "Failed to list users",
+  countFailed: "Failed to count users",
   getFailed: "Failed to get user",
   disableFailed: "Failed to disable user",
   enableFailed: "Failed to enable user",

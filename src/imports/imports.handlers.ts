@@ -124,13 +124,15 @@ export function createImportHandlers(
    * reads: no statement or connection is held between batches.
    */
   const exportUsers: Handler<"exportUsers"> = async (c, { query }) => {
-    const passwordHashes = query.include === "passwordHash";
+    const { include, ...filter } = query;
+    const passwordHashes = include === "passwordHash";
     const recorded = await store.imports.recordExport(
       passwordHashes,
       callerWrite(c),
+      filter,
     );
     if (recorded !== "recorded") return recorded;
-    const batches = store.imports.exportNdjson(passwordHashes)[
+    const batches = store.imports.exportNdjson(passwordHashes, filter)[
       Symbol.asyncIterator
     ]();
     let newline = false;

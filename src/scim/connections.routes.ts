@@ -39,6 +39,12 @@ export const ConnectionSchema = z.object({
     format: "date-time",
     example: "2026-11-25T21:07:00.123Z",
   }),
+  lastUsedAt: z.string().nullable().openapi({
+    format: "date-time",
+    description:
+      "When the identity provider last made a request with the connection's token (ISO 8601 in UTC with milliseconds; kept to the minute: written at most once a minute); null before the first.",
+    example: "2026-11-26T08:30:00.000Z",
+  }),
 }).openapi("ScimConnection");
 
 export const NewConnectionSchema = z.object({

@@ -57,6 +57,7 @@ export interface ListQuery {
   q?: string;
   username?: string;
   email?: string;
+  include?: string;
 }
 
 /**
@@ -75,6 +76,7 @@ export function listTag(version: string, query: ListQuery): string {
     query.email,
     // Only when given, so the tags of queries without it stay as they were.
     ...(query.status === undefined ? [] : [query.status]),
+    ...(query.include === undefined ? [] : [`include=${query.include}`]),
   ];
   if (asked.every((v) => v === undefined)) return `"l${version}"`;
   return `"l${version}.${fnv1a(JSON.stringify(asked))}"`;

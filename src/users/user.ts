@@ -1,4 +1,4 @@
-import type { Profile } from "../accounts/fields.ts";
+import type { Profile, ScimLink, Source } from "../accounts/fields.ts";
 /** The account as the service shows it: never the password nor its hash. */
 export const ROLES = ["admin", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
@@ -45,6 +45,19 @@ export interface UserDetail extends User, Profile {
   lastLoginAt: string | null;
   /** The user's second factors (never a secret). */
   mfa: MfaSummary;
+  /** Where the account came from (src/accounts/fields.ts). */
+  source: Source;
+  /** The live provisioning connection that owns the account, or null. */
+  scim: ScimLink | null;
+}
+
+/** A list item with `include=state`: the account's state beside the list's fields. */
+export interface UserWithState extends User {
+  disabled: Disable | null;
+  lastLoginAt: string | null;
+  /** Whether a login needs a second factor. */
+  mfaEnabled: boolean;
+  source: Source;
 }
 
 /** One of a user's live sessions, as an admin sees it: never its token. */

@@ -45,7 +45,8 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
    * streamed in batches, so memory stays flat however many users match.
    */
   const list: Handler<"list"> = async (c, { query }) => {
-    const { limit, after, ...filter } = query;
+    const { limit, after, include, ...filter } = query;
+    const shape = include ?? "user";
     const version = query.status === undefined
       ? await store.users.listVersion()
       : await store.users.statusListVersion();
@@ -60,7 +61,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
     let body: string | ReadableStream<Uint8Array>;
     if (limit === undefined) {
       body = await jsonArrayBody(
-        store.users.listJson(filter, after),
+        store.users.listJson(filter, after, undefined, shape),
         (cause) =>
           c.get("log").error("list stream failed after the first byte", {
             requestId: c.get("requestId"),
@@ -68,7 +69,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
           }),
       );
     } else {
-      const page = await store.users.listPage(filter, after, limit);
+      const page = await store.users.listPage(filter, after, limit, shape);
       body = `[${page.rows.join(",")}]`;
       if (page.next) headers.Link = nextLink(query, page.next);
     }
@@ -79,6 +80,9 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
       "json"
     >;
   };
+
+  const count: Handler<"count"> = async (c, { query }) =>
+    c.json(await store.users.countMatching(query), 200);
 
   const get: Handler<"get"> = async (c, { id }) => {
     const found = await store.users.get(id);
@@ -187,6 +191,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
 
   return {
     list,
+    count,
     get,
     create,
     update,
@@ -232,7 +237,15 @@ const notModified = (c: Context<AppEnv>, tag: string) =>
 function nextLink(query: ListQuery, next: ListPosition) {
   const params = new URLSearchParams();
   for (
-    const name of ["limit", "role", "status", "q", "username", "email"] as const
+    const name of [
+      "limit",
+      "role",
+      "status",
+      "q",
+      "username",
+      "email",
+      "include",
+    ] as const
   ) {
     const value = query[name];
     if (value !== undefined) params.set(name, String(value));

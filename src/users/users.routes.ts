@@ -40,6 +40,7 @@ import { parseUserId } from "./user.ts";
 
 import {
   AccountSchema,
+  CountQuerySchema,
   CreateUserSchema,
   DisableUserSchema,
   EndedSchema,
@@ -56,7 +57,9 @@ import {
   SessionSchema,
   tags,
   UpdateUserSchema,
+  UserCountSchema,
   UserDetailSchema,
+  UserListItemSchema,
   UserSchema,
 } from "./users.schemas.ts";
 
@@ -116,20 +119,39 @@ export const list = adminRoute({
   summary: "List users",
   description:
     "Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). " +
-    "Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. " +
+    "Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. `include=state` adds each user's `disabled`, `lastLoginAt`, `mfaEnabled` and `source`. " +
     "A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. " +
     "Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.",
   request: { headers: IfNoneMatch },
   responses: {
-    200: json(z.array(UserSchema), "The users asked for, oldest first", {
-      ...ETAG_HEADER,
-      Link: textHeader(
-        '`</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued.',
-      ),
-    }),
+    200: json(
+      z.array(UserListItemSchema),
+      "The users asked for, oldest first",
+      {
+        ...ETAG_HEADER,
+        Link: textHeader(
+          '`</api/users?...&after=CURSOR>; rel="next"` (RFC 8288) when `limit` cut the answer short: the same query, continued.',
+        ),
+      },
+    ),
     ...notModified,
   },
   steps: [query(ListQuerySchema), failure(MSG.listFailed)],
+});
+
+export const count = adminRoute({
+  permission: "users:read",
+  operationId: "countUsers",
+  method: "get",
+  path: "/api/users/count",
+  tags,
+  summary: "Count users",
+  description:
+    "How many users the list's filters (`role`, `status`, `q`) match, as `GET /api/users` takes them. Exact up to 10,000; past that the database's estimate, with `exact: false`, so a count costs the same at a million users.",
+  responses: {
+    200: json(UserCountSchema, "How many users match"),
+  },
+  steps: [query(CountQuerySchema), failure(MSG.countFailed)],
 });
 
 export const get = adminRoute({

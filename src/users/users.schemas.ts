@@ -21,6 +21,8 @@ import {
   PROFILE_MESSAGES,
   profileBodyShape,
   profileDetailShape,
+  scimLinkSchema,
+  sourceSchema,
 } from "../accounts/fields.ts";
 import { ROLES } from "./user.ts";
 
@@ -63,9 +65,10 @@ export const DisabledSchema = z.object({
   ),
 }).openapi("Disabled");
 
-/** One user as `GET /api/users/{id}` answers: the list's fields and the account's state. */
-export const UserDetailSchema = z.object({
-  ...UserSchema.shape,
+const SourceSchema = sourceSchema();
+
+/** The account's state, as the detail and the list's `include=state` items show it. */
+const stateShape = {
   disabled: DisabledSchema.nullable().openapi({
     description:
       "Null while the user may sign in (never disabled, enabled again, or the disable's `until` has passed)",
@@ -74,9 +77,34 @@ export const UserDetailSchema = z.object({
     "The last successful login (ISO 8601 in UTC with milliseconds); null before the first",
     "2026-11-26T08:30:00.000Z",
   ).nullable(),
+  source: SourceSchema,
+};
+
+/** One user as `GET /api/users/{id}` answers: the list's fields and the account's state. */
+export const UserDetailSchema = z.object({
+  ...UserSchema.shape,
+  ...stateShape,
   mfa: MfaSummarySchema,
+  scim: scimLinkSchema().nullable().openapi({
+    description:
+      "The live provisioning connection that owns the user, their `externalId` there and their groups in it; null when none does",
+  }),
   ...profileDetailShape(),
 }).openapi("UserDetail");
+
+/** A list item: the user, and with `include=state` the account's state. */
+export const UserListItemSchema = z.object({
+  ...UserSchema.shape,
+  disabled: stateShape.disabled.optional(),
+  lastLoginAt: stateShape.lastLoginAt.optional(),
+  mfaEnabled: z.boolean().optional().openapi({
+    description: "Whether a login needs a second factor (one is enrolled)",
+  }),
+  source: SourceSchema.optional(),
+}).openapi("UserListItem", {
+  description:
+    "A user as the list shows them: the fields of `User`, and with `include=state` also `disabled`, `lastLoginAt`, `mfaEnabled` and `source` (always all four).",
+});
 
 /** The body of a disable: every issue is the contract's one message. */
 export const DisableUserSchema = z.object({
@@ -337,7 +365,28 @@ export const ListQuerySchema = z.object({
     description:
       "Exact lookup under the canonical key that makes e-mails unique: an array of zero or one user.",
   }),
+  include: z.enum(["state"]).optional().openapi({
+    description:
+      "`state`: each item also carries `disabled`, `lastLoginAt`, `mfaEnabled` and `source` (a few indexed lookups per user; what a list screen shows).",
+  }),
 });
+
+/** The filters of a count and an export: the list's, as it takes them. */
+export const FilterQueryShape = {
+  role: ListQuerySchema.shape.role,
+  status: ListQuerySchema.shape.status,
+  q: ListQuerySchema.shape.q,
+};
+
+export const CountQuerySchema = z.object(FilterQueryShape);
+
+export const UserCountSchema = z.object({
+  count: z.number().int().openapi({ example: 1234 }),
+  exact: z.boolean().openapi({
+    description:
+      "True when `count` is exact: up to 10,000 matching users are counted. Past that it is the database's estimate (at least 10,001), to be shown as one.",
+  }),
+}).openapi("UserCount");
 
 export const ETAG_HEADER = {
   ETag: textHeader(

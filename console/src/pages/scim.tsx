@@ -3,7 +3,7 @@
  * token shown once at creation; renamed, its admin groups changed, deleted
  * (which revokes the token; the users it made stay).
  */
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import type { components } from "../../../clients/mod.ts";
 import { api, type Failure, send } from "../api.ts";
 import {
@@ -38,8 +38,9 @@ export function ScimConnections() {
       <Title>Provisioning</Title>
       <p>
         Identity providers (Okta, Entra ID, …) create and update users through
-        SCIM 2.0 at <code>/scim/v2</code>, each with a connection's token.
+        SCIM 2.0, each with a connection's token, at this base URL:
       </p>
+      <BaseUrl />
       {created && (
         <Secret
           label={`Token of ${created.name}`}
@@ -65,6 +66,37 @@ export function ScimConnections() {
         }}
       />
     </>
+  );
+}
+
+/** The SCIM base URL to paste into the identity provider, with a way to copy it. */
+function BaseUrl() {
+  const url = `${location.origin}/scim/v2`;
+  const field = useRef<HTMLInputElement>(null);
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    field.current?.select();
+    try {
+      await navigator.clipboard.writeText(url);
+      setCopied(true);
+    } catch {
+      // No clipboard access: the text stays selected for Ctrl+C.
+    }
+  };
+  return (
+    <div class="copy-field">
+      <input
+        ref={field}
+        readOnly
+        class="mono"
+        aria-label="SCIM base URL"
+        value={url}
+        spellcheck={false}
+      />
+      <button type="button" class="secondary" onClick={copy}>
+        {copied ? "Copied" : "Copy URL"}
+      </button>
+    </div>
   );
 }
 
@@ -110,6 +142,11 @@ function ConnectionItem(
         </span>
       </p>
       <p>
+        Last request: {connection.lastUsedAt
+          ? <Time iso={connection.lastUsedAt} />
+          : <span class="muted">none yet</span>}
+      </p>
+      <p>
         Admin groups: {connection.adminGroups.length
           ? <Text>{connection.adminGroups.join(", ")}</Text>
           : (
@@ -141,7 +178,8 @@ function ConnectionItem(
                 rows={3}
                 aria-describedby={`${id}-groups-hint`}
                 value={groups}
-                onInput={(e) => setGroups(e.currentTarget.value)}
+                onInput={(e) =>
+                  setGroups(e.currentTarget.value)}
               />
             </Field>
             <div class="actions">

@@ -1,9 +1,11 @@
 /**
- * One user: who they are, their role, password, access, sessions, keys and
- * the audit records about them. Every change sends the ETag the page
- * shows (If-Match): a change made meanwhile elsewhere answers 412, and the
- * page offers to reload rather than overwrite it. The page's sections are
- * in user/, one file each.
+ * One user, in tabs: Profile (who they are, where they come from, role,
+ * access, deletion), Security (password, second factors, sessions, keys),
+ * Roles (their assignments and groups) and Activity (the audit records
+ * about them); each part shows only with the permission it needs. Every change sends the ETag
+ * the page shows (If-Match): a change made meanwhile elsewhere answers 412,
+ * and the page offers to reload rather than overwrite it. The page's
+ * sections are in user/, one file each.
  */
 import { useState } from "preact/hooks";
 import type { Account } from "../../../clients/mod.ts";
@@ -19,7 +21,9 @@ import { href, navigate } from "../router.ts";
 import {
   ConfirmButton,
   Done,
+  flash,
   Notice,
+  Tabs,
   Text,
   Time,
   Title,
@@ -36,6 +40,28 @@ import { Keys } from "./user/keys.tsx";
 import { UserRoles } from "./user/roles.tsx";
 import { SecondFactors } from "./user/second-factors.tsx";
 import { Sessions } from "./user/sessions.tsx";
+
+/** Where the user came from, in words: the connection or provider by name. */
+export function SourceText({ source }: { source: UserDetail["source"] }) {
+  switch (source.type) {
+    case "scim":
+      return (
+        <>
+          Provisioned by <Text>{source.name}</Text> (SCIM)
+        </>
+      );
+    case "sso":
+      return (
+        <>
+          Signed up through <Text>{source.name}</Text>
+        </>
+      );
+    case "import":
+      return <>Import {source.id}</>;
+    default:
+      return <>Created here or through the API</>;
+  }
+}
 
 interface Loaded {
   user: UserDetail;
@@ -79,12 +105,12 @@ function UserView(
   { loaded, me, reload }: { loaded: Loaded; me: Account; reload: () => void },
 ) {
   const { user } = loaded;
-  // Each section shows only to someone who holds what its calls need.
   const can = useCan();
   const holdsAny = useHoldsAny();
   const [failure, setFailure] = useState<Failure>();
   const [done, setDone] = useState<string>();
   const [busy, setBusy] = useState(false);
+  const [tab, setTab] = useState("profile");
   // Counts changes made here: the audit records reload after each.
   const [changes, setChanges] = useState(0);
   const changed = () => setChanges((n) => n + 1);
@@ -114,36 +140,15 @@ function UserView(
   const path = {
     params: { path: { id: user.id }, header: { "if-match": loaded.etag } },
   };
+  /** What the last action said goes once the person does something else. */
+  const clearMessages = () => {
+    if (done) setDone(undefined);
+    if (failure && failure.status !== 412) setFailure(undefined);
+  };
+  const scim = user.scim;
 
-  return (
+  const profile = () => (
     <>
-      <p class="crumbs">
-        <a href={href("/users")}>Users</a>
-      </p>
-      <Title>
-        <Text>{user.name}</Text>
-      </Title>
-      {failure && (
-        <Notice
-          failure={failure}
-          onRetry={failure.status === 412
-            ? () => {
-              setFailure(undefined);
-              reload();
-            }
-            : undefined}
-          retryLabel="Reload"
-        >
-          {failure.status === 412 && (
-            <p>
-              Someone changed this user meanwhile. Reload to see their change,
-              then try again.
-            </p>
-          )}
-        </Notice>
-      )}
-      {done && <Done>{done}</Done>}
-
       <section aria-labelledby="profile">
         <h2 id="profile">Profile</h2>
         <dl class="facts">
@@ -167,6 +172,34 @@ function UserView(
           <dd>
             <Time iso={user.lastLoginAt} />
           </dd>
+          <dt>Source</dt>
+          <dd>
+            <SourceText source={user.source} />
+          </dd>
+          {scim && (
+            <>
+              <dt>External id</dt>
+              <dd class="wrap">
+                {scim.externalId !== null
+                  ? <Text>{scim.externalId}</Text>
+                  : <span class="muted">none</span>}
+              </dd>
+              <dt>Groups</dt>
+              <dd>
+                {scim.groups.length === 0
+                  ? <span class="muted">none</span>
+                  : (
+                    <ul class="plain">
+                      {scim.groups.map((g) => (
+                        <li key={g.id}>
+                          <Text>{g.displayName}</Text>
+                        </li>
+                      ))}
+                    </ul>
+                  )}
+              </dd>
+            </>
+          )}
           <dt>Status</dt>
           <dd>
             {user.disabled
@@ -207,22 +240,13 @@ function UserView(
         <RoleForm
           key={loaded.etag}
           user={user}
+          managedBy={scim?.connection.name}
           busy={busy}
           onSave={(role) =>
             change(`Role changed to ${role}.`, () =>
               send(() =>
                 api.PATCH("/api/users/{id}", { ...path, body: { role } })
               ))}
-        />
-      )}
-      {can("users:password") && (
-        <PasswordForm
-          busy={busy}
-          onSave={(password, clear) =>
-            change("Password reset.", () =>
-              send(() =>
-                api.PATCH("/api/users/{id}", { ...path, body: { password } })
-              ), clear)}
         />
       )}
       {can("users:disable") && (
@@ -244,6 +268,42 @@ function UserView(
                   params: { path: { id: user.id } },
                 })
               ))}
+        />
+      )}
+      {user.id !== me.id && can("users:delete") && (
+        <section aria-labelledby="delete">
+          <h2 id="delete">Delete</h2>
+          <p>Deleting ends their sessions and removes their keys.</p>
+          <ConfirmButton
+            label="Delete user"
+            question={`Delete ${user.username}?`}
+            busy={busy}
+            onConfirm={async () => {
+              setBusy(true);
+              setFailure(undefined);
+              const answer = await send(() =>
+                api.DELETE("/api/users/{id}", path)
+              );
+              setBusy(false);
+              if (!answer.ok) return setFailure(answer);
+              flash(`User ${user.username} deleted.`);
+              navigate(href("/users"));
+            }}
+          />
+        </section>
+      )}
+    </>
+  );
+  const security = () => (
+    <>
+      {can("users:password") && (
+        <PasswordForm
+          busy={busy}
+          onSave={(password, clear) =>
+            change("Password reset.", () =>
+              send(() =>
+                api.PATCH("/api/users/{id}", { ...path, body: { password } })
+              ), clear)}
         />
       )}
       <SecondFactors
@@ -270,37 +330,65 @@ function UserView(
       {(user.id === me.id ? holdsAny : can("keys:manage")) && (
         <Keys userId={user.id} onChange={changed} />
       )}
-      {can("roles:manage") && <UserRoles userId={user.id} onChange={changed} />}
+    </>
+  );
+  const roles = () => <UserRoles userId={user.id} onChange={changed} />;
+  const activity = () => (
+    <section aria-labelledby="records">
+      <h2 id="records">Audit records</h2>
+      <UserAudit key={changes} userId={user.id} />
+    </section>
+  );
 
-      {can("audit:read") && (
-        <section aria-labelledby="records">
-          <h2 id="records">Audit records</h2>
-          <UserAudit key={changes} userId={user.id} />
-        </section>
-      )}
-
-      {user.id !== me.id && can("users:delete") && (
-        <section aria-labelledby="delete">
-          <h2 id="delete">Delete</h2>
-          <p>Deleting ends their sessions and removes their keys.</p>
-          <ConfirmButton
-            label="Delete user"
-            question={`Delete ${user.username}?`}
-            busy={busy}
-            onConfirm={async () => {
-              setBusy(true);
+  return (
+    <>
+      <p class="crumbs">
+        <a href={href("/users")}>Users</a>
+      </p>
+      <Title>
+        <Text>{user.name}</Text>
+      </Title>
+      {failure && (
+        <Notice
+          failure={failure}
+          onRetry={failure.status === 412
+            ? () => {
               setFailure(undefined);
-              const answer = await send(() =>
-                api.DELETE("/api/users/{id}", path)
-              );
-              setBusy(false);
-              if (answer.ok) {
-                navigate(href("/users"));
-              } else setFailure(answer);
-            }}
-          />
-        </section>
+              reload();
+            }
+            : undefined}
+          retryLabel="Reload"
+        >
+          {failure.status === 412 && (
+            <p>
+              Someone changed this user meanwhile. Reload to see their change,
+              then try again.
+            </p>
+          )}
+        </Notice>
       )}
+      {done && <Done>{done}</Done>}
+
+      <div onInput={clearMessages} onClickCapture={clearMessages}>
+        <Tabs
+          label="About this user"
+          selected={tab}
+          onSelect={(t) => {
+            clearMessages();
+            setTab(t);
+          }}
+          tabs={[
+            { id: "profile", title: "Profile", panel: profile },
+            { id: "security", title: "Security", panel: security },
+            ...can("roles:manage")
+              ? [{ id: "roles", title: "Roles", panel: roles }]
+              : [],
+            ...can("audit:read")
+              ? [{ id: "activity", title: "Activity", panel: activity }]
+              : [],
+          ]}
+        />
+      </div>
     </>
   );
 }

@@ -4,7 +4,7 @@
  * (disable, enable). Each form only gathers its values; the page sends
  * them with the ETag it shows (user.tsx), so every change is answered alike.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { UserDetail } from "../../api.ts";
 import { Field, onSubmit } from "../../ui.tsx";
 
@@ -77,8 +77,10 @@ export function ProfileForm(
 }
 
 export function RoleForm(
-  { user, busy, onSave }: {
+  { user, managedBy, busy, onSave }: {
     user: UserDetail;
+    /** The provisioning connection that sets this user's role, if one does. */
+    managedBy?: string;
     busy: boolean;
     onSave: (role: "admin" | "viewer") => void;
   },
@@ -87,10 +89,22 @@ export function RoleForm(
   return (
     <section aria-labelledby="role-h">
       <h2 id="role-h">Role</h2>
+      {managedBy !== undefined && (
+        <p class="notice warning" id="role-managed">
+          <strong>
+            <bdi>{managedBy}</bdi> sets this role.
+          </strong>{" "}
+          Its identity provider gives the role from its groups: a change made
+          here lasts only until the user's next group change there.
+        </p>
+      )}
       <form class="inline" onSubmit={onSubmit(() => onSave(role))}>
         <Field label="New role" id="new-role">
           <select
             id="new-role"
+            aria-describedby={managedBy !== undefined
+              ? "role-managed"
+              : undefined}
             value={role}
             onChange={(e) => setRole(e.currentTarget.value as typeof role)}
           >
@@ -113,12 +127,23 @@ export function PasswordForm(
   },
 ) {
   const [password, setPassword] = useState("");
+  // The API reads an empty password as "no change" and answers 200: said
+  // here instead, so an empty form never reads "Password reset."
+  const [empty, setEmpty] = useState(false);
   return (
     <section aria-labelledby="password-h">
       <h2 id="password-h">Password</h2>
+      {empty && (
+        <p class="notice error" role="alert">
+          <strong>Enter a new password: at least 8 characters.</strong>
+        </p>
+      )}
       <form
         class="inline"
-        onSubmit={onSubmit(() => onSave(password, () => setPassword("")))}
+        onSubmit={onSubmit(() => {
+          if (password === "") return setEmpty(true);
+          onSave(password, () => setPassword(""));
+        })}
       >
         <Field
           label="New password"
@@ -131,7 +156,10 @@ export function PasswordForm(
             autocomplete="new-password"
             aria-describedby="new-password-hint"
             value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
+            onInput={(e) => {
+              setEmpty(false);
+              setPassword(e.currentTarget.value);
+            }}
           />
         </Field>
         <button type="submit" disabled={busy}>Reset password</button>
@@ -150,6 +178,12 @@ export function AccessForm(
 ) {
   const [reason, setReason] = useState("");
   const [until, setUntil] = useState("");
+  const [asking, setAsking] = useState(false);
+  const yes = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) yes.current?.focus();
+  }, [asking]);
+  const label = user.disabled ? "Update disable" : "Disable user";
   return (
     <section aria-labelledby="access-h">
       <h2 id="access-h">Access</h2>
@@ -160,11 +194,7 @@ export function AccessForm(
           </button>
         </p>
       )}
-      <form
-        onSubmit={onSubmit(() =>
-          onDisable(reason, until ? new Date(until).toISOString() : "")
-        )}
-      >
+      <form onSubmit={onSubmit(() => setAsking(true))}>
         <Field
           label="Reason"
           id="reason"
@@ -192,9 +222,44 @@ export function AccessForm(
             onInput={(e) => setUntil(e.currentTarget.value)}
           />
         </Field>
-        <button type="submit" class="danger" disabled={busy}>
-          {user.disabled ? "Update disable" : "Disable user"}
-        </button>
+        {asking
+          ? (
+            <span
+              class="confirm"
+              role="group"
+              aria-label={`Disable ${user.username}?`}
+            >
+              <span>
+                Disable <bdi>{user.username}</bdi>? Their sessions end.
+              </span>{" "}
+              <button
+                ref={yes}
+                type="button"
+                class="danger"
+                onClick={() => {
+                  setAsking(false);
+                  onDisable(
+                    reason,
+                    until ? new Date(until).toISOString() : "",
+                  );
+                }}
+              >
+                Yes, {label.toLowerCase()}
+              </button>{" "}
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => setAsking(false)}
+              >
+                Cancel
+              </button>
+            </span>
+          )
+          : (
+            <button type="submit" class="danger" disabled={busy}>
+              {label}
+            </button>
+          )}
       </form>
     </section>
   );
