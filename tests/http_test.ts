@@ -101,6 +101,7 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/auth/mfa/recovery-codes",
     "/api/auth/mfa/totp",
     "/api/auth/mfa/totp/confirm",
+    "/api/auth/password",
     "/api/auth/permissions",
     "/api/auth/step-up",
     "/api/auth/step-up/options",

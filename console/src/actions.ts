@@ -10,6 +10,7 @@ const LISTED: Record<AuditAction, true> = {
   "user.updated": true,
   "user.role_changed": true,
   "user.password_reset": true,
+  "user.password_changed": true,
   "user.deleted": true,
   "user.disabled": true,
   "user.enabled": true,
