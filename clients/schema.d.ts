@@ -2043,6 +2043,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failing webhook delivery now
+         * @description The record an active endpoint is failing at (`health` `failing`) is tried again now, by the delivery worker within `WEBHOOK_POLL_MS`, instead of at `nextAttemptAt`; the retry budget still runs from its first failure. Delivery is in record order, so only that record can be retried. A disabled endpoint resumes with `POST /api/webhooks/{id}/enable`.
+         *
+         *     Permission: `webhooks:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `webhooks:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
+         *     5. 409 `No failed delivery is waiting`: the endpoint is not failing at a record (healthy, or disabled: enable it instead).
+         *     6. 500 `Failed to retry webhook delivery`: any other failure.
+         */
+        post: operations["retryWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint
+         * @description Queues one `webhook.test` message for this endpoint alone, which the delivery worker sends within `WEBHOOK_POLL_MS` as it sends records (signed with the endpoint's secret, `webhook-id` `msg_<endpoint id>_test_<delivery id>`, body `{type: "webhook.test", timestamp, data: {webhookId, deliveryId}}`), once: it is not retried and holds back no record. A disabled endpoint is sent it too, to check a receiver before enabling it. While one waits, asking again answers that one. Not recorded in the audit trail.
+         *
+         *     Permission: `webhooks:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `webhooks:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to send a test event`: any other failure.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -2848,8 +2909,23 @@ export interface components {
             disabledAt: string | null;
             /** @description Failed attempts at the record being delivered. */
             failures: number;
+            /**
+             * @description `disabled` as `status`; `failing` while attempts at the record being delivered fail (`failures` of them, in a row, `lastError` the newest's reason); `healthy` otherwise.
+             * @enum {string}
+             */
+            health: "healthy" | "failing" | "disabled";
             /** @example 1 */
             id: number;
+            /**
+             * Format: date-time
+             * @description The newest successful attempt kept (a record or a test event); null when none is.
+             */
+            lastDeliveredAt: string | null;
+            /**
+             * @description Why the newest failed attempt at a record failed (its `error`, or `HTTP <status>`), while `failing` or `disabled`; null when healthy.
+             * @example HTTP 503
+             */
+            lastError: string | null;
             /**
              * @description The last audit record passed: delivered, or not of its actions. The next record of its actions after it is the one being delivered.
              * @example 41
@@ -3055,14 +3131,22 @@ export interface components {
             /** @description Why it failed (`HTTP status not 2xx`, `redirect not followed`, `address not allowed: ...`, a timeout, a connection error) */
             error: string | null;
             id: number;
-            /** @enum {string} */
-            outcome: "delivered" | "failed";
-            /** @description The audit record delivered */
-            recordId: number;
+            /**
+             * @description `pending`: a test event not sent yet
+             * @enum {string}
+             */
+            outcome: "delivered" | "failed" | "pending";
+            /** @description The audit record delivered; null for a test event */
+            recordId: number | null;
             /** @description At most the first 256 bytes of the response body */
             responseExcerpt: string | null;
             /** @description The HTTP status answered; null when none came */
             status: number | null;
+            /**
+             * @description `record`: an audit record; `webhook.test`: a test event (`POST /api/webhooks/{id}/test`), sent once, never retried
+             * @enum {string}
+             */
+            type: "record" | "webhook.test";
         };
         /** @description Null while the user may sign in (never disabled, enabled again, or the disable's `until` has passed) */
         Disabled: {
@@ -3864,8 +3948,23 @@ export interface components {
             disabledAt: string | null;
             /** @description Failed attempts at the record being delivered. */
             failures: number;
+            /**
+             * @description `disabled` as `status`; `failing` while attempts at the record being delivered fail (`failures` of them, in a row, `lastError` the newest's reason); `healthy` otherwise.
+             * @enum {string}
+             */
+            health: "healthy" | "failing" | "disabled";
             /** @example 1 */
             id: number;
+            /**
+             * Format: date-time
+             * @description The newest successful attempt kept (a record or a test event); null when none is.
+             */
+            lastDeliveredAt: string | null;
+            /**
+             * @description Why the newest failed attempt at a record failed (its `error`, or `HTTP <status>`), while `failing` or `disabled`; null when healthy.
+             * @example HTTP 503
+             */
+            lastError: string | null;
             /**
              * @description The last audit record passed: delivered, or not of its actions. The next record of its actions after it is the one being delivered.
              * @example 41
@@ -3896,6 +3995,13 @@ export interface components {
              * @enum {string}
              */
             type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed" | "user.password_changed";
+        };
+        WebhookTest: {
+            /**
+             * @description The test event's delivery: its attempt in `GET /api/webhooks/{id}/deliveries` (`type` `webhook.test`), `pending` until sent
+             * @example 812
+             */
+            deliveryId: number;
         };
     };
     responses: never;
@@ -11511,6 +11617,169 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         error: "Failed to enable webhook";
+                    };
+                };
+            };
+        };
+    };
+    retryWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint, its record due now */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description No webhook has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Webhook not found";
+                    };
+                };
+            };
+            /** @description The endpoint is not failing at a record (healthy, or disabled: enable it instead) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "No failed delivery is waiting";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to retry webhook delivery";
+                    };
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTest"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description No webhook has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Webhook not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to send a test event";
                     };
                 };
             };

@@ -473,6 +473,17 @@ const CONTRACT: Record<string, Listed[]> = {
     [404, "Webhook not found"],
     [500, "Failed to enable webhook"],
   ],
+  "post /api/webhooks/{id}/test": [
+    ...ADMIN,
+    [404, "Webhook not found"],
+    [500, "Failed to send a test event"],
+  ],
+  "post /api/webhooks/{id}/retry": [
+    ...ADMIN,
+    [404, "Webhook not found"],
+    [409, "No failed delivery is waiting"],
+    [500, "Failed to retry webhook delivery"],
+  ],
   "get /api/scim/connections": [
     ...ADMIN,
     [500, "Failed to list provisioning connections"],

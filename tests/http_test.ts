@@ -135,6 +135,8 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/webhooks/{id}",
     "/api/webhooks/{id}/deliveries",
     "/api/webhooks/{id}/enable",
+    "/api/webhooks/{id}/retry",
+    "/api/webhooks/{id}/test",
     "/health",
     "/health/live",
     "/health/ready",
