@@ -111,7 +111,13 @@ function App() {
           </ul>
         </nav>
         <div class="who">
-          <bdi>{me.username}</bdi>{" "}
+          <a
+            href={href(ACCOUNT_PATH)}
+            aria-label={`${me.username}, my account`}
+            aria-current={page.pattern === ACCOUNT_PATH ? "page" : undefined}
+          >
+            <bdi>{me.username}</bdi>
+          </a>{" "}
           <a
             href={href(FACTORS_PATH)}
             aria-current={page.pattern === FACTORS_PATH ? "page" : undefined}
