@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, onEnrollmentRequired, onSignedOut, send } from "./api.ts";
 import type { Account } from "../../clients/mod.ts";
 import { StepUpDialog } from "./factor.tsx";
-import { FACTORS_PATH, NOT_FOUND, PAGES } from "./pages.tsx";
+import { ACCOUNT_PATH, FACTORS_PATH, NOT_FOUND, PAGES } from "./pages.tsx";
 import {
   currentLocation,
   href,
