@@ -547,6 +547,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the caller's own password
+         * @description Any role, with a session (an API key is refused: 403). The new password meets the rules of every new password. A wrong `currentPassword` counts toward the login throttle as a failed login of the caller's username from this address does (`LOGIN_MAX_FAILURES` in `LOGIN_WINDOW_SECONDS`; see `POST /api/auth/login`), and once it is reached this answers 429 with Retry-After as the login does. On success the caller's other sessions end, this one stays (bound to the new password), the username's failed-login counts are cleared, and `user.password_changed` is recorded (never a password). An account without a password (provisioned through SCIM or imported without one) answers 409: it signs in through its identity provider.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the request came with an API key (a password is a person's, changed with their session), or from a foreign Origin.
+         *     3. 413 `Request body too large`: the body is larger than 64 KiB.
+         *     4. 400 `All fields are required`: `currentPassword` or `newPassword` is missing, empty or not a string (a body that is not JSON included).
+         *     5. 400 `Password must be at least 8 characters`: the password is shorter than 8 characters (Unicode code points).
+         *     6. 400 `Password must be at most 72 bytes`: the password is longer than 72 bytes as UTF-8.
+         *     7. 400 `Password must not contain NUL characters`: the password holds NUL (U+0000).
+         *     8. 409 `No password is set for this account`: the account has no password (provisioned or imported without one): nothing is counted.
+         *     9. 429 `Too many login attempts`: too many failed attempts for the caller's username, from this address or from all addresses, as for a login.
+         *     10. 401 `Current password is incorrect`: `currentPassword` is not the caller's password: counted as a failed login.
+         *     11. 500 `Failed to change password`: any other failure.
+         */
+        post: operations["changeOwnPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/permissions": {
         parameters: {
             query?: never;
@@ -2083,6 +2117,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a failing webhook delivery now
+         * @description The record an active endpoint is failing at (`health` `failing`) is tried again now, by the delivery worker within `WEBHOOK_POLL_MS`, instead of at `nextAttemptAt`; the retry budget still runs from its first failure. Delivery is in record order, so only that record can be retried. A disabled endpoint resumes with `POST /api/webhooks/{id}/enable`.
+         *
+         *     Permission: `webhooks:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `webhooks:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
+         *     5. 409 `No failed delivery is waiting`: the endpoint is not failing at a record (healthy, or disabled: enable it instead).
+         *     6. 500 `Failed to retry webhook delivery`: any other failure.
+         */
+        post: operations["retryWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint
+         * @description Queues one `webhook.test` message for this endpoint alone, which the delivery worker sends within `WEBHOOK_POLL_MS` as it sends records (signed with the endpoint's secret, `webhook-id` `msg_<endpoint id>_test_<delivery id>`, body `{type: "webhook.test", timestamp, data: {webhookId, deliveryId}}`), once: it is not retried and holds back no record. A disabled endpoint is sent it too, to check a receiver before enabling it. While one waits, asking again answers that one. Not recorded in the audit trail.
+         *
+         *     Permission: `webhooks:manage`.
+         *
+         *     Checks, in order (a request that fails several is answered by the first):
+         *
+         *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
+         *     2. 403 `Forbidden`: the caller does not hold `webhooks:manage`, or the request came from a foreign Origin.
+         *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
+         *     4. 404 `Webhook not found`: no webhook has the id (also for ids that cannot exist).
+         *     5. 500 `Failed to send a test event`: any other failure.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -2794,7 +2889,7 @@ export interface components {
         };
         AuditRecord: {
             /** @enum {string} */
-            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed";
+            action: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed" | "user.password_changed";
             /** @description Who did it; null for the service itself (the first admin at startup, a disable that ran out), the recovery task, failed, throttled or refused logins, and a SCIM connection's writes (`via` `scim`, the connection in `details.connection`) */
             actor: components["schemas"]["AuditParty"] | null;
             /**
@@ -2834,6 +2929,18 @@ export interface components {
              */
             via: "api" | "scim" | "import" | null;
         };
+        ChangePassword: {
+            /**
+             * @description The caller's password now.
+             * @example correct horse
+             */
+            currentPassword: string;
+            /**
+             * @description At least 8 characters (Unicode code points) and at most 72 bytes as UTF-8, bcrypt's limit; no NUL (U+0000), at which bcrypt would stop reading. Never trimmed.
+             * @example a new passphrase
+             */
+            newPassword: string;
+        };
         /** @description Unknown fields are ignored; `null` counts as missing. */
         CreateApiKey: {
             /**
@@ -2865,7 +2972,7 @@ export interface components {
         };
         CreatedWebhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed" | "user.password_changed")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -2876,8 +2983,23 @@ export interface components {
             disabledAt: string | null;
             /** @description Failed attempts at the record being delivered. */
             failures: number;
+            /**
+             * @description `disabled` as `status`; `failing` while attempts at the record being delivered fail (`failures` of them, in a row, `lastError` the newest's reason); `healthy` otherwise.
+             * @enum {string}
+             */
+            health: "healthy" | "failing" | "disabled";
             /** @example 1 */
             id: number;
+            /**
+             * Format: date-time
+             * @description The newest successful attempt kept (a record or a test event); null when none is.
+             */
+            lastDeliveredAt: string | null;
+            /**
+             * @description Why the newest failed attempt at a record failed (its `error`, or `HTTP <status>`), while `failing` or `disabled`; null when healthy.
+             * @example HTTP 503
+             */
+            lastError: string | null;
             /**
              * @description The last audit record passed: delivered, or not of its actions. The next record of its actions after it is the one being delivered.
              * @example 41
@@ -3062,7 +3184,7 @@ export interface components {
              *       "user.deleted"
              *     ]
              */
-            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed")[] | null;
+            actions?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed" | "user.password_changed")[] | null;
             /**
              * @description A note for people, at most 500 characters.
              * @example Directory sync
@@ -3083,14 +3205,22 @@ export interface components {
             /** @description Why it failed (`HTTP status not 2xx`, `redirect not followed`, `address not allowed: ...`, a timeout, a connection error) */
             error: string | null;
             id: number;
-            /** @enum {string} */
-            outcome: "delivered" | "failed";
-            /** @description The audit record delivered */
-            recordId: number;
+            /**
+             * @description `pending`: a test event not sent yet
+             * @enum {string}
+             */
+            outcome: "delivered" | "failed" | "pending";
+            /** @description The audit record delivered; null for a test event */
+            recordId: number | null;
             /** @description At most the first 256 bytes of the response body */
             responseExcerpt: string | null;
             /** @description The HTTP status answered; null when none came */
             status: number | null;
+            /**
+             * @description `record`: an audit record; `webhook.test`: a test event (`POST /api/webhooks/{id}/test`), sent once, never retried
+             * @enum {string}
+             */
+            type: "record" | "webhook.test";
         };
         /** @description Null while the user may sign in (never disabled, enabled again, or the disable's `until` has passed) */
         Disabled: {
@@ -4030,7 +4160,7 @@ export interface components {
         WebAuthnOptions: Record<string, never>;
         Webhook: {
             /** @description The actions delivered; null: every action. */
-            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed")[] | null;
+            actions: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed" | "user.password_changed")[] | null;
             /**
              * Format: date-time
              * @example 2026-11-25T21:07:00.123Z
@@ -4041,8 +4171,23 @@ export interface components {
             disabledAt: string | null;
             /** @description Failed attempts at the record being delivered. */
             failures: number;
+            /**
+             * @description `disabled` as `status`; `failing` while attempts at the record being delivered fail (`failures` of them, in a row, `lastError` the newest's reason); `healthy` otherwise.
+             * @enum {string}
+             */
+            health: "healthy" | "failing" | "disabled";
             /** @example 1 */
             id: number;
+            /**
+             * Format: date-time
+             * @description The newest successful attempt kept (a record or a test event); null when none is.
+             */
+            lastDeliveredAt: string | null;
+            /**
+             * @description Why the newest failed attempt at a record failed (its `error`, or `HTTP <status>`), while `failing` or `disabled`; null when healthy.
+             * @example HTTP 503
+             */
+            lastError: string | null;
             /**
              * @description The last audit record passed: delivered, or not of its actions. The next record of its actions after it is the one being delivered.
              * @example 41
@@ -4072,7 +4217,14 @@ export interface components {
              * @description The record's action
              * @enum {string}
              */
-            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed";
+            type: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed" | "user.password_changed";
+        };
+        WebhookTest: {
+            /**
+             * @description The test event's delivery: its attempt in `GET /api/webhooks/{id}/deliveries` (`type` `webhook.test`), `pending` until sent
+             * @example 812
+             */
+            deliveryId: number;
         };
     };
     responses: never;
@@ -4453,7 +4605,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed" | "user.password_changed";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -4543,7 +4695,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of this action. */
-                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed";
+                action?: "user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed" | "user.password_changed";
                 /** @description Only records whose actor has this user id. */
                 actorId?: number;
                 /** @description Only records with a smaller id: the cursor that the `next` link carries. */
@@ -4611,7 +4763,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed" | "user.password_changed")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -4718,7 +4870,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only records of these actions (repeat the parameter for several: `?action=user.created&action=user.deleted`). */
-                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed")[];
+                action?: ("user.created" | "user.role_changed" | "user.password_reset" | "user.deleted" | "login.succeeded" | "login.failed" | "login.throttled" | "login.refused" | "logout" | "admin.bootstrapped" | "admin.recovered" | "user.disabled" | "user.enabled" | "sessions.ended" | "key.created" | "key.revoked" | "webhook.created" | "webhook.deleted" | "webhook.disabled" | "webhook.enabled" | "user.updated" | "group.created" | "group.updated" | "group.deleted" | "connection.created" | "connection.updated" | "connection.deleted" | "scim.user_linked" | "password.upgraded" | "import.started" | "import.finished" | "users.exported" | "mfa.enrolled" | "mfa.removed" | "mfa.reset" | "mfa.recovery_codes" | "login.second_factor_failed" | "sso.linked" | "sso.provider_created" | "sso.provider_updated" | "sso.provider_deleted" | "role.created" | "role.updated" | "role.deleted" | "assignment.created" | "assignment.deleted" | "group.members_changed" | "user.password_changed")[];
                 /** @description Only records with a larger id, oldest first (0: from the first record kept). `Last-Event-ID`, when sent, takes its place. Without either, only records sealed from now on. */
                 after?: number;
             };
@@ -5828,6 +5980,124 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         error: "Second factor request failed";
+                    };
+                };
+            };
+        };
+    };
+    changeOwnPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePassword"];
+            };
+        };
+        responses: {
+            /** @description Changed */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ok"];
+                };
+            };
+            /** @description One of checks 4-7 in the operation's description fails (each example says when) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "All fields are required" | "Password must be at least 8 characters" | "Password must be at most 72 bytes" | "Password must not contain NUL characters";
+                    };
+                };
+            };
+            /** @description One of checks 1, 10 in the operation's description fails (each example says when) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised" | "Current password is incorrect";
+                    };
+                };
+            };
+            /** @description The request came with an API key (a password is a person's, changed with their session), or from a foreign Origin */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden";
+                    };
+                };
+            };
+            /** @description The account has no password (provisioned or imported without one): nothing is counted */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "No password is set for this account";
+                    };
+                };
+            };
+            /** @description The body is larger than 64 KiB */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Request body too large";
+                    };
+                };
+            };
+            /** @description Too many failed attempts for the caller's username, from this address or from all addresses, as for a login */
+            429: {
+                headers: {
+                    /** @description Seconds until the window ends */
+                    "Retry-After"?: number;
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Too many login attempts";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to change password";
                     };
                 };
             };
@@ -11831,6 +12101,169 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         error: "Failed to enable webhook";
+                    };
+                };
+            };
+        };
+    };
+    retryWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint, its record due now */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description No webhook has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Webhook not found";
+                    };
+                };
+            };
+            /** @description The endpoint is not failing at a record (healthy, or disabled: enable it instead) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "No failed delivery is waiting";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to retry webhook delivery";
+                    };
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTest"];
+                };
+            };
+            /** @description No valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Unauthorised";
+                    };
+                };
+            };
+            /** @description One of checks 2, 3 in the operation's description fails (each example says when) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Forbidden" | "Second factor enrollment required";
+                    };
+                };
+            };
+            /** @description No webhook has the id (also for ids that cannot exist) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Webhook not found";
+                    };
+                };
+            };
+            /** @description Any other failure */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        error: "Failed to send a test event";
                     };
                 };
             };

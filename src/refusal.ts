@@ -45,6 +45,10 @@ export const REASONS = [
   "no_factor",
   "enrolled",
   "provider_only",
+  "wrong_password",
+  "no_password",
+  // Webhooks.
+  "nothing_to_retry",
   // RFC 7644's kinds, of what a SCIM request says.
   "invalidValue",
   "invalidSyntax",

@@ -84,6 +84,18 @@ const CONTRACT: Record<string, Listed[]> = {
     [401, "Unauthorised"],
     [500, "Login failed"],
   ],
+  "post /api/auth/password": [
+    ...OWN,
+    [413, "Request body too large"],
+    [400, "All fields are required"],
+    [400, "Password must be at least 8 characters"],
+    [400, "Password must be at most 72 bytes"],
+    [400, "Password must not contain NUL characters"],
+    [409, "No password is set for this account"],
+    [429, "Too many login attempts"],
+    [401, "Current password is incorrect"],
+    [500, "Failed to change password"],
+  ],
   "post /api/auth/step-up": [
     ...OWN,
     [413, "Request body too large"],
@@ -475,6 +487,17 @@ const CONTRACT: Record<string, Listed[]> = {
     ...ADMIN,
     [404, "Webhook not found"],
     [500, "Failed to enable webhook"],
+  ],
+  "post /api/webhooks/{id}/test": [
+    ...ADMIN,
+    [404, "Webhook not found"],
+    [500, "Failed to send a test event"],
+  ],
+  "post /api/webhooks/{id}/retry": [
+    ...ADMIN,
+    [404, "Webhook not found"],
+    [409, "No failed delivery is waiting"],
+    [500, "Failed to retry webhook delivery"],
   ],
   "get /api/scim/connections": [
     ...ADMIN,

@@ -256,7 +256,7 @@ Deno.test(withTool(
 ));
 
 Deno.test(withTool(
-  "a viewer lands on their own second factors and sees no admin navigation; admin pages say they have no access",
+  "a viewer lands on their own account and sees no admin navigation; admin pages say they have no access",
   CHROMIUM_TOOL,
   async () => {
     await using c = await openConsole();
@@ -266,7 +266,7 @@ Deno.test(withTool(
       username: "vera",
       password: "vera-password",
     });
-    await heading(page, "My second factors");
+    await heading(page, "My account");
     assertEquals(
       await page.getByRole("navigation", { name: "Sections" }).count(),
       0,

@@ -11,6 +11,7 @@ export const LABELS: Record<AuditAction, string> = {
   "user.updated": "Profile changed",
   "user.role_changed": "Role changed",
   "user.password_reset": "Password reset",
+  "user.password_changed": "Own password changed",
   "user.deleted": "User deleted",
   "user.disabled": "User disabled",
   "user.enabled": "User enabled",

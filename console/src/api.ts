@@ -46,6 +46,12 @@ export const MESSAGES = {
     "/api/auth/step-up",
     "post"
   >,
+  /** A wrong current password at one's own change: refused, the session stays. */
+  currentPasswordIncorrect:
+    "Current password is incorrect" satisfies ErrorMessage<
+      "/api/auth/password",
+      "post"
+    >,
   /** A dangerous action without a recent second factor: step up, then again. */
   recentSecondFactorRequired:
     "Recent second factor required" satisfies ErrorMessage<
@@ -81,7 +87,8 @@ export const api = createUserAdminClient({ baseUrl: location.origin });
 
 // Any call but signing in that answers 401 means the session ended (expired,
 // signed out elsewhere, user disabled or deleted): back to the sign-in page.
-// A wrong code at a step-up is a 401 too, but the session stays.
+// A wrong code at a step-up, and a wrong current password at one's own
+// change, are 401s too, but the session stays.
 api.use({
   async onResponse({ request, response }) {
     const path = new URL(request.url).pathname;
@@ -90,7 +97,9 @@ api.use({
       const error = typeof body.error === "string"
         ? body.error
         : "Unauthorised";
-      if (error !== MESSAGES.invalidCode) signedOut(error);
+      const sessionStays = error === MESSAGES.invalidCode ||
+        error === MESSAGES.currentPasswordIncorrect;
+      if (!sessionStays) signedOut(error);
     }
     return response;
   },

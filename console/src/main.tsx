@@ -7,7 +7,13 @@ import { useEffect, useState } from "preact/hooks";
 import { api, onEnrollmentRequired, onSignedOut, send } from "./api.ts";
 import type { Account } from "../../clients/mod.ts";
 import { StepUpDialog } from "./factor.tsx";
-import { FACTORS_PATH, NOT_FOUND, type Page, PAGES } from "./pages.tsx";
+import {
+  ACCOUNT_PATH,
+  FACTORS_PATH,
+  NOT_FOUND,
+  type Page,
+  PAGES,
+} from "./pages.tsx";
 import {
   currentLocation,
   href,
@@ -100,9 +106,9 @@ function App() {
   const may = (p: Page) => !p.permission || held.has(p.permission);
   const sections = PAGES.filter((p) => p.nav && may(p));
   // An address without a page: the first section the person may use, else
-  // their own factors (a viewer's one page).
+  // their own account (a viewer's page: profile, password, factors).
   const path = location.hash.replace(/^#\/?/, "") === ""
-    ? sections[0]?.pattern ?? FACTORS_PATH
+    ? sections[0]?.pattern ?? ACCOUNT_PATH
     : loc.path;
   let page = NOT_FOUND;
   let params: Record<string, string> = {};
@@ -146,7 +152,13 @@ function App() {
           </nav>
         )}
         <div class="who">
-          <bdi>{me.username}</bdi>{" "}
+          <a
+            href={href(ACCOUNT_PATH)}
+            aria-label={`${me.username}, my account`}
+            aria-current={page.pattern === ACCOUNT_PATH ? "page" : undefined}
+          >
+            <bdi>{me.username}</bdi>
+          </a>{" "}
           <a
             href={href(FACTORS_PATH)}
             aria-current={page.pattern === FACTORS_PATH ? "page" : undefined}

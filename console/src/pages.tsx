@@ -5,6 +5,7 @@
 import type { VNode } from "preact";
 import type { Account } from "../../clients/mod.ts";
 import type { Permission } from "./access.ts";
+import { AccountPage } from "./pages/account.tsx";
 import { AuditTrail } from "./pages/audit.tsx";
 import { CreateUser } from "./pages/create-user.tsx";
 import { Factors } from "./pages/factors.tsx";
@@ -23,6 +24,9 @@ import { Title } from "./ui.tsx";
 
 /** The signed-in person's own factors, linked beside their name. */
 export const FACTORS_PATH = "/factors";
+
+/** The signed-in person's own account, linked from their name. */
+export const ACCOUNT_PATH = "/account";
 
 export interface PageProps {
   params: Record<string, string>;
@@ -156,6 +160,12 @@ export const PAGES: Page[] = [
     title: "My second factors",
     section: "factors",
     render: ({ query }) => <Factors query={query} />,
+  },
+  {
+    pattern: ACCOUNT_PATH,
+    title: "My account",
+    section: "account",
+    render: ({ me }) => <AccountPage me={me} />,
   },
 ];
 

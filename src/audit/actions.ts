@@ -50,6 +50,7 @@ export const AUDIT_ACTIONS = [
   "assignment.created",
   "assignment.deleted",
   "group.members_changed",
+  "user.password_changed",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

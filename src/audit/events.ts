@@ -57,6 +57,13 @@ export const auditEvents = {
     context: AuditContext,
   ) => event("user.password_reset", actor, target, {}, context),
 
+  /** The account holder changed their own password, proving the current one. */
+  passwordChanged: (
+    actor: AuditParty,
+    target: AuditParty,
+    context: AuditContext,
+  ) => event("user.password_changed", actor, target, {}, context),
+
   userDeleted: (
     actor: AuditParty | null,
     target: AuditParty,

@@ -12,6 +12,7 @@ import type { AppEnv } from "../http/env.ts";
 import { countedBlock } from "../http/ip.ts";
 import { clientIp } from "../http/origin.ts";
 import { canonicalKey } from "../users/canonical.ts";
+import { NO_PASSWORD } from "../accounts/fields.ts";
 import type * as routes from "./auth.routes.ts";
 import type { Account } from "../users/user.ts";
 import type { Devices } from "./devices.ts";
@@ -235,5 +236,59 @@ export function createAuthHandlers(deps: AuthDeps) {
       200,
     );
 
-  return { login, logout, me, permissions };
+  /**
+   * The current password is checked as a login checks one: counted first
+   * under the caller's username from this address (or known device), so
+   * guesses through a stolen session meet the login's limit; a success
+   * clears the counts with the change (the write path).
+   */
+  const changePassword: Handler<"changePassword"> = async (
+    c,
+    { body, caller },
+  ) => {
+    const { currentPassword, newPassword } = body;
+    const { id, username } = caller.account;
+    const stored = await store.users.passwordHashOf(id);
+    if (stored === undefined) return refuse("caller_gone");
+    // Nothing to guess: no password matches this one (fields.ts).
+    if (stored === NO_PASSWORD) return refuse("no_password");
+    const canonicalName = canonicalKey(username);
+    const { counter } = await end.counter(c, sha256(canonicalName), {
+      id,
+      canonicalName,
+    });
+    const context = auditContext(c, config.TRUST_PROXY, "api");
+    const writeBy = c.get("writeBy");
+    const attempt = await store.loginThrottle.attempt(
+      counter,
+      {
+        max: config.LOGIN_MAX_FAILURES,
+        ceiling: LOGIN_CEILING_FACTOR * config.LOGIN_MAX_FAILURES,
+        windowSeconds: config.LOGIN_WINDOW_SECONDS,
+      },
+      (retryAfter) =>
+        auditEvents.loginThrottled({ id, username }, retryAfter, context),
+      writeBy,
+    );
+    if (attempt.blocked) {
+      c.header("Retry-After", String(attempt.retryAfter));
+      return refuse("throttled");
+    }
+    if (!await passwords.verify(currentPassword, stored)) {
+      return refuse("wrong_password");
+    }
+    const changed = await store.users.changeOwnPassword(
+      await passwords.hash(newPassword),
+      {
+        caller,
+        needs: [],
+        context,
+        writeBy,
+      },
+    );
+    if (isRefusal(changed)) return changed;
+    return c.json({ ok: true as const }, 200);
+  };
+
+  return { login, logout, me, permissions, changePassword };
 }

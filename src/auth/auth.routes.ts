@@ -11,8 +11,14 @@ import {
   textHeader,
 } from "../http/openapi.ts";
 import { body, outcome } from "../http/steps.ts";
-import { AccountSchema, OkSchema } from "../users/users.schemas.ts";
-import { sameOrigin, signedIn } from "./guards.ts";
+import { passwordRules } from "../users/account-rules.ts";
+import { PASSWORD_CHECKS } from "../users/account-checks.ts";
+import {
+  AccountSchema,
+  OkSchema,
+  PASSWORD_DOC,
+} from "../users/users.schemas.ts";
+import { ownSessionFor, sameOrigin, signedIn } from "./guards.ts";
 
 const credential = z.string({ error: MSG.credentialsRequired })
   .min(1, MSG.credentialsRequired);
@@ -198,4 +204,80 @@ export const permissions = route({
     200: json(PermissionsSchema, "The caller's permissions"),
   },
   steps: [signedIn, failure(MSG.permissionsFailed)],
+});
+
+/** Present, a string and not empty: what comes before the new password's rules. */
+const givenPassword = () =>
+  z.string({ error: MSG.allFieldsRequired }).min(1, MSG.allFieldsRequired);
+
+export const ChangePasswordSchema = z.object({
+  currentPassword: givenPassword().openapi({
+    description: "The caller's password now.",
+    example: "correct horse",
+  }),
+  newPassword: passwordRules(givenPassword()).openapi({
+    description: PASSWORD_DOC,
+    minLength: 8,
+    maxLength: 72,
+    example: "a new passphrase",
+  }),
+}, { error: MSG.allFieldsRequired }).openapi("ChangePassword");
+
+export const changePassword = route({
+  operationId: "changeOwnPassword",
+  method: "post",
+  path: "/api/auth/password",
+  tags,
+  summary: "Change the caller's own password",
+  description:
+    "Any role, with a session (an API key is refused: 403). The new password meets the rules of every new password. " +
+    "A wrong `currentPassword` counts toward the login throttle as a failed login of the caller's username from this address does (`LOGIN_MAX_FAILURES` in `LOGIN_WINDOW_SECONDS`; see `POST /api/auth/login`), and once it is reached this answers 429 with Retry-After as the login does. " +
+    "On success the caller's other sessions end, this one stays (bound to the new password), the username's failed-login counts are cleared, and `user.password_changed` is recorded (never a password). " +
+    "An account without a password (provisioned through SCIM or imported without one) answers 409: it signs in through its identity provider.",
+  security: sessionOrKey,
+  responses: { 200: json(OkSchema, "Changed") },
+  steps: [
+    ownSessionFor("a password is a person's, changed with their session"),
+    body(ChangePasswordSchema, [
+      bodyTooLarge,
+      check(
+        400,
+        MSG.allFieldsRequired,
+        "`currentPassword` or `newPassword` is missing, empty or not a string (a body that is not JSON included)",
+      ),
+      ...PASSWORD_CHECKS,
+    ], { compareOnly: true }),
+    outcome(
+      "no_password",
+      check(
+        409,
+        MSG.noPasswordSet,
+        "the account has no password (provisioned or imported without one): nothing is counted",
+      ),
+    ),
+    // The handler sets Retry-After before it returns this outcome.
+    outcome(
+      "throttled",
+      check(
+        429,
+        MSG.tooManyLoginAttempts,
+        "too many failed attempts for the caller's username, from this address or from all addresses, as for a login",
+        {
+          "Retry-After": {
+            description: "Seconds until the window ends",
+            schema: { type: "integer" },
+          },
+        },
+      ),
+    ),
+    outcome(
+      "wrong_password",
+      check(
+        401,
+        MSG.currentPasswordIncorrect,
+        "`currentPassword` is not the caller's password: counted as a failed login",
+      ),
+    ),
+    failure(MSG.passwordChangeFailed),
+  ],
 });

@@ -47,30 +47,37 @@ export const signedIn = passes<"caller", Caller>(
 );
 
 /**
- * A signed-in user acting on their own second factors, with a session (an
- * API key enrols nothing): 401, then 403 for a key or a foreign Origin.
- * Not held by MFA_REQUIRED_FOR_ADMINS: this is how an admin enrols.
+ * A signed-in person acting on their own account with a session (an API
+ * key is a service's, not a person's): 401, then 403 for a key or a
+ * foreign Origin. `why` says, for the document, why a key is refused. Not
+ * held by MFA_REQUIRED_FOR_ADMINS: this is how an admin enrols.
  */
-export const ownSession = passes<"caller", Caller & { session: Uint8Array }>(
-  "caller",
-  [
-    unauthorised,
-    check(
-      403,
-      MSG.forbidden,
-      "the request came with an API key (second factors are a person's, enrolled with a session), or from a foreign Origin",
-    ),
-  ],
-  async (c) => {
-    const sessions = c.get("sessions");
-    const caller = await sessions.caller(c);
-    if (!caller) return errorResponse(c, 401, MSG.unauthorised);
-    if (caller.session === undefined || sessions.isForeign(c)) {
-      return errorResponse(c, 403, MSG.forbidden);
-    }
-    c.set("caller", caller);
-    return caller as Caller & { session: Uint8Array };
-  },
+export const ownSessionFor = (why: string) =>
+  passes<"caller", Caller & { session: Uint8Array }>(
+    "caller",
+    [
+      unauthorised,
+      check(
+        403,
+        MSG.forbidden,
+        `the request came with an API key (${why}), or from a foreign Origin`,
+      ),
+    ],
+    async (c) => {
+      const sessions = c.get("sessions");
+      const caller = await sessions.caller(c);
+      if (!caller) return errorResponse(c, 401, MSG.unauthorised);
+      if (caller.session === undefined || sessions.isForeign(c)) {
+        return errorResponse(c, 403, MSG.forbidden);
+      }
+      c.set("caller", caller);
+      return caller as Caller & { session: Uint8Array };
+    },
+  );
+
+/** A signed-in user acting on their own second factors, with a session. */
+export const ownSession = ownSessionFor(
+  "second factors are a person's, enrolled with a session",
 );
 
 /**

@@ -24,6 +24,12 @@ export interface AccountChange {
   externalId?: string | null;
   role?: Role;
   passwordHash?: string;
+  /**
+   * The new password is the account holder's own, the current one proven
+   * (POST /api/auth/password): recorded as `user.password_changed`, not as
+   * a reset.
+   */
+  ownPassword?: boolean;
   /** A disable in force from now (or its reason and end changed); null lifts it. */
   disabled?: DisableChange | null;
   /**

@@ -350,7 +350,11 @@ export function createAccountWrites(sql: Sql) {
             where user_id = ${id} and token_hash = ${keep}`,
           clearLoginFailures(tx, id),
         ]);
-        record(auditEvents.passwordReset(actor, target, context));
+        record(
+          change.ownPassword && actor?.id === id
+            ? auditEvents.passwordChanged(actor, target, context)
+            : auditEvents.passwordReset(actor, target, context),
+        );
       }
       return { events, written };
     },

@@ -17,7 +17,7 @@ import {
   userRows,
 } from "./user-rows.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
-import { isRefusal, type Refusal } from "../refusal.ts";
+import { isRefusal, type Refusal, refuse } from "../refusal.ts";
 
 /**
  * A caller's change of an account through the one write path
@@ -153,6 +153,38 @@ export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
         from users where ${sameIdentity(sql, "username", username)}
         order by username_fold is null limit 1`;
       return row;
+    },
+
+    /** The account's password hash, as the check of its own password change reads it. */
+    async passwordHashOf(id: number): Promise<string | undefined> {
+      const [row] = await sql<{ passwordHash: string }[]>`
+        select password_hash as "passwordHash" from users where id = ${id}`;
+      return row?.passwordHash;
+    },
+
+    /**
+     * The caller's change of their own password, its current one proven:
+     * through the one write path, which ends their other sessions, keeps
+     * this one, clears their failed logins and records
+     * `user.password_changed`.
+     */
+    async changeOwnPassword(
+      passwordHash: string,
+      write: CallerWrite,
+    ): Promise<"changed" | CallerRefusal> {
+      const id = write.caller.account.id;
+      return await asCaller(write, { update: id }, async (tx, actor) => {
+        const changed = await accounts.change(
+          tx,
+          id,
+          { passwordHash, ownPassword: true },
+          acting(actor, write),
+        );
+        // The caller's own row, locked and re-checked: gone only if deleted.
+        if (isRefusal(changed)) return refuse("caller_gone");
+        await recordAll(tx, changed.events);
+        return "changed" as const;
+      });
     },
 
     async count(): Promise<number> {

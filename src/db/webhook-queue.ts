@@ -9,6 +9,7 @@ import {
   toRecord,
 } from "./audit-trail.ts";
 import type { DeliveryAttempt } from "./webhooks.ts";
+import { iso } from "./time.ts";
 import { NO_DEADLINE, type Writer } from "./write.ts";
 
 /** An endpoint a worker holds the lease of. */
@@ -20,9 +21,26 @@ export interface ClaimedEndpoint {
   cursor: number;
   failures: number;
   token: string;
+  /**
+   * Whether its records are due: false when it was claimed only for a
+   * waiting test event (disabled, or its held record not due yet).
+   */
+  recordsDue: boolean;
 }
 
-export type AttemptResult = Omit<DeliveryAttempt, "id" | "at" | "attempt">;
+/** A test event waiting to be sent (POST /api/webhooks/{id}/test). */
+export interface PendingTest {
+  id: number;
+  createdAt: string;
+}
+
+/** One attempt at a record, as a worker reports it. */
+export type AttemptResult =
+  & Pick<
+    DeliveryAttempt,
+    "status" | "error" | "responseExcerpt" | "durationMs"
+  >
+  & { recordId: number; outcome: "delivered" | "failed" };
 
 /**
  * The delivery queue of webhooks: the SQL of the workers (src/webhooks/
@@ -46,14 +64,18 @@ export function createWebhookQueue(
       leaseMs: number,
       token: string,
     ): Promise<ClaimedEndpoint[]> {
+      // A waiting test event makes an endpoint due as well, disabled or
+      // not, without making its records due.
       const rows = await sql<
         (Omit<ClaimedEndpoint, "cursor"> & { cursor: string })[]
       >`
         with ready as (
           select e.id from webhook_endpoints e
-          where e.disabled_at is null and e.next_attempt_at <= now()
-            and (e.lease_until is null or e.lease_until < now())
-            and e.cursor < (select head_id from audit_chain where singleton)
+          where (e.lease_until is null or e.lease_until < now())
+            and ((e.disabled_at is null and e.next_attempt_at <= now()
+                and e.cursor < (select head_id from audit_chain where singleton))
+              or exists (select 1 from webhook_attempts a
+                where a.endpoint_id = e.id and a.outcome = 'pending'))
           order by e.next_attempt_at
           limit ${max}
           for update skip locked
@@ -63,7 +85,8 @@ export function createWebhookQueue(
           lease_token = ${token}
         from ready where e.id = ready.id
         returning e.id, e.url, e.secret, e.actions, e.cursor::text, e.failures,
-          e.lease_token::text as token`;
+          e.lease_token::text as token,
+          e.disabled_at is null and e.next_attempt_at <= now() as "recordsDue"`;
       return rows.map((r) => ({ ...r, cursor: Number(r.cursor) }));
     },
 
@@ -181,6 +204,35 @@ export function createWebhookQueue(
         );
         return "disabled";
       });
+    },
+
+    /** The endpoint's waiting test events, oldest first. */
+    async pendingTests(endpointId: number): Promise<PendingTest[]> {
+      return await sql<PendingTest[]>`
+        select id::float8 as id, ${iso(sql, "at")} as "createdAt"
+        from webhook_attempts
+        where endpoint_id = ${endpointId} and outcome = 'pending'
+        order by id`;
+    },
+
+    /**
+     * A test event's one attempt, written on its row while the lease is
+     * this worker's (false otherwise: another sends it).
+     */
+    async tested(
+      c: ClaimedEndpoint,
+      testId: number,
+      a: Omit<AttemptResult, "recordId">,
+    ): Promise<boolean> {
+      const rows = await sql`
+        update webhook_attempts set outcome = ${a.outcome}, status = ${a.status},
+          error = ${a.error}, response_excerpt = ${a.responseExcerpt},
+          duration_ms = ${a.durationMs}, at = now()
+        where id = ${testId} and outcome = 'pending' and exists (
+          select 1 from webhook_endpoints
+          where id = ${c.id} and lease_token = ${c.token} and lease_until > now())
+        returning 1`;
+      return rows.length === 1;
     },
 
     /** Gives the lease back (nothing was attempted, or all is delivered). */

@@ -27,6 +27,12 @@ export interface Webhook {
   failures: number;
   /** When the record after `lastRecordId` is tried again, while failing. */
   nextAttemptAt: string | null;
+  /** `failing` while the held record's attempts fail; `disabled` as `status`. */
+  health: "healthy" | "failing" | "disabled";
+  /** Why the newest failed attempt at the held record failed, while failing or disabled. */
+  lastError: string | null;
+  /** The newest successful attempt (a record or a test), if one is kept. */
+  lastDeliveredAt: string | null;
 }
 
 export interface NewWebhook {
@@ -39,10 +45,13 @@ export interface NewWebhook {
 /** One delivery attempt, as `GET /api/webhooks/{id}/deliveries` shows it. */
 export interface DeliveryAttempt {
   id: number;
-  recordId: number;
+  /** `webhook.test` for a test event, which has no record. */
+  type: "record" | "webhook.test";
+  recordId: number | null;
   attempt: number;
   at: string;
-  outcome: "delivered" | "failed";
+  /** `pending`: a test event not sent yet. */
+  outcome: "delivered" | "failed" | "pending";
   status: number | null;
   error: string | null;
   responseExcerpt: string | null;
@@ -59,6 +68,8 @@ export function createWebhookStore(
   sql: Sql,
   { asCaller }: Pick<Writer, "asCaller">,
 ) {
+  // Health from the endpoint's own state and its newest kept attempts
+  // (indexed by endpoint and id): a failure's words are its attempt's.
   const shown = sql`id, url, actions, description,
     ${iso(sql, "created_at")} as "createdAt",
     case when disabled_at is null then 'active' else 'disabled' end as status,
@@ -66,7 +77,17 @@ export function createWebhookStore(
     cursor::float8 as "lastRecordId", failures,
     case when failures > 0 then ${
     iso(sql, "next_attempt_at")
-  } end as "nextAttemptAt"`;
+  } end as "nextAttemptAt",
+    case when disabled_at is not null then 'disabled'
+      when failures > 0 then 'failing' else 'healthy' end as health,
+    case when disabled_at is not null or failures > 0 then (
+      select coalesce(a.error, 'HTTP ' || a.status) from webhook_attempts a
+      where a.endpoint_id = webhook_endpoints.id and a.outcome = 'failed'
+        and a.record_id is not null
+      order by a.id desc limit 1) end as "lastError",
+    (select ${iso(sql, "a.at")} from webhook_attempts a
+      where a.endpoint_id = webhook_endpoints.id and a.outcome = 'delivered'
+      order by a.id desc limit 1) as "lastDeliveredAt"`;
 
   return {
     /**
@@ -154,6 +175,61 @@ export function createWebhookStore(
       });
     },
 
+    /**
+     * A test event for the endpoint: a pending attempt without a record,
+     * which its worker sends once (webhook-queue.ts). One waits at most per
+     * endpoint: asking again while it waits answers that one.
+     */
+    async test(
+      id: number,
+      write: CallerWrite,
+    ): Promise<number | Refusal<"not_found"> | CallerRefusal> {
+      return await asCaller(write, "share", async (tx) => {
+        const [endpoint] = await tx`
+          select 1 from webhook_endpoints where id = ${id} for update`;
+        if (!endpoint) return refuse("not_found");
+        const [row] = await tx<{ id: number }[]>`
+          with waiting as (
+            select id from webhook_attempts
+            where endpoint_id = ${id} and outcome = 'pending'
+          ), made as (
+            insert into webhook_attempts (endpoint_id, record_id, attempt,
+              outcome, duration_ms)
+            select ${id}, null, 1, 'pending', 0
+            where not exists (select 1 from waiting)
+            returning id
+          )
+          select id::float8 as id from made
+          union all select id::float8 from waiting`;
+        return row.id;
+      });
+    },
+
+    /**
+     * Tries the held record again now instead of at its scheduled time:
+     * the worker that claims it next (within WEBHOOK_POLL_MS) sends it.
+     * Only an active endpoint with a failing record (`nothing_to_retry`
+     * otherwise); the retry budget still runs from the first failure.
+     */
+    async retry(
+      id: number,
+      write: CallerWrite,
+    ): Promise<
+      Webhook | Refusal<"not_found" | "nothing_to_retry"> | CallerRefusal
+    > {
+      return await asCaller(write, "share", async (tx) => {
+        const [row] = await tx<(Webhook & { held: boolean })[]>`
+          update webhook_endpoints set next_attempt_at = case
+              when disabled_at is null and failures > 0 then now()
+              else next_attempt_at end
+          where id = ${id}
+          returning ${shown}, disabled_at is null and failures > 0 as held`;
+        if (!row) return refuse("not_found");
+        const { held, ...webhook } = row;
+        return held ? webhook : refuse("nothing_to_retry");
+      });
+    },
+
     /** The endpoint's attempts, newest first; undefined when there is no such endpoint. */
     async deliveries(
       id: number,
@@ -163,7 +239,10 @@ export function createWebhookStore(
         await sql`select 1 from webhook_endpoints where id = ${id}`;
       if (!endpoint) return undefined;
       return await sql<DeliveryAttempt[]>`
-        select id::float8 as id, record_id::float8 as "recordId", attempt,
+        select id::float8 as id,
+          case when record_id is null then 'webhook.test' else 'record' end
+            as type,
+          record_id::float8 as "recordId", attempt,
           ${iso(sql, "at")} as at, outcome, status, error,
           response_excerpt as "responseExcerpt", duration_ms as "durationMs"
         from webhook_attempts where endpoint_id = ${id}

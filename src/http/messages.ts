@@ -48,6 +48,9 @@ export const MSG = {
   tooManyLoginAttempts: "Too many login attempts",
   accountDisabled: "Account disabled",
   loginFailed: "Login failed",
+  currentPasswordIncorrect: "Current password is incorrect",
+  noPasswordSet: "No password is set for this account",
+  passwordChangeFailed: "Failed to change password",
 
   secondFactorRequired: "Second factor required",
   invalidCode: "Invalid code",
@@ -86,6 +89,9 @@ export const MSG = {
   webhookDeleteFailed: "Failed to delete webhook",
   webhookEnableFailed: "Failed to enable webhook",
   webhookDeliveriesFailed: "Failed to list webhook deliveries",
+  webhookTestFailed: "Failed to send a test event",
+  webhookRetryFailed: "Failed to retry webhook delivery",
+  nothingToRetry: "No failed delivery is waiting",
 
   invalidConnection: "Invalid provisioning connection",
   connectionNotFound: "Provisioning connection not found",

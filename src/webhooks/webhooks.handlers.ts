@@ -62,5 +62,17 @@ export function createWebhookHandlers({ store, config }: WebhookDeps) {
     return c.json(outcome, 200);
   };
 
-  return { create, list, get, remove, deliveries, enable };
+  const test: Handler<"test"> = async (c, { id }) => {
+    const deliveryId = await store.webhooks.test(id, callerWrite(c));
+    if (isRefusal(deliveryId)) return deliveryId;
+    return c.json({ deliveryId }, 202);
+  };
+
+  const retry: Handler<"retry"> = async (c, { id }) => {
+    const outcome = await store.webhooks.retry(id, callerWrite(c));
+    if (isRefusal(outcome)) return outcome;
+    return c.json(outcome, 200);
+  };
+
+  return { create, list, get, remove, deliveries, enable, test, retry };
 }

@@ -72,6 +72,20 @@ export const WebhookSchema = z.object({
     format: "date-time",
     description: "When that record is tried again, while it is failing.",
   }),
+  health: z.enum(["healthy", "failing", "disabled"]).openapi({
+    description:
+      "`disabled` as `status`; `failing` while attempts at the record being delivered fail (`failures` of them, in a row, `lastError` the newest's reason); `healthy` otherwise.",
+  }),
+  lastError: z.string().nullable().openapi({
+    description:
+      "Why the newest failed attempt at a record failed (its `error`, or `HTTP <status>`), while `failing` or `disabled`; null when healthy.",
+    example: "HTTP 503",
+  }),
+  lastDeliveredAt: z.string().nullable().openapi({
+    format: "date-time",
+    description:
+      "The newest successful attempt kept (a record or a test event); null when none is.",
+  }),
 }).openapi("Webhook");
 
 export const CreatedWebhookSchema = z.object({
@@ -85,14 +99,20 @@ export const CreatedWebhookSchema = z.object({
 
 export const DeliveryAttemptSchema = z.object({
   id: z.number().int(),
-  recordId: z.number().int().openapi({
-    description: "The audit record delivered",
+  type: z.enum(["record", "webhook.test"]).openapi({
+    description:
+      "`record`: an audit record; `webhook.test`: a test event (`POST /api/webhooks/{id}/test`), sent once, never retried",
+  }),
+  recordId: z.number().int().nullable().openapi({
+    description: "The audit record delivered; null for a test event",
   }),
   attempt: z.number().int().openapi({
     description: "1 for the first attempt at the record, then 2, 3, ...",
   }),
   at: z.string().openapi({ format: "date-time" }),
-  outcome: z.enum(["delivered", "failed"]),
+  outcome: z.enum(["delivered", "failed", "pending"]).openapi({
+    description: "`pending`: a test event not sent yet",
+  }),
   status: z.number().int().nullable().openapi({
     description: "The HTTP status answered; null when none came",
   }),
@@ -274,4 +294,55 @@ export const enable = adminRoute({
     200: json(WebhookSchema, "The endpoint, active"),
   },
   steps: [...existing, failure(MSG.webhookEnableFailed)],
+});
+
+export const WebhookTestSchema = z.object({
+  deliveryId: z.number().int().openapi({
+    description:
+      "The test event's delivery: its attempt in `GET /api/webhooks/{id}/deliveries` (`type` `webhook.test`), `pending` until sent",
+    example: 812,
+  }),
+}).openapi("WebhookTest");
+
+export const test = adminRoute({
+  permission: "webhooks:manage",
+  operationId: "testWebhook",
+  method: "post",
+  path: "/api/webhooks/{id}/test",
+  tags,
+  summary: "Send a test event to a webhook endpoint",
+  description:
+    'Queues one `webhook.test` message for this endpoint alone, which the delivery worker sends within `WEBHOOK_POLL_MS` as it sends records (signed with the endpoint\'s secret, `webhook-id` `msg_<endpoint id>_test_<delivery id>`, body `{type: "webhook.test", timestamp, data: {webhookId, deliveryId}}`), once: it is not retried and holds back no record. A disabled endpoint is sent it too, to check a receiver before enabling it. While one waits, asking again answers that one. Not recorded in the audit trail.',
+  request: { params: IdParam },
+  responses: {
+    202: json(WebhookTestSchema, "Queued"),
+  },
+  steps: [...existing, failure(MSG.webhookTestFailed)],
+});
+
+export const retry = adminRoute({
+  permission: "webhooks:manage",
+  operationId: "retryWebhook",
+  method: "post",
+  path: "/api/webhooks/{id}/retry",
+  tags,
+  summary: "Retry a failing webhook delivery now",
+  description:
+    "The record an active endpoint is failing at (`health` `failing`) is tried again now, by the delivery worker within `WEBHOOK_POLL_MS`, instead of at `nextAttemptAt`; the retry budget still runs from its first failure. Delivery is in record order, so only that record can be retried. A disabled endpoint resumes with `POST /api/webhooks/{id}/enable`.",
+  request: { params: IdParam },
+  responses: {
+    200: json(WebhookSchema, "The endpoint, its record due now"),
+  },
+  steps: [
+    ...existing,
+    outcome(
+      "nothing_to_retry",
+      check(
+        409,
+        MSG.nothingToRetry,
+        "the endpoint is not failing at a record (healthy, or disabled: enable it instead)",
+      ),
+    ),
+    failure(MSG.webhookRetryFailed),
+  ],
 });

@@ -58,6 +58,21 @@ export const messageOf = (r: AuditRecord) =>
 export const messageId = (endpointId: number, recordId: number) =>
   `msg_${endpointId}_${recordId}`;
 
+/** The `webhook-id` of a test event: unique per endpoint, apart from every record's. */
+export const testMessageId = (endpointId: number, testId: number) =>
+  `msg_${endpointId}_test_${testId}`;
+
+/**
+ * The JSON body of a test event: `{type: "webhook.test", timestamp, data}`,
+ * `data` naming the endpoint and the delivery (the 202's id).
+ */
+export const testMessageOf = (endpointId: number, testId: number) =>
+  JSON.stringify({
+    type: "webhook.test",
+    timestamp: new Date().toISOString(),
+    data: { webhookId: endpointId, deliveryId: testId },
+  });
+
 export interface WorkerOptions {
   /** Counts attempts, when metrics are on. */
   counted?: DeliveryCounter;
@@ -114,7 +129,44 @@ export function startWebhookWorker(
     }
   };
 
+  /**
+   * Sends the endpoint's waiting test events, each once, on the endpoint's
+   * connection and with its signature, as records are sent: false when
+   * the worker stops or its lease is lost meanwhile.
+   */
+  const deliverTests = async (c: ClaimedEndpoint, kept: KeptConnection) => {
+    for (const test of await queue.pendingTests(c.id)) {
+      const outcome = await deliver({
+        url: c.url,
+        secret: c.secret,
+        id: testMessageId(c.id, test.id),
+        body: testMessageOf(c.id, test.id),
+      }, {
+        timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+        allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+        signal: stopping.signal,
+        kept,
+      });
+      // Stopping: not written, so it waits for the next worker.
+      if (stopping.signal.aborted) return false;
+      const result = outcome.ok ? "delivered" : "failed";
+      counted?.(result);
+      const written = await queue.tested(c, test.id, {
+        outcome: result,
+        status: outcome.status,
+        error: outcome.error,
+        responseExcerpt: outcome.responseExcerpt,
+        durationMs: outcome.durationMs,
+      });
+      if (!written) return false;
+    }
+    return true;
+  };
+
   const deliverRecords = async (c: ClaimedEndpoint, kept: KeptConnection) => {
+    if (!await deliverTests(c, kept)) return await queue.release(c);
+    // Claimed for its tests alone: its records wait for their own time.
+    if (!c.recordsDue) return await queue.release(c);
     // Successes not yet written: the cursor moves after several at once
     // (one statement for them all). A process that dies before writing
     // them sends them again: at least once.

@@ -80,11 +80,32 @@ export function Webhooks() {
   );
 }
 
-function Status({ hook }: { hook: Webhook }) {
-  return hook.status === "active"
-    ? <span class="badge">active</span>
-    : <span class="badge off">disabled</span>;
+/** Health as deliveries tell it, not merely whether delivery is switched on. */
+export function healthText(hook: Webhook): string {
+  if (hook.health === "disabled") return "disabled";
+  if (hook.health === "healthy") return "healthy";
+  const n = hook.failures;
+  return `failing (${n} consecutive ${n === 1 ? "failure" : "failures"}${
+    hook.lastError ? `, last error: ${hook.lastError}` : ""
+  })`;
 }
+
+function Status({ hook }: { hook: Webhook }) {
+  const tone = hook.health === "healthy"
+    ? ""
+    : hook.health === "failing"
+    ? " failing"
+    : " off";
+  return (
+    <span class={`badge health${tone}`} data-health={hook.health}>
+      {healthText(hook)}
+    </span>
+  );
+}
+
+/** The API's refusal of a private or loopback target, with the setting that allows one. */
+const PRIVATE_HINT =
+  "Loopback, private and link-local addresses are refused unless the service runs with WEBHOOK_ALLOW_PRIVATE=true (a receiver on the same host or network).";
 
 function CreateWebhook(
   { onCreated }: { onCreated: (w: CreatedWebhook) => void },
@@ -119,6 +140,9 @@ function CreateWebhook(
     <section aria-labelledby="new-webhook">
       <h2 id="new-webhook">New webhook</h2>
       {failure && <Notice failure={failure} />}
+      {failure?.error === "Invalid webhook" && (
+        <p class="muted" id="hook-url-private">{PRIVATE_HINT}</p>
+      )}
       <form onSubmit={onSubmit(create)}>
         <Field label="URL" id="hook-url" hint="http or https">
           <input
@@ -198,6 +222,25 @@ export function WebhookPage({ id }: { id: string }) {
     setDone("Webhook enabled.");
     hook.reload();
   };
+  const test = async () => {
+    setFailure(undefined);
+    setDone(undefined);
+    const answer = await send(() => api.POST("/api/webhooks/{id}/test", path));
+    if (!answer.ok) return setFailure(answer);
+    setDone(
+      `Test event queued (delivery ${answer.data.deliveryId}): refresh the deliveries to see its outcome.`,
+    );
+    deliveries.reload();
+  };
+  const retry = async () => {
+    setFailure(undefined);
+    setDone(undefined);
+    const answer = await send(() => api.POST("/api/webhooks/{id}/retry", path));
+    if (!answer.ok) return setFailure(answer);
+    setDone("The failing delivery is being retried now.");
+    hook.reload();
+    deliveries.reload();
+  };
   const remove = async () => {
     setFailure(undefined);
     const answer = await send(() => api.DELETE("/api/webhooks/{id}", path));
@@ -218,7 +261,7 @@ export function WebhookPage({ id }: { id: string }) {
       {failure && <Notice failure={failure} />}
       {done && <Done>{done}</Done>}
       <dl class="facts">
-        <dt>Status</dt>
+        <dt>Health</dt>
         <dd>
           <Status hook={w} />
           {w.disabledAt && (
@@ -243,10 +286,20 @@ export function WebhookPage({ id }: { id: string }) {
         <dd>
           <Time iso={w.nextAttemptAt} />
         </dd>
+        <dt>Last delivered</dt>
+        <dd>
+          <Time iso={w.lastDeliveredAt} />
+        </dd>
         <dt>Delivered up to record</dt>
         <dd>{w.lastRecordId}</dd>
       </dl>
       <div class="actions">
+        <button type="button" class="secondary" onClick={test}>
+          Send a test event
+        </button>
+        {w.health === "failing" && (
+          <button type="button" onClick={retry}>Retry now</button>
+        )}
         {w.status === "disabled" && (
           <button type="button" onClick={enable}>Enable webhook</button>
         )}
@@ -284,7 +337,9 @@ export function WebhookPage({ id }: { id: string }) {
                   <td data-label="When">
                     <Time iso={d.at} />
                   </td>
-                  <td data-label="Record">{d.recordId}</td>
+                  <td data-label="Record">
+                    {d.type === "webhook.test" ? "test event" : d.recordId}
+                  </td>
                   <td data-label="Attempt">{d.attempt}</td>
                   <td data-label="Outcome">{d.outcome}</td>
                   <td data-label="Answer" class="wrap">
