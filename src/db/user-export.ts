@@ -4,6 +4,8 @@ import { disabledNow } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
 import { createUserList } from "./user-list.ts";
+import type { Reach } from "../auth/permissions.ts";
+import { inReach } from "./reach.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
 import { accountColumns, profileColumns } from "./user-rows.ts";
 
@@ -42,10 +44,12 @@ export function createUserExport(
     async recordExport(
       passwordHashes: boolean,
       write: CallerWrite,
+      reach: Reach = "all",
     ): Promise<"recorded" | CallerRefusal> {
       return await asCaller(write, "share", async (tx, actor) => {
         const [{ count }] = await tx<{ count: number }[]>`
-          select count(*)::int as count from users`;
+          select count(*)::int as count from users
+          where ${inReach(tx, reach)}`;
         await recordAudit(
           tx,
           auditEvents.usersExported(
@@ -58,9 +62,14 @@ export function createUserExport(
       });
     },
 
-    /** Every user as NDJSON (lines joined by newlines), in list order, a batch per statement. */
-    exportNdjson(passwordHashes: boolean): AsyncIterable<string> {
-      return createUserList(sql, exported(passwordHashes), "\n").listJson();
+    /** Every user within `reach` as NDJSON (lines joined by newlines), in list order, a batch per statement. */
+    exportNdjson(
+      passwordHashes: boolean,
+      reach: Reach = "all",
+    ): AsyncIterable<string> {
+      return createUserList(sql, exported(passwordHashes), "\n").listJson({
+        reach,
+      });
     },
   };
 }

@@ -1,3 +1,4 @@
+import { reachOf } from "../auth/permissions.ts";
 import type { TypedResponse } from "hono";
 import type { Config } from "../config.ts";
 import type { ImportOwner } from "../db/imports.ts";
@@ -125,12 +126,14 @@ export function createImportHandlers(
    */
   const exportUsers: Handler<"exportUsers"> = async (c, { query }) => {
     const passwordHashes = query.include === "passwordHash";
+    const reach = reachOf(c.get("caller").access, "users:export");
     const recorded = await store.imports.recordExport(
       passwordHashes,
       callerWrite(c),
+      reach,
     );
     if (recorded !== "recorded") return recorded;
-    const batches = store.imports.exportNdjson(passwordHashes)[
+    const batches = store.imports.exportNdjson(passwordHashes, reach)[
       Symbol.asyncIterator
     ]();
     let newline = false;

@@ -57,6 +57,8 @@ export interface ListQuery {
   q?: string;
   username?: string;
   email?: string;
+  /** A limited caller's reach and its groups' versions (users.handlers.ts). */
+  reach?: string;
 }
 
 /**
@@ -75,6 +77,7 @@ export function listTag(version: string, query: ListQuery): string {
     query.email,
     // Only when given, so the tags of queries without it stay as they were.
     ...(query.status === undefined ? [] : [query.status]),
+    ...(query.reach === undefined ? [] : [query.reach]),
   ];
   if (asked.every((v) => v === undefined)) return `"l${version}"`;
   return `"l${version}.${fnv1a(JSON.stringify(asked))}"`;

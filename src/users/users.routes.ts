@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import type { Caller } from "../auth/caller.ts";
+import { anyReach } from "../auth/permissions.ts";
 import {
   adminRoute,
   changingAdmin,
@@ -95,7 +97,15 @@ const notSelf = (
 export const userExists = load(
   "found",
   userNotFound,
-  (store, got) => store.users.get(got.id as number),
+  // Outside all the caller reaches, no user: the write decides by the
+  // permission the request needs (write.ts's checkCaller).
+  (store, got) =>
+    store.users.get(
+      got.id as number,
+      (got.caller as Caller).account.id === got.id
+        ? "all"
+        : anyReach((got.caller as Caller).access),
+    ),
 );
 
 /** Making someone an admin (creating one, or a role change to admin) steps up; known only once the body is read. */
