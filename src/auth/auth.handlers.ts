@@ -1,4 +1,4 @@
-import { heldList } from "./permissions.ts";
+import { heldList, reachShown } from "./permissions.ts";
 import type { Context } from "hono";
 import type { TransactionSql } from "postgres";
 import type { Config } from "../config.ts";
@@ -231,7 +231,7 @@ export function createAuthHandlers(deps: AuthDeps) {
 
   const permissions: Handler<"permissions"> = (c, { caller }) =>
     c.json(
-      { permissions: heldList(caller.access), reach: "all" as const },
+      { permissions: heldList(caller.access), ...reachShown(caller.access) },
       200,
     );
 

@@ -59,7 +59,7 @@ export const REACHABLE = [
  * groups (ascending, each once, never none: a permission over no one is
  * not held).
  */
-export type Reach = "all" | { readonly groupIds: readonly number[] };
+export type Reach = "all" | { readonly groupIds: number[] };
 
 const ALL: Reach = "all";
 
@@ -187,16 +187,38 @@ export const covers = (access: Access, other: Access) =>
     return mine !== undefined && reachCovers(mine, reach);
   });
 
-/** Whether `access` holds each of `permissions` over at least `reach`. */
+/**
+ * Whether `access` holds each of `permissions` over `over`: over anyone
+ * (undefined: held at all), over at least a reach, or over a user who is a
+ * member of `memberOf` (and of no other group).
+ */
 export const holdsOver = (
   access: Access,
   permissions: readonly string[],
-  reach: Reach,
+  over?: Reach | { memberOf: readonly number[] },
 ) =>
   permissions.every((p) => {
     const mine = access.held.get(p as Permission);
-    return mine !== undefined && reachCovers(mine, reach);
+    if (mine === undefined) return false;
+    if (over === undefined) return true;
+    if (over !== "all" && "memberOf" in over) {
+      return reaches(mine, over.memberOf);
+    }
+    return reachCovers(mine, over);
   });
+
+/**
+ * What a role's permissions grant through an assignment limited to a
+ * group (`reachGroupId`), or over everyone (null): a limited one only the
+ * `REACHABLE` ones.
+ */
+export const grantedBy = (
+  permissions: readonly string[],
+  reachGroupId: number | null | undefined,
+): string[] =>
+  reachGroupId == null
+    ? [...permissions]
+    : permissions.filter((p) => (REACHABLE as readonly string[]).includes(p));
 
 /**
  * How `GET /api/auth/permissions` states the reach: one for all the
