@@ -174,8 +174,8 @@ Deno.test("a lead limited to a group sees its members only: list, search, detail
   );
   assert(trail.some((r) => r.target?.id === inside.account.id));
 
-  assertEquals(await dataOf(c.get("/api/auth/permissions")), {
-    permissions: LEAD as never,
+  assertEquals<unknown>(await dataOf(c.get("/api/auth/permissions")), {
+    permissions: LEAD,
     reach: { groupIds: [g] },
   });
 });
@@ -288,11 +288,14 @@ Deno.test("no escalation with reach: wider assignments, memberships that widen, 
   // The lead also manages roles (over everyone: the only way it is held).
   assert(
     (await svc.admin.post("/api/assignments", {
-      body: { roleId: await role(svc, ["roles:manage"]), userId: lead.account.id },
+      body: {
+        roleId: await role(svc, ["roles:manage"]),
+        userId: lead.account.id,
+      },
     })).ok,
   );
   const c = lead.client;
-  assertEquals(await dataOf(c.get("/api/auth/permissions")), {
+  assertEquals<unknown>(await dataOf(c.get("/api/auth/permissions")), {
     permissions: ["users:read", "roles:manage"],
     reach: "mixed",
     reaches: { "users:read": { groupIds: [g] }, "roles:manage": "all" },
@@ -386,9 +389,12 @@ Deno.test("no escalation with reach: wider assignments, memberships that widen, 
 Deno.test("a limited assignment grants only the permissions that act on users", async () => {
   const svc = await service();
   const { lead, g } = await region(svc, ["users:read", "roles:manage"]);
-  assertEquals(await dataOf(lead.client.get("/api/auth/permissions")), {
-    permissions: ["users:read"],
-    reach: { groupIds: [g] },
-  });
+  assertEquals<unknown>(
+    await dataOf(lead.client.get("/api/auth/permissions")),
+    {
+      permissions: ["users:read"],
+      reach: { groupIds: [g] },
+    },
+  );
   assertEquals(await said(lead.client.get("/api/roles")), FORBIDDEN);
 });

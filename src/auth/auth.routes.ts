@@ -190,7 +190,10 @@ export const PermissionsSchema = z.object({
       description:
         'Over whom the permissions are held: `"all"` every user, `{groupIds}` the members of these groups; `"mixed"` when the permissions have different reaches (then `reaches` gives each one\'s)',
     }),
-  reaches: z.record(z.enum(PERMISSIONS), z.union([z.literal("all"), ReachSchema]))
+  reaches: z.partialRecord(
+    z.enum(PERMISSIONS),
+    z.union([z.literal("all"), ReachSchema]),
+  )
     .optional().openapi({
       description:
         'With `reach: "mixed"` only: each permission held and its reach',

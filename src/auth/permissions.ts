@@ -234,7 +234,9 @@ export const reachShown = (access: Access):
   if (all.every(same)) return { reach: first };
   return {
     reach: "mixed",
-    reaches: Object.fromEntries(heldList(access).map((p) => [p, access.held.get(p)!])),
+    reaches: Object.fromEntries(
+      heldList(access).map((p) => [p, access.held.get(p)!]),
+    ),
   };
 };
 

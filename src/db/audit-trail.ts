@@ -1,5 +1,5 @@
 import type { Reach } from "../auth/permissions.ts";
-import { inReach } from "./reach.ts";
+import { reachedIds } from "./reach.ts";
 import type { Sql } from "postgres";
 import type { AuditAction } from "../audit/actions.ts";
 import type { AuditContent, Via } from "../audit/chain.ts";
@@ -123,7 +123,9 @@ export function createAuditStore(sql: Sql) {
           ${
         q.reach === undefined || q.reach === "all"
           ? sql``
-          : sql`and ${inReach(sql, q.reach, "audit_events.target_id")}`
+          : sql`and audit_events.target_id = any(${
+            reachedIds(sql, q.reach.groupIds)
+          })`
       }
         order by audit_events.id desc
         limit ${q.limit}`;

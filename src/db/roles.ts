@@ -63,7 +63,6 @@ const holderOnly = (
     : { ...rest, userId };
 };
 
-
 /**
  * Roles and their assignments (migration 030). Every write is the caller's
  * (asCaller: re-checked, `roles:manage` and what the write grants), locks

@@ -73,7 +73,10 @@ export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
      * shows none) from one still on the row. Outside `reach` (the
      * caller's, reach.ts) there is no such user.
      */
-    async get(id: number, reach: Reach = "all"): Promise<FoundUser | undefined> {
+    async get(
+      id: number,
+      reach: Reach = "all",
+    ): Promise<FoundUser | undefined> {
       const [row] = await sql<DetailRow[]>`
         select ${detail}, ${detailMeta} from users
         where id = ${id} and ${inReach(sql, reach)}`;

@@ -52,7 +52,9 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
       query.status === undefined
         ? store.users.listVersion()
         : store.users.statusListVersion(),
-      reach === "all" ? undefined : store.users.membershipVersion(reach.groupIds),
+      reach === "all"
+        ? undefined
+        : store.users.membershipVersion(reach.groupIds),
     ]);
     // A limited list's tag names the reach and its groups' versions: a
     // member joining or leaving, or another reach, is another answer.

@@ -72,7 +72,7 @@ const preconditionFailed = check(
 export const userNotFound = check(
   404,
   MSG.userNotFound,
-  "no user has the id (also for ids that cannot exist)",
+  "no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members)",
 );
 
 /** `{id}` as a user's id: 404 for what cannot be one (`abc`, `1.5`, `-1`, out of range). */
