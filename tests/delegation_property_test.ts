@@ -111,7 +111,7 @@ const perms = fc.subarray(CATALOGUE, { minLength: 0, maxLength: 5 });
 const actor = fc.nat({ max: PEOPLE - 1 });
 /** A target: one of the people, or (PEOPLE) the admin. */
 const target = fc.nat({ max: PEOPLE });
-const reach = fc.option(fc.nat({ max: 3 }), { nil: null });
+const reach = fc.option(fc.nat({ max: 3 }), { nil: null, freq: 2 });
 const action: fc.Arbitrary<Action> = fc.oneof(
   fc.record({
     kind: fc.constant("createRole" as const),
