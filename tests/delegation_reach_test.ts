@@ -386,9 +386,25 @@ Deno.test("no escalation with reach: wider assignments, memberships that widen, 
   );
 });
 
-Deno.test("a limited assignment grants only the permissions that act on users", async () => {
+Deno.test("a limited assignment grants only the permissions that act on users; a role is held once per reach", async () => {
   const svc = await service();
-  const { lead, g } = await region(svc, ["users:read", "roles:manage"]);
+  const { lead, g, assignment } = await region(svc, [
+    "users:read",
+    "roles:manage",
+  ]);
+  const again = (reachGroupId?: number) =>
+    said(svc.admin.post("/api/assignments", {
+      body: {
+        roleId: assignment.roleId,
+        userId: lead.account.id,
+        ...reachGroupId && { reachGroupId },
+      },
+    }));
+  assertEquals(await again(g), {
+    ok: false,
+    status: 409,
+    error: "Assignment already exists",
+  });
   assertEquals<unknown>(
     await dataOf(lead.client.get("/api/auth/permissions")),
     {
@@ -397,4 +413,22 @@ Deno.test("a limited assignment grants only the permissions that act on users", 
     },
   );
   assertEquals(await said(lead.client.get("/api/roles")), FORBIDDEN);
+  // The same role over a second group, and over everyone: two more.
+  const second = await group(svc);
+  assertEquals((await again(second)).ok, true);
+  assertEquals<unknown>(
+    await dataOf(lead.client.get("/api/auth/permissions")),
+    {
+      permissions: ["users:read"],
+      reach: { groupIds: [g, second].sort((a, b) => a - b) },
+    },
+  );
+  assertEquals((await again()).ok, true);
+  assertEquals<unknown>(
+    await dataOf(lead.client.get("/api/auth/permissions")),
+    {
+      permissions: ["users:read", "roles:manage"],
+      reach: "all",
+    },
+  );
 });
