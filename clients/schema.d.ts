@@ -51,7 +51,7 @@ export interface paths {
         put?: never;
         /**
          * Give a role to a user or a group
-         * @description The user, or each member of the group, holds the role's permissions from their next request, on every instance. Recorded as `assignment.created`, its target the user (none for a group: `details.groupId`). Nobody grants a role naming a permission they do not hold (403 `Cannot grant more than you hold`), nor acts on a user who holds a permission they do not.
+         * @description The user, or each member of the group, holds the role's permissions from their next request, on every instance, over every user or (`reachGroupId`) over the members of that group. Recorded as `assignment.created`, its target the user (none for a group: `details.groupId`; `details.reachGroupId` when limited). Nobody grants a role naming a permission they do not hold over a reach covering the assignment's (403 `Cannot grant more than you hold`), nor acts on a user who holds a permission or reach they do not.
          *
          *     Permission: `roles:manage`.
          *
@@ -61,13 +61,13 @@ export interface paths {
          *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 413 `Request body too large`: the body is larger than 64 KiB.
-         *     5. 400 `Invalid assignment`: the body is not an object of `roleId` and exactly one of `userId` and `groupId`, each a positive integer, and nothing else (a body that is not JSON included).
-         *     6. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     5. 400 `Invalid assignment`: the body is not an object of `roleId`, exactly one of `userId` and `groupId`, and optionally `reachGroupId`, each a positive integer, and nothing else (a body that is not JSON included).
+         *     6. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock.
          *     7. 404 `User not found`: no user has `userId` (deleted, say).
-         *     8. 404 `Group not found`: no group has `groupId` (deleted, say).
+         *     8. 404 `Group not found`: no group has `groupId` or `reachGroupId` (deleted, say).
          *     9. 404 `Role not found`: no role has `roleId` (deleted, say).
-         *     10. 403 `Cannot grant more than you hold`: the role names a permission the caller does not hold.
-         *     11. 409 `Assignment already exists`: the user, or the group, has this role already.
+         *     10. 403 `Cannot grant more than you hold`: the assignment grants a permission the caller does not hold over a reach covering its own (every user without `reachGroupId`, else that group's members).
+         *     11. 409 `Assignment already exists`: the user, or the group, has this role over this reach already.
          *     12. 500 `Failed to create assignment`: any other failure.
          */
         post: operations["createAssignment"];
@@ -103,7 +103,7 @@ export interface paths {
          *     2. 403 `Forbidden`: the caller does not hold `roles:manage`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `Assignment not found`: no assignment has the id (also for ids that cannot exist).
-         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock.
          *     6. 500 `Failed to delete assignment`: any other failure.
          */
         delete: operations["deleteAssignment"];
@@ -1551,7 +1551,7 @@ export interface paths {
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller does not hold `users:read`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
-         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members).
          *     5. 500 `Failed to get user`: any other failure.
          */
         get: operations["getUser"];
@@ -1570,8 +1570,8 @@ export interface paths {
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
          *     5. 400 `You cannot delete your own account`: the id is the caller's own (decided before any lookup).
-         *     6. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     7. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     6. 404 `User not found`: no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members).
+         *     7. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock.
          *     8. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
          *     9. 500 `Delete failed`: any other failure.
          */
@@ -1604,9 +1604,9 @@ export interface paths {
          *     12. 400 `Department must be at most 100 characters`: `department` is longer than 100 characters once trimmed.
          *     13. 400 `Invalid request body`: the body is not a JSON object, or `password`, `name`, `email` or `department` is not a string (or `department` holds a control character).
          *     14. 403 `Recent second factor required`: `role` is `admin`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
-         *     15. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     15. 404 `User not found`: no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members).
          *     16. 403 `Recent second factor required`: the user is an admin, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
-         *     17. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     17. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock.
          *     18. 412 `Precondition failed`: `If-Match` names another version of the user: it changed since it was read.
          *     19. 409 `Username or email already exists`: the new e-mail is another user's, regardless of case, or looks like one that is (the same canonical form or UTS #39 skeleton).
          *     20. 500 `Update failed`: any other failure.
@@ -1635,11 +1635,11 @@ export interface paths {
          *     2. 403 `Forbidden`: the caller does not hold `users:disable`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 400 `You cannot disable your own account`: the id is the caller's own (decided before any lookup).
-         *     5. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     5. 404 `User not found`: no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members).
          *     6. 403 `Recent second factor required`: the user is an admin, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
          *     7. 413 `Request body too large`: the body is larger than 64 KiB.
          *     8. 400 `Invalid request body`: the body is not JSON, `reason` is not a string of at most 200 characters, or `until` is not an ISO 8601 date and time in the future.
-         *     9. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     9. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock.
          *     10. 500 `Failed to disable user`: any other failure.
          */
         post: operations["disableUser"];
@@ -1669,8 +1669,8 @@ export interface paths {
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller does not hold `users:disable`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
-         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members).
+         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock.
          *     6. 500 `Failed to enable user`: any other failure.
          */
         post: operations["enableUser"];
@@ -1698,7 +1698,7 @@ export interface paths {
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller does not hold `keys:manage` (a caller's own: any permission they hold), or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
-         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members).
          *     5. 500 `Failed to list API keys`: any other failure.
          */
         get: operations["listApiKeys"];
@@ -1715,12 +1715,12 @@ export interface paths {
          *     2. 403 `Forbidden`: the caller does not hold `keys:manage` (a caller's own: any permission they hold), or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
-         *     5. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     5. 404 `User not found`: no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members).
          *     6. 413 `Request body too large`: the body is larger than 64 KiB.
          *     7. 400 `Invalid API key request`: the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead, `permissions` an array of strings), a body that is not JSON included.
          *     8. 400 `Unknown permission: <name>`: `permissions` names a permission the catalogue does not have (the first such name).
          *     9. 403 `Cannot grant more than you hold`: `permissions` names a permission the caller does not hold.
-         *     10. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     10. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock.
          *     11. 400 `Too many API keys`: the user has 100 live keys.
          *     12. 500 `Failed to create API key`: any other failure.
          */
@@ -1757,7 +1757,7 @@ export interface paths {
          *     2. 403 `Forbidden`: the caller does not hold `keys:manage` (a caller's own: any permission they hold), or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 404 `API key not found`: the user has no such live key (also for another user's key, a key revoked already, and ids that cannot exist).
-         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock.
          *     6. 500 `Failed to revoke API key`: any other failure.
          */
         delete: operations["revokeApiKey"];
@@ -1788,8 +1788,8 @@ export interface paths {
          *     2. 403 `Forbidden`: the caller does not hold `users:factors`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
-         *     5. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     6. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     5. 404 `User not found`: no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members).
+         *     6. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock.
          *     7. 500 `Failed to reset second factors`: any other failure.
          */
         delete: operations["resetSecondFactors"];
@@ -1816,7 +1816,7 @@ export interface paths {
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller does not hold `users:sessions`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
-         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members).
          *     5. 500 `Failed to list sessions`: any other failure.
          */
         get: operations["listSessions"];
@@ -1833,8 +1833,8 @@ export interface paths {
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller does not hold `users:sessions`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
-         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members).
+         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock.
          *     6. 500 `Failed to end sessions`: any other failure.
          */
         delete: operations["endSessions"];
@@ -1868,8 +1868,8 @@ export interface paths {
          *     1. 401 `Unauthorised`: no valid session cookie, or (with an `Authorization` header, which then decides alone) no live API key.
          *     2. 403 `Forbidden`: the caller does not hold `users:sessions`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
-         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist).
-         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock.
+         *     4. 404 `User not found`: no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members).
+         *     5. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock.
          *     6. 404 `Session not found`: the user has no live session of this public id (also for another user's session, and an id that is no UUID).
          *     7. 500 `Failed to end sessions`: any other failure.
          */
@@ -2865,6 +2865,11 @@ export interface components {
             groupId?: number;
             /** @example 11 */
             id: number;
+            /**
+             * @description The group whose members the holder acts on with this role; null: every user
+             * @example null
+             */
+            reachGroupId: number | null;
             /** @example 3 */
             roleId: number;
             /**
@@ -2962,9 +2967,11 @@ export interface components {
              */
             permissions?: string[] | null;
         };
-        /** @description A role for one user (`userId`) or for every member of a group (`groupId`): exactly one of them. Other fields (an assignment limited to a group's members) are refused: 400 `Invalid assignment`. */
+        /** @description A role for one user (`userId`) or for every member of a group (`groupId`): exactly one of them. With `reachGroupId` the holder acts only on the members of that group, and the assignment grants only the permissions that act on users (see docs/delegation.md). */
         CreateAssignment: {
             groupId?: number;
+            /** @example 5 */
+            reachGroupId?: number;
             /** @example 3 */
             roleId: number;
             /** @example 42 */
@@ -3326,6 +3333,14 @@ export interface components {
              *     ]
              */
             userIds: number[];
+        };
+        GroupReach: {
+            /**
+             * @example [
+             *       5
+             *     ]
+             */
+            groupIds: number[];
         };
         Health: {
             /** @enum {string} */
@@ -3701,11 +3716,37 @@ export interface components {
              *     ]
              */
             permissions: ("users:read" | "users:create" | "users:update" | "users:password" | "users:disable" | "users:sessions" | "users:factors" | "users:delete" | "users:export" | "users:import" | "audit:read" | "webhooks:manage" | "scim:manage" | "sso:manage" | "roles:manage" | "keys:manage")[];
+            /** @description Over whom the permissions are held: `"all"` every user, `{groupIds}` the members of these groups; `"mixed"` when the permissions have different reaches (then `reaches` gives each one's) */
+            reach: "all" | "mixed" | components["schemas"]["GroupReach"];
             /**
-             * @description Over whom the permissions are held: every user
-             * @enum {string}
+             * @description With `reach: "mixed"` only: each permission held and its reach
+             * @example {
+             *       "users:read": {
+             *         "groupIds": [
+             *           5
+             *         ]
+             *       },
+             *       "roles:manage": "all"
+             *     }
              */
-            reach: "all";
+            reaches?: {
+                "audit:read"?: "all" | components["schemas"]["GroupReach"];
+                "keys:manage"?: "all" | components["schemas"]["GroupReach"];
+                "roles:manage"?: "all" | components["schemas"]["GroupReach"];
+                "scim:manage"?: "all" | components["schemas"]["GroupReach"];
+                "sso:manage"?: "all" | components["schemas"]["GroupReach"];
+                "users:create"?: "all" | components["schemas"]["GroupReach"];
+                "users:delete"?: "all" | components["schemas"]["GroupReach"];
+                "users:disable"?: "all" | components["schemas"]["GroupReach"];
+                "users:export"?: "all" | components["schemas"]["GroupReach"];
+                "users:factors"?: "all" | components["schemas"]["GroupReach"];
+                "users:import"?: "all" | components["schemas"]["GroupReach"];
+                "users:password"?: "all" | components["schemas"]["GroupReach"];
+                "users:read"?: "all" | components["schemas"]["GroupReach"];
+                "users:sessions"?: "all" | components["schemas"]["GroupReach"];
+                "users:update"?: "all" | components["schemas"]["GroupReach"];
+                "webhooks:manage"?: "all" | components["schemas"]["GroupReach"];
+            };
         };
         RecoveryCodes: {
             /**
@@ -4378,7 +4419,7 @@ export interface operations {
                     "application/json": components["schemas"]["Assignment"];
                 };
             };
-            /** @description The body is not an object of `roleId` and exactly one of `userId` and `groupId`, each a positive integer, and nothing else (a body that is not JSON included) */
+            /** @description The body is not an object of `roleId`, exactly one of `userId` and `groupId`, and optionally `reachGroupId`, each a positive integer, and nothing else (a body that is not JSON included) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4430,7 +4471,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The user, or the group, has this role already */
+            /** @description The user, or the group, has this role over this reach already */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10013,7 +10054,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10104,7 +10145,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10195,7 +10236,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10280,7 +10321,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10413,7 +10454,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10503,7 +10544,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10578,7 +10619,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10670,7 +10711,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10746,7 +10787,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10887,7 +10928,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10962,7 +11003,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -11037,7 +11078,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -11100,7 +11141,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description No user has the id (also for ids that cannot exist) */
+            /** @description No user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];

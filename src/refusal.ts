@@ -19,6 +19,7 @@ export const REASONS = [
   "caller_gone",
   "caller_not_permitted",
   "caller_outranked",
+  "caller_out_of_reach",
   // What the store or a handler finds.
   "not_found",
   "user_not_found",

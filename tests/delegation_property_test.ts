@@ -8,7 +8,10 @@
  * person holds at most what the admin gave them, plus what people who
  * hold `roles:manage` held (the only way a permission passes on), and is
  * still a viewer; every key holds at most its owner's; the admin's
- * password is unchanged.
+ * password is unchanged. With reach: some gifts are limited to a group the
+ * admin made, and people assign over groups (theirs, the admin's, or
+ * everyone); each permission a person holds is held over at most the
+ * reach it was given (or could pass on) over: everyone, or those groups.
  *
  * Seeded: the seed is printed, and DELEGATION_SEED=<seed> runs the same
  * sequences again.
@@ -74,6 +77,8 @@ type Action =
     key: boolean;
     role: number;
     target: number;
+    /** The reach: none (everyone), the admin's group (0), or one the people made (1 + index). */
+    reach: number | null;
   }
   | { kind: "unassign"; actor: number; key: boolean; which: number }
   | { kind: "createGroup"; actor: number; key: boolean }
@@ -83,6 +88,7 @@ type Action =
     key: boolean;
     role: number;
     group: number;
+    reach: number | null;
   }
   | {
     kind: "join" | "leave";
@@ -105,6 +111,7 @@ const perms = fc.subarray(CATALOGUE, { minLength: 0, maxLength: 5 });
 const actor = fc.nat({ max: PEOPLE - 1 });
 /** A target: one of the people, or (PEOPLE) the admin. */
 const target = fc.nat({ max: PEOPLE });
+const reach = fc.option(fc.nat({ max: 3 }), { nil: null, freq: 2 });
 const action: fc.Arbitrary<Action> = fc.oneof(
   fc.record({
     kind: fc.constant("createRole" as const),
@@ -131,6 +138,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     key: fc.boolean(),
     role: fc.nat(),
     target,
+    reach,
   }),
   fc.record({
     kind: fc.constant("assign" as const),
@@ -138,6 +146,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     key: fc.boolean(),
     role: fc.nat(),
     target,
+    reach,
   }),
   fc.record({
     kind: fc.constant("unassign" as const),
@@ -156,6 +165,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     key: fc.boolean(),
     role: fc.nat(),
     group: fc.nat(),
+    reach,
   }),
   fc.record({
     kind: fc.constantFrom("join" as const, "leave" as const),
@@ -196,13 +206,56 @@ const setup = fc.record({
     maxLength: PEOPLE,
   }),
   manager: fc.nat({ max: PEOPLE - 1 }),
+  /** For each person, whether the admin's roles they get are limited to the admin's group. */
+  limited: fc.array(fc.boolean(), { minLength: PEOPLE, maxLength: PEOPLE }),
 });
+
+/** What a limited assignment grants (docs/delegation.md). */
+const REACHABLE = [
+  "users:read",
+  "users:update",
+  "users:password",
+  "users:disable",
+  "users:sessions",
+  "users:factors",
+  "users:delete",
+  "users:export",
+  "audit:read",
+  "keys:manage",
+];
+
+/** A reach in the model: everyone, or these groups' members. */
+type Reach = "all" | Set<number>;
+const widest = (a: Reach | undefined, b: Reach): Reach =>
+  a === undefined
+    ? (b === "all" ? "all" : new Set(b))
+    : a === "all" || b === "all"
+    ? "all"
+    : new Set([...a, ...b]);
+const within = (r: Reach, bound: Reach | undefined) =>
+  bound !== undefined &&
+  (bound === "all" || (r !== "all" && [...r].every((g) => bound.has(g))));
+
+/** `perm` or `perm@<groupId>` entries (as the service reads grants) as a map. */
+function reachesOf(entries: string[]): Map<string, Reach> {
+  const out = new Map<string, Reach>();
+  for (const e of entries) {
+    const [p, g] = e.split("@");
+    out.set(p, widest(out.get(p), g === undefined ? "all" : new Set([+g])));
+  }
+  return out;
+}
 
 let run = 0;
 
 async function play(
   svc: TestService,
-  plan: { roles: string[][]; given: number[][]; manager: number },
+  plan: {
+    roles: string[][];
+    given: number[][];
+    manager: number;
+    limited: boolean[];
+  },
   actions: Action[],
 ) {
   run++;
@@ -228,23 +281,43 @@ async function play(
     assert(made.ok, JSON.stringify(made));
     roleIds.push(made.data.id);
   }
-  const gifts = new Map<number, Set<string>>(
-    people.map((p) => [p.id, new Set()]),
+  // The admin's group, of the first two people: what limited gifts reach.
+  const region = await svc.admin.post("/api/groups", {
+    body: { displayName: `region${run}-${SEED}` },
+  });
+  assert(region.ok, JSON.stringify(region));
+  const regionId = region.data.id;
+  assert(
+    (await svc.admin.post("/api/groups/{id}/members", {
+      params: { path: { id: regionId } },
+      body: { userIds: [people[0].id, people[1].id] },
+    })).ok,
   );
-  const give = async (roleIndex: number, person: number) => {
+  const gifts = new Map<number, Map<string, Reach>>(
+    people.map((p) => [p.id, new Map()]),
+  );
+  const give = async (roleIndex: number, person: number, limited: boolean) => {
     const given = await svc.admin.post("/api/assignments", {
-      body: { roleId: roleIds[roleIndex], userId: people[person].id },
+      body: {
+        roleId: roleIds[roleIndex],
+        userId: people[person].id,
+        ...limited && { reachGroupId: regionId },
+      },
     });
     if (given.ok) {
+      const gift = gifts.get(people[person].id)!;
       for (const p of adminRoles[roleIndex]) {
-        gifts.get(people[person].id)!.add(p);
+        if (limited && !REACHABLE.includes(p)) continue;
+        gift.set(p, widest(gift.get(p), limited ? new Set([regionId]) : "all"));
       }
     }
   };
   for (const [person, indexes] of plan.given.entries()) {
-    for (const r of indexes) if (r < plan.roles.length) await give(r, person);
+    for (const r of indexes) {
+      if (r < plan.roles.length) await give(r, person, plan.limited[person]);
+    }
   }
-  await give(adminRoles.length - 1, plan.manager);
+  await give(adminRoles.length - 1, plan.manager, false);
 
   /** Keys each person minted for themselves, and every key minted. */
   const ownKeys = new Map<number, string>();
@@ -252,6 +325,13 @@ async function play(
   const ids = [...people.map((p) => p.id), adminId];
   /** The groups the people made. */
   const groupIds: number[] = [];
+  /** The reach an action names: none, the admin's group, or one made. */
+  const reachOf = (r: number | null) =>
+    r === null
+      ? {}
+      : r === 0 || groupIds.length === 0
+      ? { reachGroupId: regionId }
+      : { reachGroupId: groupIds[(r - 1) % groupIds.length] };
   for (const a of actions) {
     const me = people[a.actor];
     const c = a.key && ownKeys.has(a.actor)
@@ -284,6 +364,7 @@ async function play(
           body: {
             roleId: roleIds[a.role % roleIds.length],
             userId: ids[a.target],
+            ...reachOf(a.reach),
           },
         });
         break;
@@ -300,6 +381,7 @@ async function play(
           body: {
             roleId: roleIds[a.role % roleIds.length],
             groupId: groupIds[a.group % groupIds.length],
+            ...reachOf(a.reach),
           },
         });
         break;
@@ -353,35 +435,51 @@ async function play(
   }
 
   // What each person holds now, read from the tables themselves: their
-  // own assignments and their groups'.
+  // own assignments and their groups', each over its reach (a limited one
+  // grants only the permissions that act on users).
   const rows = await svc.sql<
     { id: number; role: string; held: string[]; version: number }[]
   >`
     select u.id, u.role, u.password_version as version, array(
-      select distinct p from role_assignments a
+      select distinct case when a.reach_group_id is null then p
+          else p || '@' || a.reach_group_id end
+      from role_assignments a
         join roles r on r.id = a.role_id cross join unnest(r.permissions) p
-      where a.user_id = u.id or a.group_id in (
-        select m.group_id from scim_members m where m.user_id = u.id)
+      where (a.user_id = u.id or a.group_id in (
+          select m.group_id from scim_members m where m.user_id = u.id))
+        and (a.reach_group_id is null or p = any(${REACHABLE}::text[]))
     ) as held
     from users u where u.id in ${svc.sql(ids)}`;
-  const held = new Map(rows.map((r) => [r.id, new Set(r.held)]));
+  const held = new Map(rows.map((r) => [r.id, reachesOf(r.held)]));
   // What may have passed on: everything a holder of roles:manage could
-  // have held, grown until nothing changes.
-  const passed = new Set<string>();
+  // have held, over the reach they could hold it, grown until nothing
+  // changes.
+  const passed = new Map<string, Reach>();
+  const join = (into: Map<string, Reach>, from: Map<string, Reach>) => {
+    let grown = false;
+    for (const [p, r] of from) {
+      const before = into.get(p);
+      if (!within(r, before)) {
+        into.set(p, widest(before, r));
+        grown = true;
+      }
+    }
+    return grown;
+  };
   for (let grown = true; grown;) {
     grown = false;
     for (const gift of gifts.values()) {
-      const could = new Set([...gift, ...passed]);
-      if (!could.has("roles:manage")) continue;
-      for (const p of could) {
-        if (!passed.has(p)) {
-          passed.add(p);
-          grown = true;
-        }
-      }
+      const could = new Map(gift);
+      join(could, passed);
+      if (could.get("roles:manage") !== "all") continue;
+      if (join(passed, could)) grown = true;
     }
   }
-  const bound = (id: number) => new Set([...gifts.get(id)!, ...passed]);
+  const bound = (id: number) => {
+    const b = new Map(gifts.get(id)!);
+    join(b, passed);
+    return b;
+  };
   for (const r of rows) {
     if (r.id === adminId) {
       assert(
@@ -391,18 +489,33 @@ async function play(
       continue;
     }
     assert(r.role === "viewer", `person ${r.id} was made an admin`);
-    const beyond = [...held.get(r.id)!].filter((p) => !bound(r.id).has(p));
+    const limit = bound(r.id);
+    const beyond = [...held.get(r.id)!].filter(([p, reach]) =>
+      !within(reach, limit.get(p))
+    );
     assert(
       beyond.length === 0,
-      `person ${r.id} holds ${beyond.join(", ")}, which no admin gave them`,
+      `person ${r.id} holds ${
+        beyond.map(([p, reach]) =>
+          `${p} over ${reach === "all" ? "everyone" : [...reach]}`
+        ).join(", ")
+      }, which no admin gave them`,
     );
   }
   for (const { key, ownerId } of keys) {
     const answer = await keyClient(svc, key).get("/api/auth/permissions");
     if (!answer.ok) continue; // revoked with its minter, or its owner gone
     const owner = ownerId === adminId ? undefined : held.get(ownerId)!;
+    const { reach, reaches } = answer.data as {
+      reach: "all" | "mixed" | { groupIds: number[] };
+      reaches?: Record<string, "all" | { groupIds: number[] }>;
+    };
+    const keyReach = (p: string): Reach => {
+      const r = reach === "mixed" ? reaches![p] : reach;
+      return r === "all" ? "all" : new Set(r.groupIds);
+    };
     const beyond = answer.data.permissions.filter((p) =>
-      owner !== undefined && !owner.has(p)
+      owner !== undefined && !within(keyReach(p), owner.get(p))
     );
     assert(
       owner !== undefined && beyond.length === 0,

@@ -87,7 +87,7 @@ Deno.test("a help desk resets passwords and ends sessions, and gets 403 making a
   const id = { params: { path: { id: viewer.account.id } } };
   const c = desk.client;
 
-  assertEquals(await dataOf(c.get("/api/auth/permissions")), {
+  assertEquals<unknown>(await dataOf(c.get("/api/auth/permissions")), {
     permissions: HELP_DESK,
     reach: "all",
   });

@@ -181,6 +181,10 @@ Deno.test("every filter of the users list and the audit trail is read from an in
         s.audit.list({ limit: 51, targetId: userId, before: AUDIT_RECORDS }),
     ],
     [
+      "audit, a reader limited to a group",
+      (s) => s.audit.list({ limit: 51, reach: { groupIds: [1] } }),
+    ],
+    [
       "audit actorId and action",
       (s) =>
         s.audit.list({ limit: 51, actorId, action: "user.password_reset" }),
@@ -197,6 +201,61 @@ Deno.test("every filter of the users list and the audit trail is read from an in
       const scanned = seqScans(await plan(sql, s));
       if (scanned.length) {
         found.push(`${name}: Seq Scan on ${scanned.join(", ")}\n${s.query}`);
+      }
+    }
+  }
+  assertEquals(found, []);
+});
+
+/** How many rows the plan's nodes on `relation` read, as it ran (kept and removed). */
+function rowsRead(node: AnalyzedNode, relation: string): number {
+  const own = node["Relation Name"] === relation
+    ? ((node["Actual Rows"] ?? 0) + (node["Rows Removed by Filter"] ?? 0) +
+      (node["Rows Removed by Index Recheck"] ?? 0)) *
+      (node["Actual Loops"] ?? 1)
+    : 0;
+  return own +
+    (node.Plans ?? []).reduce((n, p) => n + rowsRead(p, relation), 0);
+}
+
+Deno.test("a list limited to a group's members is read from the membership, not a walk of every user", async () => {
+  await using db = await capturingStore();
+  const { sql, store } = db;
+  await seedUsers(sql, USERS);
+  const [{ id: groupId }] = await sql<{ id: number }[]>`
+    insert into scim_groups (connection_id, display_name)
+    values (null, 'Region') returning id`;
+  const [{ id: otherId }] = await sql<{ id: number }[]>`
+    insert into scim_groups (connection_id, display_name)
+    values (null, 'Elsewhere') returning id`;
+  // 60 members, spread over the list; most users are in another group.
+  await sql`
+    insert into scim_members (group_id, user_id)
+    select ${groupId}, id from users where id % 500 = 0`;
+  await sql`
+    insert into scim_members (group_id, user_id)
+    select ${otherId}, id from users where id % 500 <> 0`;
+  await sql`analyze users`;
+  await sql`analyze scim_members`;
+  const reach = { groupIds: [groupId] };
+  const runs: [string, () => Promise<unknown>][] = [
+    ["page", () => store.users.listPage({ reach }, undefined, 50)],
+    ["streamed", () => Array.fromAsync(store.users.listJson({ reach }))],
+    [
+      "searched",
+      () => store.users.listPage({ reach, q: "user" }, undefined, 50),
+    ],
+  ];
+  const found: string[] = [];
+  for (const [name, run] of runs) {
+    db.take();
+    await run();
+    for (const s of reads(db.take())) {
+      const p = await plan(sql, s, true);
+      const scanned = seqScans(p);
+      const read = rowsRead(p, "users");
+      if (scanned.length || read > 1000) {
+        found.push(`${name}: ${scanned} ${read} users read\n${s.query}`);
       }
     }
   }

@@ -1,5 +1,5 @@
 import { newApiKey } from "../auth/api-keys.ts";
-import { PERMISSIONS } from "../auth/permissions.ts";
+import { PERMISSIONS, reachOf } from "../auth/permissions.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
 import { callerWrites } from "../http/caller-write.ts";
@@ -16,7 +16,14 @@ type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
 
 /** The handlers run after their routes' steps (keys.routes.ts). */
 export function createKeyHandlers({ store, config }: KeyDeps) {
-  const callerWrite = callerWrites(config.TRUST_PROXY);
+  const writeOf = callerWrites(config.TRUST_PROXY);
+  // A person's own keys need no permission of the route's (any they hold),
+  // so none of its reach either.
+  const callerWrite = (c: Parameters<typeof writeOf>[0]) =>
+    writeOf(
+      c,
+      c.req.param("id") === String(c.get("caller").account.id) ? [] : undefined,
+    );
 
   const create: Handler<"create"> = async (c, { id, body }) => {
     const { key, prefix, secretHash } = newApiKey();
@@ -39,6 +46,12 @@ export function createKeyHandlers({ store, config }: KeyDeps) {
   };
 
   const list: Handler<"list"> = async (c, { id }) => {
+    const caller = c.get("caller");
+    const reach = reachOf(caller.access, "keys:manage");
+    if (
+      id !== caller.account.id && reach !== "all" &&
+      !await store.users.reached(id, reach)
+    ) return refuse("not_found");
     const keys = await store.apiKeys.list(id);
     return keys ? c.json(keys, 200) : refuse("not_found");
   };

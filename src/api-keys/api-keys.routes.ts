@@ -1,3 +1,5 @@
+import type { Caller } from "../auth/caller.ts";
+import { anyReach } from "../auth/permissions.ts";
 import { z } from "@hono/zod-openapi";
 import {
   adminRoute,
@@ -143,7 +145,15 @@ export const create = adminRoute({
     load(
       "owner",
       userNotFound,
-      (store, got) => store.apiKeys.userExists(got.id as number),
+      // Outside all the caller reaches, no user (the write decides by
+      // the permission the request needs).
+      (store, got) =>
+        (got.caller as Caller).account.id === got.id
+          ? store.apiKeys.userExists(got.id as number)
+          : store.users.reached(
+            got.id as number,
+            anyReach((got.caller as Caller).access),
+          ),
     ),
     body(CreateApiKeySchema, [
       bodyTooLarge,

@@ -1,4 +1,4 @@
-import { meets } from "../auth/permissions.ts";
+import { meets, type Reach, reachOf } from "../auth/permissions.ts";
 import type { Store } from "../db/store.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import type { AuditFeed } from "./feed.ts";
@@ -23,7 +23,13 @@ export function createAuditHandlers({ store, feed, heartbeatMs }: AuditDeps) {
   const list: Handler<"list"> = async (c, { query }) => {
     const limit = query.limit ?? AUDIT_LIMIT_DEFAULT;
     // One more than asked: whether a next page exists, without counting.
-    const records = await store.audit.list({ ...query, limit: limit + 1 });
+    // A limited reader reads the records about users within their reach.
+    const reach = reachOf(c.get("caller").access, "audit:read");
+    const records = await store.audit.list({
+      ...query,
+      limit: limit + 1,
+      reach,
+    });
     if (records.length <= limit) return c.json(records, 200);
     const page = records.slice(0, limit);
     // The same parameters as given, with the cursor after this page's last.
@@ -53,6 +59,13 @@ export function createAuditHandlers({ store, feed, heartbeatMs }: AuditDeps) {
       // Proxies that buffer (nginx) pass each event on at once.
       "X-Accel-Buffering": "no",
     };
+    // A limited reader sees the records about users within their reach:
+    // its members, read again at each re-check (a member who left, or a
+    // reach lost, is seen within it).
+    let reach: Reach = reachOf(c.get("caller").access, "audit:read");
+    let reached = reach === "all"
+      ? undefined
+      : new Set(await store.users.reachedIds(reach.groupIds));
     // No await from here to `open`: no other request slips past the limit.
     const userId = c.get("caller").account.id;
     if (!feed.mayOpen(userId)) return refuse("too_many_streams");
@@ -64,13 +77,23 @@ export function createAuditHandlers({ store, feed, heartbeatMs }: AuditDeps) {
       after: after ?? headId,
       head: headId,
       actions: query.action,
+      shows: (r) =>
+        reached === undefined ||
+        (r.target !== null && reached.has(r.target.id)),
       heartbeatMs,
       recheckMs: STREAM_RECHECK_MS,
       // The request's own credential (session or key), resolved again as
       // the guard resolved it.
       async allowed() {
         const caller = await sessions.caller(c);
-        return caller !== undefined && meets(caller.access, ["audit:read"]);
+        if (caller === undefined || !meets(caller.access, ["audit:read"])) {
+          return false;
+        }
+        reach = reachOf(caller.access, "audit:read");
+        reached = reach === "all"
+          ? undefined
+          : new Set(await store.users.reachedIds(reach.groupIds));
+        return true;
       },
     });
     return c.body(body, 200, headers) as never;

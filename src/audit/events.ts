@@ -341,6 +341,8 @@ export interface AssignmentRef {
   role: RoleRef;
   /** A role given to a group: the group (the record has no target). */
   group?: GroupRef;
+  /** Limited to the members of this group. */
+  reachGroupId?: number;
 }
 
 /** A group as its records name it. */
@@ -388,6 +390,9 @@ export const roleEvents = {
       ...assignment.group && {
         groupId: assignment.group.id,
         group: assignment.group.displayName,
+      },
+      ...assignment.reachGroupId !== undefined && {
+        reachGroupId: assignment.reachGroupId,
       },
       ...reason && { reason },
     }, context),

@@ -58,6 +58,8 @@ export interface StreamOptions {
   head: number;
   /** Only these actions; all when undefined. */
   actions?: readonly AuditAction[];
+  /** Only the records this passes (a limited reader's reach); all when undefined. */
+  shows?: (record: AuditRecord) => boolean;
   /** A comment line this often. */
   heartbeatMs: number;
   /** How often `allowed` is asked again. */
@@ -122,6 +124,7 @@ interface Subscriber {
   /** The last record id it was handed or passed over. */
   pos: number;
   actions?: ReadonlySet<string>;
+  shows?: (record: AuditRecord) => boolean;
   deliver(id: number, event: () => Uint8Array): void;
 }
 
@@ -160,7 +163,10 @@ export function createAuditFeed(options: FeedOptions): AuditFeed {
         const event = () => bytes ??= sseEvent(record);
         for (const s of live) {
           if (record.id <= s.pos) continue;
-          if (s.actions && !s.actions.has(record.action)) s.pos = record.id;
+          if (
+            (s.actions && !s.actions.has(record.action)) ||
+            (s.shows && !s.shows(record))
+          ) s.pos = record.id;
           else s.deliver(record.id, event);
         }
       }
@@ -233,6 +239,7 @@ export function createAuditFeed(options: FeedOptions): AuditFeed {
       const sub: Subscriber = {
         pos: o.after,
         actions: o.actions && new Set(o.actions),
+        shows: o.shows,
         deliver(id, event) {
           sub.pos = id;
           controller.enqueue(event());
@@ -286,7 +293,7 @@ export function createAuditFeed(options: FeedOptions): AuditFeed {
               wantMore = undefined;
             }
             if (ended) return;
-            controller.enqueue(sseEvent(r));
+            if (!o.shows || o.shows(r)) controller.enqueue(sseEvent(r));
             sub.pos = r.id;
           }
           if (records.length < backlogBatch) sub.pos = Math.max(sub.pos, upTo);

@@ -1,4 +1,6 @@
-import { heldList } from "./permissions.ts";
+import { heldList, reachShown } from "./permissions.ts";
+import type { z } from "@hono/zod-openapi";
+import type { PermissionsSchema } from "./auth.routes.ts";
 import type { Context } from "hono";
 import type { TransactionSql } from "postgres";
 import type { Config } from "../config.ts";
@@ -232,7 +234,11 @@ export function createAuthHandlers(deps: AuthDeps) {
 
   const permissions: Handler<"permissions"> = (c, { caller }) =>
     c.json(
-      { permissions: heldList(caller.access), reach: "all" as const },
+      // Reach's readonly list, as the schema's plain one.
+      {
+        permissions: heldList(caller.access),
+        ...reachShown(caller.access),
+      } as z.infer<typeof PermissionsSchema>,
       200,
     );
 

@@ -180,15 +180,31 @@ export const me = route({
   steps: [signedIn, failure(MSG.internal)],
 });
 
+/** A reach limited to the members of some groups. */
+const ReachSchema = z.object({
+  groupIds: z.array(z.number().int()).openapi({ example: [5] }),
+}).openapi("GroupReach");
+
 export const PermissionsSchema = z.object({
   permissions: z.array(z.enum(PERMISSIONS)).openapi({
     description:
       "What the caller may do now, in the catalogue's order: an admin (with a session, or a key without a narrower list) every permission, a viewer none, beside what roles assigned to them grant; with a key, narrowed to the key's list and its minter's permissions",
     example: ["users:read", "users:password", "users:sessions"],
   }),
-  reach: z.literal("all").openapi({
-    description: "Over whom the permissions are held: every user",
-  }),
+  reach: z.union([z.literal("all"), z.literal("mixed"), ReachSchema])
+    .openapi({
+      description:
+        'Over whom the permissions are held: `"all"` every user, `{groupIds}` the members of these groups; `"mixed"` when the permissions have different reaches (then `reaches` gives each one\'s)',
+    }),
+  reaches: z.partialRecord(
+    z.enum(PERMISSIONS),
+    z.union([z.literal("all"), ReachSchema]),
+  )
+    .optional().openapi({
+      description:
+        'With `reach: "mixed"` only: each permission held and its reach',
+      example: { "users:read": { groupIds: [5] }, "roles:manage": "all" },
+    }),
 }).openapi("Permissions");
 
 export const permissions = route({

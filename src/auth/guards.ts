@@ -271,6 +271,6 @@ export const outranked = documented(
   check(
     403,
     MSG.cannotActOnMorePrivileged,
-    "the user holds a permission the caller does not (an admin's every one included), decided in the write under the user's lock",
+    "the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock",
   ),
 );

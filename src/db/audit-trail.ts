@@ -1,3 +1,5 @@
+import type { Reach } from "../auth/permissions.ts";
+import { reachedIds } from "./reach.ts";
 import type { Sql } from "postgres";
 import type { AuditAction } from "../audit/actions.ts";
 import type { AuditContent, Via } from "../audit/chain.ts";
@@ -35,6 +37,8 @@ export interface AuditQuery {
   since?: string;
   /** ISO 8601: records before it. */
   until?: string;
+  /** Only records whose target is a user within it (reach.ts); absent: all. */
+  reach?: Reach;
 }
 
 /** Records removed per statement by the sweep: each stays well inside the statement timeout. */
@@ -115,6 +119,13 @@ export function createAuditStore(sql: Sql) {
       }
           ${
         q.until !== undefined ? sql`and time < ${q.until}::timestamptz` : sql``
+      }
+          ${
+        q.reach === undefined || q.reach === "all"
+          ? sql``
+          : sql`and audit_events.target_id = any(${
+            reachedIds(sql, q.reach.groupIds)
+          })`
       }
         order by audit_events.id desc
         limit ${q.limit}`;

@@ -1,26 +1,39 @@
 import type { Sql, TransactionSql } from "postgres";
+import { REACHABLE } from "../auth/permissions.ts";
+
+/**
+ * The permissions a limited assignment grants, as SQL text: our own
+ * constant (permissions.ts), never input.
+ */
+const reachable = `'{${REACHABLE.join(",")}}'::text[]`;
 
 /**
  * The permissions the roles assigned to a user grant, as one expression
  * over the users row `alias` names (our own constant, never input): null
  * for an admin (who holds every one, and whose lookup reads no
- * assignment), else an array, empty for a plain viewer. Read inside the
+ * assignment), else an array, empty for a plain viewer. Each entry is a
+ * permission over every user (`users:read`) or over the members of one
+ * group (`users:read@12`, from an assignment with `reach_group_id`);
+ * permissions.ts's `accessOf` reads them. A limited assignment grants only
+ * the permissions that act on users (`REACHABLE`). Read inside the
  * session's and the key's lookup and the write's re-check, so resolving a
  * caller's permissions costs no round trip of its own, and a change is
  * seen by the next request on every instance (nothing is cached). A role
  * given to a group (`group_id`) is held by each of its members, read in
- * the same expression; reach will join here. One flat fragment, as account-state.ts
- * explains; its own aliases are none a caller's query names.
+ * the same expression. One flat fragment, as account-state.ts explains;
+ * its own aliases are none a caller's query names.
  */
 export const grantedTo = (sql: Sql | TransactionSql, alias: string) =>
   sql.unsafe(`(case when ${alias}.role = 'admin' then null::text[] else array(
-    select distinct p from (
-        select ra.role_id from role_assignments ra
+    select distinct case when held.reach is null then p
+        else p || '@' || held.reach end from (
+        select ra.role_id, ra.reach_group_id as reach from role_assignments ra
         where ra.user_id = ${alias}.id
         union all
-        select ga.role_id from scim_members gm
+        select ga.role_id, ga.reach_group_id from scim_members gm
           join role_assignments ga on ga.group_id = gm.group_id
         where gm.user_id = ${alias}.id
       ) held
       join roles r on r.id = held.role_id
-      cross join unnest(r.permissions) p) end)`);
+      cross join unnest(r.permissions) p
+      where held.reach is null or p = any(${reachable})) end)`);

@@ -1,12 +1,20 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditContext } from "../audit/audit-event.ts";
 import type { AuditParty } from "../audit/chain.ts";
-import { GROUP_DELETED, roleEvents } from "../audit/events.ts";
+import { GROUP_DELETED, type GroupRef, roleEvents } from "../audit/events.ts";
 import { isRefusal, type Refusal, refuse } from "../refusal.ts";
-import { PERMISSIONS } from "../auth/permissions.ts";
+import {
+  type Access,
+  accessOf,
+  covers,
+  grantedBy,
+  holdsOver,
+  reachOfGroup,
+} from "../auth/permissions.ts";
+import type { Role } from "../users/user.ts";
 import { recordAudit } from "./audit.ts";
 import { grantedTo } from "./grants.ts";
-import type { GrantCheck } from "./roles.ts";
+import { memberOf } from "./reach.ts";
 import { iso } from "./time.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
 
@@ -32,11 +40,12 @@ export type MembersChange = "replace" | "add" | "remove";
 type GroupRefusal = Refusal<"not_found" | "provider_owned">;
 
 /**
- * Ends every assignment a group carries, each recorded as
- * `assignment.deleted` `{reason: "group deleted"}`: run in the
- * transaction that deletes the group, through /api or SCIM, before the
- * group's own row goes (the assignments reference it). A SCIM deletion
- * has no person behind it: its records' actor is none.
+ * Ends every assignment a group carries, and every one limited to its
+ * members (`reach_group_id`), each recorded as `assignment.deleted`
+ * `{reason: "group deleted"}`: run in the transaction that deletes the
+ * group, through /api or SCIM, before the group's own row goes (the
+ * assignments reference it). A SCIM deletion has no person behind it: its
+ * records' actor is none.
  */
 export async function endGroupAssignments(
   tx: TransactionSql,
@@ -44,21 +53,37 @@ export async function endGroupAssignments(
   actor: AuditParty | null,
   context: AuditContext,
 ) {
-  const ended = await tx<{ id: number; roleId: number; role: string }[]>`
+  const ended = await tx<
+    {
+      id: number;
+      roleId: number;
+      role: string;
+      user: AuditParty | null;
+      holder: GroupRef | null;
+      reach: number | null;
+    }[]
+  >`
     delete from role_assignments a using roles r
-    where a.group_id = ${group.id} and r.id = a.role_id
-    returning a.id, r.id as "roleId", r.name as role`;
+    where (a.group_id = ${group.id} or a.reach_group_id = ${group.id})
+      and r.id = a.role_id
+    returning a.id, r.id as "roleId", r.name as role,
+      a.reach_group_id as reach,
+      (select json_build_object('id', u.id, 'username', u.username)
+        from users u where u.id = a.user_id) as user,
+      (select json_build_object('id', g.id, 'displayName', g.display_name)
+        from scim_groups g where g.id = a.group_id) as holder`;
   for (const a of ended.toSorted((x, y) => x.id - y.id)) {
     await recordAudit(
       tx,
       roleEvents.assignment(
         "assignment.deleted",
         actor,
-        null,
+        a.user,
         {
           id: a.id,
           role: { id: a.roleId, name: a.role },
-          group: { id: group.id, displayName: group.displayName },
+          ...a.holder && { group: a.holder },
+          ...a.reach !== null && { reachGroupId: a.reach },
         },
         context,
         GROUP_DELETED,
@@ -207,18 +232,20 @@ export function createGroupStore(sql: Sql, { asCaller }: Writer) {
 
     /**
      * Replaces, adds to or takes from the members; nobody joins or leaves
-     * who holds a permission the caller does not (`caller_outranked`, an
-     * admin's every one included). Adding someone to a
-     * group that carries a role grants that role: `may` (the caller's
-     * check, guards.ts's `withinHeld`) must pass for what the group's
-     * roles grant, read under the group's lock (an assignment made
-     * meanwhile waits for it or is seen), else `beyond_held`.
+     * who holds a permission, or a reach, the caller does not
+     * (`caller_outranked`, an admin's every one included). Adding someone
+     * to a group grants what the group's roles grant, each over its
+     * assignment's reach, and widens every assignment limited to the
+     * group to them: `access` (the caller's) must hold the former over
+     * those reaches and the latter over each user added (by the groups
+     * they are in before), read under the group's lock (an assignment
+     * made meanwhile waits for it or is seen), else `beyond_held`.
      */
     async members(
       id: number,
       how: MembersChange,
       userIds: readonly number[],
-      may: GrantCheck,
+      access: Access,
       write: CallerWrite,
     ): Promise<
       | Group
@@ -252,20 +279,47 @@ export function createGroupStore(sql: Sql, { asCaller }: Writer) {
         // share locks above, so a grant to them meanwhile is seen).
         const concerned = [...added, ...removed];
         if (concerned.length > 0) {
-          const standing = await tx<{ granted: string[] | null }[]>`
-            select ${grantedTo(tx, "u")} as granted from users u
+          const standing = await tx<
+            { role: Role; granted: string[] | null }[]
+          >`
+            select u.role, ${grantedTo(tx, "u")} as granted from users u
             where u.id = any(${concerned}::int[])`;
-          if (standing.some((u) => !may(u.granted ?? PERMISSIONS))) {
+          if (
+            standing.some((u) => !covers(access, accessOf(u.role, u.granted)))
+          ) {
             return refuse("caller_outranked");
           }
         }
         if (added.length > 0) {
-          const [granted] = await tx<{ permissions: string[] }[]>`
-            select coalesce(array_agg(distinct p), '{}') as permissions
+          // The group's roles, each over its assignment's reach; and the
+          // assignments limited to the group, whose reach the new members
+          // join.
+          const grants = await tx<
+            { permissions: string[]; reach: number | null; widened: boolean }[]
+          >`
+            select r.permissions, a.reach_group_id as reach,
+              a.group_id is distinct from ${id} as widened
             from role_assignments a join roles r on r.id = a.role_id
-              cross join unnest(r.permissions) p
-            where a.group_id = ${id}`;
-          if (!may(granted.permissions)) return refuse("beyond_held");
+            where a.group_id = ${id} or a.reach_group_id = ${id}`;
+          const given = grants.filter((g) => !g.widened).every((g) =>
+            holdsOver(
+              access,
+              grantedBy(g.permissions, g.reach),
+              reachOfGroup(g.reach),
+            )
+          );
+          const limited = grants.filter((g) => g.reach === id).flatMap((g) =>
+            grantedBy(g.permissions, g.reach)
+          );
+          const groups = limited.length === 0 ? [] : await tx<
+            { groups: number[] }[]
+          >`
+            select ${memberOf(tx, "u")} as groups from users u
+            where u.id = any(${added}::int[])`;
+          const widening = groups.every((u) =>
+            holdsOver(access, limited, { memberOf: u.groups })
+          );
+          if (!given || !widening) return refuse("beyond_held");
           await tx`
             insert into scim_members (group_id, user_id)
             select ${id}, unnest(${added}::int[])`;

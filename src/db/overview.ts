@@ -1,5 +1,7 @@
 import type { Sql } from "postgres";
 import { disabledNow } from "./account-state.ts";
+import type { Reach } from "../auth/permissions.ts";
+import { inReach } from "./reach.ts";
 import { iso } from "./time.ts";
 
 /** The overview's counts of users, as of one snapshot. */
@@ -43,14 +45,14 @@ export function createOverviewStore(sql: Sql) {
      * sequential scan (parallel where the server allows) is cheaper than
      * an index read per count, and the four agree with one another.
      */
-    async userCounts(): Promise<UserCounts> {
+    async userCounts(reach: Reach = "all"): Promise<UserCounts> {
       const [row] = await sql<UserCounts[]>`
         select count(*)::int as total,
           count(*) filter (where role = 'admin')::int as admins,
           count(*) filter (where ${disabledNow(sql)})::int as disabled,
           count(*) filter (where role = 'admin' and not mfa_enabled)::int
             as "unenrolledAdmins"
-        from users`;
+        from users where ${inReach(sql, reach)}`;
       return row;
     },
 
@@ -59,7 +61,7 @@ export function createOverviewStore(sql: Sql) {
      * days, oldest first, a day without any included (zero). Reads the
      * trail's time index over that range only.
      */
-    async signInsPerDay(): Promise<SignInDay[]> {
+    async signInsPerDay(reach: Reach = "all"): Promise<SignInDay[]> {
       return await sql<SignInDay[]>`
         with days as (
           select generate_series(
@@ -73,6 +75,7 @@ export function createOverviewStore(sql: Sql) {
           where time >= ((now() at time zone 'UTC')::date
               - ${SIGN_IN_DAYS - 1}::int)::timestamp at time zone 'UTC'
             and action in ('login.succeeded', 'login.failed')
+            and ${inReach(sql, reach, "target_id")}
           group by 1
         )
         select to_char(d.day, 'YYYY-MM-DD') as date,

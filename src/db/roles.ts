@@ -1,7 +1,13 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
 import { type GroupRef, ROLE_DELETED, roleEvents } from "../audit/events.ts";
-import type { Permission } from "../auth/permissions.ts";
+import {
+  type Access,
+  grantedBy,
+  holdsOver,
+  type Permission,
+  reachOfGroup,
+} from "../auth/permissions.ts";
 import { type Refusal, refuse } from "../refusal.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
@@ -39,6 +45,8 @@ export interface Assignment {
   roleId: number;
   userId?: number;
   groupId?: number;
+  /** The group whose members the holder acts on; null: every user. */
+  reachGroupId: number | null;
   createdAt: string;
 }
 
@@ -55,23 +63,21 @@ const holderOnly = (
     : { ...rest, userId };
 };
 
-/** What decides whether a caller may write a role or an assignment: the permissions it grants. */
-export type GrantCheck = (permissions: readonly string[]) => boolean;
-
 /**
  * Roles and their assignments (migration 030). Every write is the caller's
  * (asCaller: re-checked, `roles:manage` and what the write grants), locks
  * the role's row (a change or deletion for update, an assignment for
  * share, so a role deleted meanwhile is seen), and records what it did in
- * the same transaction. `may` is the caller's check of what a role grants
- * (guards.ts's `withinHeld`, by the caller's access on this request): a
- * role it fails answers `beyond_held`.
+ * the same transaction. `access` is the caller's on this request: a role
+ * or assignment granting what it does not hold, over a reach it does not
+ * cover (permissions.ts's `holdsOver`), answers `beyond_held`.
  */
 export function createRoleStore(sql: Sql, { asCaller }: Writer) {
   const shown = sql`r.id, r.name, r.description, r.permissions,
     ${iso(sql, "r.created_at")} as "createdAt"`;
   const shownAssignment = sql`a.id, a.role_id as "roleId",
     a.user_id as "userId", a.group_id as "groupId",
+    a.reach_group_id as "reachGroupId",
     ${iso(sql, "a.created_at")} as "createdAt"`;
 
   const lockRole = async (
@@ -136,7 +142,7 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
     async update(
       id: number,
       change: RoleChange,
-      may: GrantCheck,
+      access: Access,
       write: CallerWrite,
       versions?: number[],
     ): Promise<
@@ -153,7 +159,25 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
           if (versions && !versions.includes(before.version)) {
             return refuse("precondition_failed");
           }
-          if (!may(before.permissions)) return refuse("beyond_held");
+          if (!holdsOver(access, before.permissions)) {
+            return refuse("beyond_held");
+          }
+          if (change.permissions !== undefined) {
+            // Every holder holds the new list over their assignment's
+            // reach: the caller must hold it over each (under the role's
+            // lock, which an assignment made meanwhile waits for).
+            const reaches = await tx<{ reach: number | null }[]>`
+              select distinct reach_group_id as reach from role_assignments
+              where role_id = ${id}`;
+            const within = reaches.every(({ reach }) =>
+              holdsOver(
+                access,
+                grantedBy(change.permissions!, reach),
+                reachOfGroup(reach),
+              )
+            );
+            if (!within) return refuse("beyond_held");
+          }
           const changed: string[] = [];
           if (change.name !== undefined && change.name !== before.name) {
             changed.push("name");
@@ -199,7 +223,7 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
      */
     async remove(
       id: number,
-      may: GrantCheck,
+      access: Access,
       write: CallerWrite,
       versions?: number[],
     ): Promise<
@@ -213,12 +237,19 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
         if (versions && !versions.includes(before.version)) {
           return refuse("precondition_failed");
         }
-        if (!may(before.permissions)) return refuse("beyond_held");
+        if (!holdsOver(access, before.permissions)) {
+          return refuse("beyond_held");
+        }
         const ended = await tx<
-          { id: number; user: AuditParty | null; group: GroupRef | null }[]
+          {
+            id: number;
+            user: AuditParty | null;
+            group: GroupRef | null;
+            reach: number | null;
+          }[]
         >`
           delete from role_assignments a where a.role_id = ${id}
-          returning a.id,
+          returning a.id, a.reach_group_id as reach,
             (select json_build_object('id', u.id, 'username', u.username)
               from users u where u.id = a.user_id) as user,
             (select json_build_object('id', g.id,
@@ -232,7 +263,12 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
               "assignment.deleted",
               actor,
               a.user,
-              { id: a.id, role, ...a.group && { group: a.group } },
+              {
+                id: a.id,
+                role,
+                ...a.group && { group: a.group },
+                ...a.reach !== null && { reachGroupId: a.reach },
+              },
               write.context,
               ROLE_DELETED,
             ),
@@ -277,12 +313,16 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
      * caller's re-check compares what the user holds with what the caller
      * does) and the role's (for share, so a deletion waits or is seen); or
      * to a group, under the group's lock (for share: a deletion of the
-     * group, or a change of its members, waits or is seen).
+     * group, or a change of its members, waits or is seen). With
+     * `reachGroupId`, limited to that group's members (locked for share:
+     * its deletion waits, then ends the assignment): the caller must hold
+     * what it grants over that group (or everyone), else `beyond_held`.
      */
     async assign(
       roleId: number,
       holder: Holder,
-      may: GrantCheck,
+      reachGroupId: number | null,
+      access: Access,
       write: CallerWrite,
     ): Promise<
       | Assignment
@@ -311,12 +351,24 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
               where id = ${holder.groupId} for share`;
             if (!group) return refuse("group_not_found");
           }
+          if (reachGroupId !== null) {
+            const [reach] = await tx`
+              select 1 from scim_groups where id = ${reachGroupId} for share`;
+            if (!reach) return refuse("group_not_found");
+          }
           const role = await lockRole(tx, roleId, "share");
           if (!role) return refuse("not_found");
-          if (!may(role.permissions)) return refuse("beyond_held");
+          const within = holdsOver(
+            access,
+            grantedBy(role.permissions, reachGroupId),
+            reachOfGroup(reachGroupId),
+          );
+          if (!within) return refuse("beyond_held");
           const [row] = await tx<Assignment[]>`
-            insert into role_assignments as a (role_id, user_id, group_id)
-            values (${roleId}, ${user?.id ?? null}, ${group?.id ?? null})
+            insert into role_assignments as a
+              (role_id, user_id, group_id, reach_group_id)
+            values (${roleId}, ${user?.id ?? null}, ${group?.id ?? null},
+              ${reachGroupId})
             returning ${shownAssignment}`;
           await recordAudit(
             tx,
@@ -328,6 +380,7 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
                 id: row.id,
                 role: { id: role.id, name: role.name },
                 ...group && { group },
+                ...reachGroupId !== null && { reachGroupId },
               },
               write.context,
             ),
@@ -359,6 +412,7 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
             role: string;
             user: AuditParty | null;
             group: GroupRef | null;
+            reach: number | null;
           }[]
         >`
           delete from role_assignments a using roles r
@@ -367,6 +421,7 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
             and a.group_id is not distinct from ${found.groupId}
             and r.id = a.role_id
           returning a.id, r.id as "roleId", r.name as role,
+            a.reach_group_id as reach,
             (select json_build_object('id', u.id, 'username', u.username)
               from users u where u.id = a.user_id) as user,
             (select json_build_object('id', g.id,
@@ -383,6 +438,7 @@ export function createRoleStore(sql: Sql, { asCaller }: Writer) {
               id: row.id,
               role: { id: row.roleId, name: row.role },
               ...row.group && { group: row.group },
+              ...row.reach !== null && { reachGroupId: row.reach },
             },
             write.context,
           ),

@@ -2,7 +2,9 @@ import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
 import { canonicalKey, lowerCaseKey } from "../users/canonical.ts";
 import type { ListPosition } from "../users/listing.ts";
 import type { Role } from "../users/user.ts";
+import type { Reach } from "../auth/permissions.ts";
 import { disabledNow, disableExpired } from "./account-state.ts";
+import { reachedIds } from "./reach.ts";
 
 /** Which users a list holds; every field given must hold (AND). */
 export interface UserFilter {
@@ -17,6 +19,8 @@ export interface UserFilter {
   email?: string;
   /** Only these users (an export of a selection). */
   ids?: number[];
+  /** Whom the caller reaches (reach.ts); absent: everyone. */
+  reach?: Reach;
 }
 
 /** A count is exact up to this many users; past it, the planner's estimate. */
@@ -91,6 +95,13 @@ export function createUserList(
 
   const where = (filter: UserFilter, after?: ListPosition) => {
     const conditions = [];
+    // A limited reach is read from the membership, by group (reach.ts):
+    // the users it names, not a walk of every user.
+    if (filter.reach && filter.reach !== "all") {
+      conditions.push(
+        sql`users.id = any(${reachedIds(sql, filter.reach.groupIds)})`,
+      );
+    }
     if (filter.role) conditions.push(sql`users.role = ${filter.role}`);
     // `disabled` reads the index of disabled users in list order (migration
     // 016); `active` the list's own order, skipping the few disabled.
@@ -233,6 +244,19 @@ export function createUserList(
     async listVersion(): Promise<string> {
       const [{ version }] = await sql<{ version: string }[]>`
         select version::text from users_version where singleton`;
+      return version;
+    },
+
+    /**
+     * What a limited list's tag adds to the list's version: each group's
+     * id and version (a change of its members raises it; a group gone
+     * drops out), so a member joining or leaving changes the tag.
+     */
+    async membershipVersion(groupIds: readonly number[]): Promise<string> {
+      const [{ version }] = await sql<{ version: string }[]>`
+        select coalesce(string_agg(g.id || ':' || g.version, ',' order by g.id),
+          '') as version
+        from scim_groups g where g.id = any(${groupIds as number[]}::int[])`;
       return version;
     },
 

@@ -7,6 +7,8 @@ import {
   recordAll,
 } from "./account-writes.ts";
 import type { User } from "../users/user.ts";
+import type { Reach } from "../auth/permissions.ts";
+import { inReach, reachedIds } from "./reach.ts";
 import { disabledNow } from "./account-state.ts";
 import { createUserList, sameIdentity } from "./user-list.ts";
 import {
@@ -70,12 +72,31 @@ export function createUsers(sql: Sql, { asCaller }: Pick<Writer, "asCaller">) {
     /**
      * The user's detail and the row's version, which changes with every
      * update; `expired` tells a disable that ran out by itself (the detail
-     * shows none) from one still on the row.
+     * shows none) from one still on the row. Outside `reach` (the
+     * caller's, reach.ts) there is no such user.
      */
-    async get(id: number): Promise<FoundUser | undefined> {
+    async get(
+      id: number,
+      reach: Reach = "all",
+    ): Promise<FoundUser | undefined> {
       const [row] = await sql<DetailRow[]>`
-        select ${detail}, ${detailMeta} from users where id = ${id}`;
+        select ${detail}, ${detailMeta} from users
+        where id = ${id} and ${inReach(sql, reach)}`;
       return row && found(row);
+    },
+
+    /** The ids of the members of these groups (a limited reach's users, reach.ts). */
+    async reachedIds(groupIds: readonly number[]): Promise<number[]> {
+      const [{ ids }] = await sql<{ ids: number[] }[]>`
+        select ${reachedIds(sql, groupIds)} as ids`;
+      return ids;
+    },
+
+    /** Whether the user exists within `reach` (reach.ts). */
+    async reached(id: number, reach: Reach): Promise<boolean> {
+      const [row] = await sql`
+        select 1 from users where id = ${id} and ${inReach(sql, reach)}`;
+      return row !== undefined;
     },
 
     /** Creates the user if `caller` may still write (see `checkCaller`). */

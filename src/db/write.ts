@@ -10,9 +10,11 @@ import {
   type Granted,
   meets,
   type Need,
+  reaches,
 } from "../auth/permissions.ts";
 import { disabledNow, liveKey, liveSession } from "./account-state.ts";
 import { grantedTo } from "./grants.ts";
+import { memberOf } from "./reach.ts";
 import { audited, type Sealer } from "./audit.ts";
 import { isRefusal, type Refusal, refuse } from "../refusal.ts";
 
@@ -77,12 +79,15 @@ export interface CallerWrite {
  * The caller lost the right to write since the request was authenticated:
  * their account or session is gone (or disabled), or they no longer hold
  * what the write needs; or the user the write changes holds a permission
- * the caller does not (`caller_outranked`).
+ * the caller does not (`caller_outranked`), or is outside the reach of a
+ * permission the write needs (`caller_out_of_reach`: to the caller, that
+ * user does not exist).
  */
 export type CallerReason =
   | "caller_gone"
   | "caller_not_permitted"
-  | "caller_outranked";
+  | "caller_outranked"
+  | "caller_out_of_reach";
 export type CallerRefusal = Refusal<CallerReason>;
 
 /**
@@ -189,9 +194,12 @@ export async function checkCaller(
     : tx<Standing[]>`
     select u.role, u.username, ${grantedTo(tx, "u")} as granted from users u
     where u.id = ${callerId} and not ${disabledNow(tx, "u")}`;
-  const subject = target === undefined ? [] : [tx<Standing[]>`
-    select u.role, u.username, ${grantedTo(tx, "u")} as granted from users u
-    where u.id = ${target}`];
+  const subject = target === undefined ? [] : [tx<
+    (Standing & { groups: number[] })[]
+  >`
+    select u.role, u.username, ${grantedTo(tx, "u")} as granted,
+      ${memberOf(tx, "u")} as groups
+    from users u where u.id = ${target}`];
   const read = await Promise.all([...locks, check, ...subject]);
   const [row] = read[locks.length] as Standing[];
   if (!row) return refuse("caller_gone");
@@ -199,7 +207,14 @@ export async function checkCaller(
   if (!meets(access, needs)) return refuse("caller_not_permitted");
   const [other] = target === undefined
     ? []
-    : read[locks.length + 1] as Standing[];
+    : read[locks.length + 1] as (Standing & { groups: number[] })[];
+  // Outside the reach of a permission the write needs, the user is not
+  // there for the caller: before any other check of the user.
+  if (
+    other && !withinReach(access, needs, other.groups, target === callerId)
+  ) {
+    return refuse("caller_out_of_reach");
+  }
   if (other && !covers(access, accessOfStanding(other, false))) {
     return refuse("caller_outranked");
   }
@@ -208,6 +223,30 @@ export async function checkCaller(
     ? { id: callerId, username: row.username }
     : { id: callerId, username: row.username, keyId: caller.keyId };
 }
+
+/**
+ * Whether a member of `groups` is within the reach of each permission of
+ * `needs` (the route's, and those the request's fields add; `admin`
+ * reaches everyone). A write that names no permission (a change of no
+ * field, a person's own keys) needs the user within the reach of one the
+ * caller holds, unless the user is the caller.
+ */
+export const withinReach = (
+  access: Access,
+  needs: readonly Need[],
+  groups: readonly number[],
+  self: boolean,
+) => {
+  const named = needs.filter((n) => n !== "admin");
+  if (named.length === 0) {
+    return self || access.admin ||
+      [...access.held.values()].some((r) => reaches(r, groups));
+  }
+  return named.every((n) => {
+    const reach = access.held.get(n);
+    return reach !== undefined && reaches(reach, groups);
+  });
+};
 
 /** How every part of the store writes: within a deadline, its records sealed after. */
 export function createWriter(sql: Sql, sealer: Sealer) {

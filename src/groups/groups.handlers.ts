@@ -1,5 +1,4 @@
 import type { Context } from "hono";
-import type { Permission } from "../auth/permissions.ts";
 import type { Config } from "../config.ts";
 import type { MembersChange } from "../db/groups.ts";
 import type { Store } from "../db/store.ts";
@@ -15,10 +14,6 @@ export interface GroupDeps {
 }
 
 type Handler<K extends keyof typeof routes> = Handlers<typeof routes>[K];
-
-/** Whether the request's caller holds every one of these permissions. */
-const holds = (c: Context<AppEnv>) => (names: readonly string[]) =>
-  names.every((p) => c.get("caller").access.held.has(p as Permission));
 
 /** The handlers run after their routes' steps (groups.routes.ts). */
 export function createGroupHandlers({ store, config }: GroupDeps) {
@@ -59,7 +54,7 @@ export function createGroupHandlers({ store, config }: GroupDeps) {
       id,
       how,
       body.userIds,
-      holds(c),
+      c.get("caller").access,
       callerWrite(c),
     );
     return isRefusal(changed) ? changed : c.json(changed, 200);

@@ -49,10 +49,12 @@ export type Handlers<M> = {
 };
 
 /** The answers of refusals: as if the request had come a moment later. */
-const REFUSALS: Record<CallerReason, [401 | 403, Message]> = {
+const REFUSALS: Record<CallerReason, [401 | 403 | 404, Message]> = {
   caller_gone: [401, MSG.unauthorised],
   caller_not_permitted: [403, MSG.forbidden],
   caller_outranked: [403, MSG.cannotActOnMorePrivileged],
+  // A user outside the caller's reach is, to the caller, no user.
+  caller_out_of_reach: [404, MSG.userNotFound],
 };
 
 /**

@@ -1,3 +1,4 @@
+import { reachOf } from "../auth/permissions.ts";
 import type { TypedResponse } from "hono";
 import type { Config } from "../config.ts";
 import type { ImportOwner } from "../db/imports.ts";
@@ -126,13 +127,17 @@ export function createImportHandlers(
   const exportUsers: Handler<"exportUsers"> = async (c, { query }) => {
     const { include, ...filter } = query;
     const passwordHashes = include === "passwordHash";
+    const reach = reachOf(c.get("caller").access, "users:export");
     const recorded = await store.imports.recordExport(
       passwordHashes,
       callerWrite(c),
-      filter,
+      { ...filter, reach },
     );
     if (recorded !== "recorded") return recorded;
-    const batches = store.imports.exportNdjson(passwordHashes, filter)[
+    const batches = store.imports.exportNdjson(passwordHashes, {
+      ...filter,
+      reach,
+    })[
       Symbol.asyncIterator
     ]();
     let newline = false;

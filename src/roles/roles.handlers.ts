@@ -31,10 +31,6 @@ const versionsOf = (id: number, tags: string[]) =>
 const catalogued = (names: readonly string[]): Permission[] =>
   PERMISSIONS.filter((p) => names.includes(p));
 
-/** Whether the request's caller holds every one of these permissions. */
-const holds = (c: Context<AppEnv>) => (names: readonly string[]) =>
-  names.every((p) => c.get("caller").access.held.has(p as Permission));
-
 /** The handlers run after their routes' steps (roles.routes.ts). */
 export function createRoleHandlers({ store, config }: RoleDeps) {
   const callerWrite = callerWrites(config.TRUST_PROXY);
@@ -81,7 +77,7 @@ export function createRoleHandlers({ store, config }: RoleDeps) {
         description: body.description ?? undefined,
         permissions,
       },
-      holds(c),
+      c.get("caller").access,
       granting(c, permissions ?? []),
       ifMatch && versionsOf(id, ifMatch),
     );
@@ -93,7 +89,7 @@ export function createRoleHandlers({ store, config }: RoleDeps) {
   const remove: Handler<"remove"> = async (c, { id, ifMatch }) => {
     const outcome = await store.roles.remove(
       id,
-      holds(c),
+      c.get("caller").access,
       callerWrite(c),
       ifMatch && versionsOf(id, ifMatch),
     );
@@ -109,7 +105,8 @@ export function createRoleHandlers({ store, config }: RoleDeps) {
       body.userId === undefined
         ? { groupId: body.groupId as number }
         : { userId: body.userId },
-      holds(c),
+      body.reachGroupId ?? null,
+      c.get("caller").access,
       callerWrite(c),
     );
     return isRefusal(created) ? created : c.json(created, 201);

@@ -242,6 +242,11 @@ export const AssignmentSchema = z.object({
     description:
       "The group given the role: each of its members holds it (absent for a user's)",
   }),
+  reachGroupId: z.number().int().nullable().openapi({
+    description:
+      "The group whose members the holder acts on with this role; null: every user",
+    example: null,
+  }),
   createdAt: z.string().openapi({
     format: "date-time",
     example: "2026-11-25T21:07:00.123Z",
@@ -258,12 +263,13 @@ export const CreateAssignmentSchema = z.strictObject({
   roleId: positiveId.openapi({ example: 3 }),
   userId: positiveId.optional().openapi({ example: 42 }),
   groupId: positiveId.optional(),
+  reachGroupId: positiveId.optional().openapi({ example: 5 }),
 }, badAssignment).refine(
   (a) => (a.userId === undefined) !== (a.groupId === undefined),
   badAssignment,
 ).openapi("CreateAssignment", {
   description:
-    "A role for one user (`userId`) or for every member of a group (`groupId`): exactly one of them. Other fields (an assignment limited to a group's members) are refused: 400 `Invalid assignment`.",
+    "A role for one user (`userId`) or for every member of a group (`groupId`): exactly one of them. With `reachGroupId` the holder acts only on the members of that group, and the assignment grants only the permissions that act on users (see docs/delegation.md).",
 });
 
 const AssignmentQuery = z.object({
@@ -302,7 +308,7 @@ export const assign = adminRoute({
   tags,
   summary: "Give a role to a user or a group",
   description:
-    "The user, or each member of the group, holds the role's permissions from their next request, on every instance. Recorded as `assignment.created`, its target the user (none for a group: `details.groupId`). Nobody grants a role naming a permission they do not hold (403 `Cannot grant more than you hold`), nor acts on a user who holds a permission they do not.",
+    "The user, or each member of the group, holds the role's permissions from their next request, on every instance, over every user or (`reachGroupId`) over the members of that group. Recorded as `assignment.created`, its target the user (none for a group: `details.groupId`; `details.reachGroupId` when limited). Nobody grants a role naming a permission they do not hold over a reach covering the assignment's (403 `Cannot grant more than you hold`), nor acts on a user who holds a permission or reach they do not.",
   responses: { 201: json(AssignmentSchema, "Created") },
   steps: [
     body(CreateAssignmentSchema, [
@@ -310,7 +316,7 @@ export const assign = adminRoute({
       check(
         400,
         MSG.invalidAssignment,
-        "the body is not an object of `roleId` and exactly one of `userId` and `groupId`, each a positive integer, and nothing else (a body that is not JSON included)",
+        "the body is not an object of `roleId`, exactly one of `userId` and `groupId`, and optionally `reachGroupId`, each a positive integer, and nothing else (a body that is not JSON included)",
       ),
     ]),
     outranked,
@@ -327,7 +333,7 @@ export const assign = adminRoute({
       check(
         404,
         MSG.groupNotFound,
-        "no group has `groupId` (deleted, say)",
+        "no group has `groupId` or `reachGroupId` (deleted, say)",
       ),
     ),
     outcome(
@@ -339,7 +345,7 @@ export const assign = adminRoute({
       check(
         403,
         MSG.cannotGrantMore,
-        "the role names a permission the caller does not hold",
+        "the assignment grants a permission the caller does not hold over a reach covering its own (every user without `reachGroupId`, else that group's members)",
       ),
     ),
     outcome(
@@ -347,7 +353,7 @@ export const assign = adminRoute({
       check(
         409,
         MSG.assignmentExists,
-        "the user, or the group, has this role already",
+        "the user, or the group, has this role over this reach already",
       ),
     ),
     failure(MSG.assignmentCreateFailed),

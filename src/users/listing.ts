@@ -58,6 +58,8 @@ export interface ListQuery {
   username?: string;
   email?: string;
   include?: string;
+  /** A limited caller's reach and its groups' versions (users.handlers.ts). */
+  reach?: string;
 }
 
 /**
@@ -77,6 +79,7 @@ export function listTag(version: string, query: ListQuery): string {
     // Only when given, so the tags of queries without it stay as they were.
     ...(query.status === undefined ? [] : [query.status]),
     ...(query.include === undefined ? [] : [`include=${query.include}`]),
+    ...(query.reach === undefined ? [] : [query.reach]),
   ];
   if (asked.every((v) => v === undefined)) return `"l${version}"`;
   return `"l${version}.${fnv1a(JSON.stringify(asked))}"`;

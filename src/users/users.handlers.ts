@@ -1,6 +1,6 @@
 import type { Context, TypedResponse } from "hono";
 import { PROFILE_FIELDS, profileGiven } from "../accounts/fields.ts";
-import type { Need } from "../auth/permissions.ts";
+import { type Need, reachOf } from "../auth/permissions.ts";
 import type { PasswordHasher } from "../auth/passwords.ts";
 import type { Config } from "../config.ts";
 import type { Store } from "../db/store.ts";
@@ -45,12 +45,26 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
    * streamed in batches, so memory stays flat however many users match.
    */
   const list: Handler<"list"> = async (c, { query }) => {
-    const { limit, after, include, ...filter } = query;
+    const { limit, after, include, ...asked } = query;
     const shape = include ?? "user";
-    const version = query.status === undefined
-      ? await store.users.listVersion()
-      : await store.users.statusListVersion();
-    const tag = listTag(version, query);
+    const reach = reachOf(c.get("caller").access, "users:read");
+    const filter = { ...asked, reach };
+    const [version, members] = await Promise.all([
+      query.status === undefined
+        ? store.users.listVersion()
+        : store.users.statusListVersion(),
+      reach === "all"
+        ? undefined
+        : store.users.membershipVersion(reach.groupIds),
+    ]);
+    // A limited list's tag names the reach and its groups' versions: a
+    // member joining or leaving, or another reach, is another answer.
+    const tag = listTag(
+      version,
+      reach === "all"
+        ? query
+        : { ...query, reach: `${reach.groupIds.join(",")}|${members}` },
+    );
     if (noneMatch(c.req.header("if-none-match"), tag)) {
       return notModified(c, tag);
     }
@@ -82,10 +96,19 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
   };
 
   const count: Handler<"count"> = async (c, { query }) =>
-    c.json(await store.users.countMatching(query), 200);
+    c.json(
+      await store.users.countMatching({
+        ...query,
+        reach: reachOf(c.get("caller").access, "users:read"),
+      }),
+      200,
+    );
 
   const get: Handler<"get"> = async (c, { id }) => {
-    const found = await store.users.get(id);
+    const found = await store.users.get(
+      id,
+      reachOf(c.get("caller").access, "users:read"),
+    );
     if (!found) return refuse("not_found");
     const tag = userTag(found.user.id, found.version, found.expired);
     if (noneMatch(c.req.header("if-none-match"), tag)) {
@@ -172,6 +195,10 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
   };
 
   const listSessions: Handler<"listSessions"> = async (c, { id }) => {
+    const reach = reachOf(c.get("caller").access, "users:sessions");
+    if (reach !== "all" && !await store.users.reached(id, reach)) {
+      return refuse("not_found");
+    }
     const sessions = await store.sessions.list(id, c.get("caller").session);
     return sessions ? c.json(sessions, 200) : refuse("not_found");
   };

@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import type { Caller } from "../auth/caller.ts";
+import { anyReach } from "../auth/permissions.ts";
 import {
   adminRoute,
   changingAdmin,
@@ -73,7 +75,7 @@ const preconditionFailed = check(
 export const userNotFound = check(
   404,
   MSG.userNotFound,
-  "no user has the id (also for ids that cannot exist)",
+  "no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members)",
 );
 
 /** `{id}` as a user's id: 404 for what cannot be one (`abc`, `1.5`, `-1`, out of range). */
@@ -98,7 +100,15 @@ const notSelf = (
 export const userExists = load(
   "found",
   userNotFound,
-  (store, got) => store.users.get(got.id as number),
+  // Outside all the caller reaches, no user: the write decides by the
+  // permission the request needs (write.ts's checkCaller).
+  (store, got) =>
+    store.users.get(
+      got.id as number,
+      (got.caller as Caller).account.id === got.id
+        ? "all"
+        : anyReach((got.caller as Caller).access),
+    ),
 );
 
 /** Making someone an admin (creating one, or a role change to admin) steps up; known only once the body is read. */

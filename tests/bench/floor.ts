@@ -38,6 +38,9 @@ const sql = postgres(url, {
 const mode = Deno.env.get("FLOOR_LIST") ?? "rows";
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+/** What an assignment limited to a group grants (src/auth/permissions.ts's REACHABLE). */
+const REACHABLE_SQL =
+  "{users:read,users:update,users:password,users:disable,users:sessions,users:factors,users:delete,users:export,audit:read,keys:manage}";
 const SID = /(?:^|;\s*)sid=([^;]*)/;
 
 // As the service makes them: a per-process prefix and a counter.
@@ -84,16 +87,20 @@ async function caller(req: Request): Promise<Caller | undefined> {
       extract(epoch from now() - s.second_factor_at)::float8
         as "secondFactorAge",
       (case when u.role = 'admin' then null::text[] else array(
-        select distinct p from (
-            select ra.role_id from role_assignments ra
+        select distinct case when held.reach is null then p
+            else p || '@' || held.reach end from (
+            select ra.role_id, ra.reach_group_id as reach
+            from role_assignments ra
             where ra.user_id = u.id
             union all
-            select ga.role_id from scim_members gm
+            select ga.role_id, ga.reach_group_id from scim_members gm
               join role_assignments ga on ga.group_id = gm.group_id
             where gm.user_id = u.id
           ) held
           join roles r on r.id = held.role_id
-          cross join unnest(r.permissions) p) end) as granted
+          cross join unnest(r.permissions) p
+          where held.reach is null or p = any(${REACHABLE_SQL}::text[])
+        ) end) as granted
     from sessions s join users u on u.id = s.user_id
     where s.token_hash = ${hash} and (s.expires_at > now()
       and s.password_version = u.password_version
