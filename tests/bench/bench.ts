@@ -45,6 +45,13 @@
  * a user without a factor, in turns; prints them (RESULTS.md untouched).
  * Targets: a code costs at most 1 ms more a login, and `me` is the same.
  *
+ *   deno task bench --delegation [--users 1000] [--fast-duration 1]
+ *                   [--fast-rounds 25] [--warmup 10]
+ *
+ * `--delegation` measures GET /api/auth/me and a page of GET /api/users
+ * for a person holding five roles through three groups beside an admin,
+ * in turns, and prints them (target: at most 5% more cost, ≥ 0.95).
+ *
  *   deno task bench --webhooks [--duration 3] [--rounds 9] [--warmup 10]
  *
  * `--webhooks` measures PATCH (role flips: an audit record each) with 11
@@ -2518,6 +2525,128 @@ async function mfaOnly() {
   console.log(`load average at end: ${await uptime()}`);
 }
 
+// ---------------------------------------------------------------- delegation
+
+/**
+ * `--delegation`: a person who holds five roles through three groups (no
+ * role of their own: each permission comes through a membership) beside an
+ * admin, in turns, on `--users` users: GET /api/auth/me and a page of the
+ * list (`limit=100`). The permissions are read in the session's lookup
+ * (src/db/grants.ts), an admin's without reading any assignment; target:
+ * the delegated person's req/s at least 0.95 of the admin's (at most 5%
+ * more cost).
+ */
+async function delegationOnly() {
+  const wrkPath = await findWrk();
+  console.log(`load average at start: ${await uptime()}`);
+  await using db = await scratchDatabase("ua_bench");
+  await using service = await startService({ DATABASE_URL: db.url });
+  await seed(db.sql, opts.users);
+  const sid = await login(service.baseUrl);
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${service.baseUrl}${path}`, {
+      method,
+      headers: { cookie: `sid=${sid}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const answer = await res.json();
+    if (res.status >= 300) {
+      throw new Error(`${method} ${path}: ${res.status} ${answer.error}`);
+    }
+    return answer;
+  };
+  const person = {
+    username: "bench-delegate",
+    password: "bench-delegate-password",
+  };
+  const delegate = await api("POST", "/api/users", {
+    ...person,
+    name: "Bench Delegate",
+    email: "bench-delegate@example.com",
+    role: "viewer",
+  });
+  // Five roles of overlapping permissions; three groups give them.
+  const roles = [
+    ["users:read", "users:update"],
+    ["users:read", "users:password", "users:sessions"],
+    ["users:read", "users:disable"],
+    ["audit:read", "users:read"],
+    ["users:read", "users:export", "users:factors"],
+  ];
+  const roleIds: number[] = [];
+  for (const [i, permissions] of roles.entries()) {
+    roleIds.push(
+      (await api("POST", "/api/roles", { name: `Bench ${i}`, permissions }))
+        .id,
+    );
+  }
+  const grants = [[0, 1], [2, 3], [4]];
+  for (const [g, given] of grants.entries()) {
+    const group = await api("POST", "/api/groups", {
+      displayName: `Bench group ${g}`,
+    });
+    await api("POST", `/api/groups/${group.id}/members`, {
+      userIds: [delegate.id],
+    });
+    for (const r of given) {
+      await api("POST", "/api/assignments", {
+        roleId: roleIds[r],
+        groupId: group.id,
+      });
+    }
+  }
+  const held = await fetch(`${service.baseUrl}/api/auth/permissions`, {
+    headers: {
+      cookie: `sid=${await sessionToken(service.baseUrl, person)}`,
+    },
+  }).then((r) => r.json());
+  const expected = [...new Set(roles.flat())].length;
+  if (held.permissions?.length !== expected) {
+    throw new Error(`the delegate holds ${JSON.stringify(held)}`);
+  }
+  const delegateSid = await sessionToken(service.baseUrl, person);
+  const rows: Row[] = [];
+  const notes: string[] = [];
+  const targets: [string, number][] = [];
+  for (
+    const [scenario, path] of [
+      ["GET /api/auth/me", "/api/auth/me"],
+      ["GET /api/users?limit=100", "/api/users?limit=100"],
+    ]
+  ) {
+    say(`${scenario}, five roles through three groups beside an admin ...`);
+    const p = await paired(
+      (over) => wrk(wrkPath, service, delegateSid, { path, ...over }),
+      (over) => wrk(wrkPath, service, sid, { path, ...over }),
+      undefined,
+      FAST,
+    );
+    rows.push({ scenario: `${scenario} (admin)`, service: p.b });
+    rows.push({
+      scenario: `${scenario} (five roles through three groups)`,
+      service: p.a,
+    });
+    notes.push(
+      `${scenario}, delegated beside admin: ${p.ratio.median.toFixed(2)} (${
+        roundList(p.ratio)
+      }); ${cpuNote(p.as, p.bs, "delegated", "admin")}`,
+    );
+    targets.push([scenario, p.ratio.median]);
+  }
+  console.log(table(rows));
+  for (const note of notes) console.log(`- ${note}`);
+  for (const [scenario, ratio] of targets) {
+    console.log(
+      `${
+        ratio >= 0.95 ? "met" : "MISSED"
+      }: ${scenario} for a person holding five roles through three groups costs at most 5% more than for an admin (≥ 0.95): ${
+        ratio.toFixed(2)
+      }`,
+    );
+  }
+  console.log(`load average at end: ${await uptime()}`);
+}
+
 // ---------------------------------------------------------------- webhooks
 
 const WEBHOOKS_HEADING = "## Webhooks beside hanging receivers";
@@ -3032,5 +3161,6 @@ else if (Deno.args.includes("--webhooks")) await webhooksBench();
 else if (Deno.args.includes("--sse")) await sseFanOut();
 else if (Deno.args.includes("--keys")) await keysOnly();
 else if (Deno.args.includes("--mfa")) await mfaOnly();
+else if (Deno.args.includes("--delegation")) await delegationOnly();
 else if (Deno.args.includes("--floor")) await floorOnly();
 else await main();
