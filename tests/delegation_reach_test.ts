@@ -178,6 +178,24 @@ Deno.test("a lead limited to a group sees its members only: list, search, detail
     permissions: LEAD,
     reach: { groupIds: [g] },
   });
+
+  // The count and the overview count the members only.
+  assertEquals(await dataOf(c.get("/api/users/count")), {
+    count: 2,
+    exact: true,
+  });
+  const overview = await dataOf(c.get("/api/overview"));
+  assertEquals(overview.users, {
+    total: 2,
+    admins: 0,
+    disabled: 0,
+    unenrolledAdmins: 0,
+  });
+  const everyone = await dataOf(svc.admin.get("/api/overview"));
+  assert(everyone.users.total > 2, JSON.stringify(everyone.users));
+  const signedIn = (o: typeof overview) =>
+    (o.signIns ?? []).reduce((n, d) => n + d.succeeded, 0);
+  assert(signedIn(overview) > 0 && signedIn(overview) < signedIn(everyone));
 });
 
 Deno.test("a lead limited to a group acts on its members; anyone else is not there", async () => {
