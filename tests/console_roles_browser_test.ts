@@ -54,6 +54,7 @@ Deno.test(withTool(
 
     await signIn(page, svc.baseUrl);
     assertEquals(await navigation(page), [
+      "Overview",
       "Users",
       "Audit trail",
       "Webhooks",
@@ -183,6 +184,7 @@ Deno.test(withTool(
     // A user's page: their own roles and their groups.
     await page.goto(`${svc.baseUrl}/admin#/users/${hana.id}`);
     await heading(page, "Hana Kobayashi");
+    await page.getByRole("tab", { name: "Roles" }).click();
     const theirs = part(page, "Roles");
     await theirs.getByText("No roles given.").waitFor();
     await theirs.getByRole("link", { name: "Support" }).waitFor();
@@ -193,11 +195,15 @@ Deno.test(withTool(
       username: "hana",
       password: "hana-password",
     });
-    assertEquals(await navigation(page), ["Users"]);
+    assertEquals(await navigation(page), ["Overview", "Users"]);
     assertEquals(await page.getByRole("link", { name: "New user" }).count(), 0);
     await page.goto(`${svc.baseUrl}/admin#/users/${tariq.id}`);
     await heading(page, "Tariq Aziz");
-    await part(page, "Sessions").getByText("No live sessions.").waitFor();
+    // The tabs of what the role allows: no Roles, no Activity.
+    assertEquals(
+      await page.getByRole("tab").allTextContents(),
+      ["Profile", "Security"],
+    );
     for (
       const absent of [
         "Change profile",
@@ -229,6 +235,14 @@ Deno.test(withTool(
         `no ${absent} button`,
       );
     }
+    await page.getByRole("tab", { name: "Security" }).click();
+    await part(page, "Sessions").getByText("No live sessions.").waitFor();
+    assertEquals(
+      await page.getByRole("heading", { name: "API keys", exact: true })
+        .count(),
+      0,
+      "no API keys section",
+    );
     await accessible(page, "a user's page for a help desk");
     await page.getByLabel("New password", { exact: true }).fill(
       "tariq-new-password",
@@ -389,7 +403,12 @@ Deno.test(withTool(
       username: "mina",
       password: "mina-password",
     });
-    assertEquals(await navigation(page), ["Users", "Roles", "Groups"]);
+    assertEquals(await navigation(page), [
+      "Overview",
+      "Users",
+      "Roles",
+      "Groups",
+    ]);
     await section(page, "Roles");
     const create = part(page, "New role");
     await create.getByLabel("Role name", { exact: true }).fill("Auditors");

@@ -6,41 +6,24 @@
  */
 import type { UserAdminClient } from "@user-admin/client";
 import { assert, assertEquals } from "./support/assert.ts";
+import {
+  CANNOT_GRANT,
+  dataOf,
+  FORBIDDEN,
+  OUTRANKED,
+  said,
+} from "./delegation_support.ts";
 import { sharedService, type TestService } from "./support/service.ts";
 import { createConnection, patchOp, scimClient } from "./scim_support.ts";
 
 const service = sharedService({}, { bcryptCost: 4 });
 
-const FORBIDDEN = { ok: false, status: 403, error: "Forbidden" };
-const CANNOT_GRANT = {
-  ok: false,
-  status: 403,
-  error: "Cannot grant more than you hold",
-};
-const OUTRANKED = {
-  ok: false,
-  status: 403,
-  error: "Cannot act on a more privileged user",
-};
 const PROVIDER_OWNED = {
   ok: false,
   status: 409,
   error: "Group is managed by its identity provider: change it there",
 };
 const GROUP_NOT_FOUND = { ok: false, status: 404, error: "Group not found" };
-
-async function said(answer: Promise<{ ok: boolean; status: number }>) {
-  const a = await answer as { ok: boolean; status: number; error?: string };
-  return { ok: a.ok, status: a.status, error: a.error };
-}
-
-async function dataOf<T>(
-  answer: Promise<{ ok: true; data: T } | { ok: false }>,
-) {
-  const a = await answer;
-  assert(a.ok, JSON.stringify(a));
-  return a.data;
-}
 
 async function role(svc: TestService, permissions: string[]) {
   return (await dataOf(svc.admin.post("/api/roles", {

@@ -12,38 +12,18 @@ import { assert, assertEquals } from "./support/assert.ts";
 import { postgresOnly } from "./support/conditions.ts";
 import { startCluster } from "./support/cluster.ts";
 import { keyClient } from "./support/api-keys.ts";
+import {
+  CANNOT_GRANT,
+  dataOf,
+  FORBIDDEN,
+  OUTRANKED,
+  said,
+} from "./delegation_support.ts";
 import { sharedService, type TestService } from "./support/service.ts";
 import { ageSecondFactor, userWithTotp } from "./mfa_support.ts";
 import { createConnection, patchOp, scimClient } from "./scim_support.ts";
 
 const service = sharedService({}, { bcryptCost: 4 });
-
-const FORBIDDEN = { ok: false, status: 403, error: "Forbidden" };
-const CANNOT_GRANT = {
-  ok: false,
-  status: 403,
-  error: "Cannot grant more than you hold",
-};
-const OUTRANKED = {
-  ok: false,
-  status: 403,
-  error: "Cannot act on a more privileged user",
-};
-
-/** What an answer says, as {ok, status, error} (the error's message, if any). */
-async function said(answer: Promise<{ ok: boolean; status: number }>) {
-  const a = await answer as { ok: boolean; status: number; error?: string };
-  return { ok: a.ok, status: a.status, error: a.error };
-}
-
-/** The data of an answer that must be a success. */
-async function dataOf<T>(
-  answer: Promise<{ ok: true; data: T } | { ok: false }>,
-) {
-  const a = await answer;
-  assert(a.ok, JSON.stringify(a));
-  return a.data;
-}
 
 let roleNames = 0;
 

@@ -26,6 +26,30 @@ export function Notice(
   );
 }
 
+/**
+ * A page of one thing (a user, a group, an import) that did not load: a 404
+ * names it not found; anything else may be tried again.
+ */
+export function NotLoaded(
+  { failure, thing, back, onRetry }: {
+    failure: Failure;
+    /** `User`: the title, and `User not found`. */
+    thing: string;
+    /** Where the page came from, e.g. `<a href="#/users">Back to users</a>`. */
+    back: ComponentChildren;
+    onRetry: () => void;
+  },
+) {
+  const gone = failure.status === 404;
+  return (
+    <>
+      <Title>{gone ? `${thing} not found` : thing}</Title>
+      <Notice failure={failure} onRetry={gone ? undefined : onRetry} />
+      <p>{back}</p>
+    </>
+  );
+}
+
 /** A success or piece of news, read out politely. */
 export function Done({ children }: { children: ComponentChildren }) {
   return <p class="notice ok" role="status">{children}</p>;

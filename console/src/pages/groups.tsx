@@ -14,6 +14,7 @@ import {
   Done,
   Field,
   Notice,
+  NotLoaded,
   onSubmit,
   Text,
   Title,
@@ -128,16 +129,12 @@ export function GroupPage({ id }: { id: string }) {
   if (!reply) return <p role="status">Loading…</p>;
   if (!reply.ok) {
     return (
-      <>
-        <Title>{reply.status === 404 ? "Group not found" : "Group"}</Title>
-        <Notice
-          failure={reply}
-          onRetry={reply.status === 404 ? undefined : reload}
-        />
-        <p>
-          <a href={href("/groups")}>Back to groups</a>
-        </p>
-      </>
+      <NotLoaded
+        failure={reply}
+        thing="Group"
+        back={<a href={href("/groups")}>Back to groups</a>}
+        onRetry={reload}
+      />
     );
   }
   return <GroupView group={reply.data} reload={reload} />;

@@ -8,7 +8,14 @@ import type { components } from "../../../clients/mod.ts";
 import { api, type Failure, type Reply, send } from "../api.ts";
 import { firstElements } from "../json-stream.ts";
 import { href } from "../router.ts";
-import { ConfirmButton, Notice, Time, Title, useLoad } from "../ui.tsx";
+import {
+  ConfirmButton,
+  Notice,
+  NotLoaded,
+  Time,
+  Title,
+  useLoad,
+} from "../ui.tsx";
 
 export type ImportStatus = components["schemas"]["ImportStatus"];
 type ImportError = components["schemas"]["ImportError"];
@@ -73,16 +80,12 @@ export function ImportPage({ id }: { id: string }) {
   if (!reply) return <p role="status">Loading…</p>;
   if (!reply.ok) {
     return (
-      <>
-        <Title>{reply.status === 404 ? "Import not found" : "Import"}</Title>
-        <Notice
-          failure={reply}
-          onRetry={reply.status === 404 ? undefined : () => setRound(round + 1)}
-        />
-        <p>
-          <a href={href("/imports")}>Back to imports</a>
-        </p>
-      </>
+      <NotLoaded
+        failure={reply}
+        thing="Import"
+        back={<a href={href("/imports")}>Back to imports</a>}
+        onRetry={() => setRound(round + 1)}
+      />
     );
   }
   const job = reply.data;

@@ -23,6 +23,7 @@ import {
   Done,
   flash,
   Notice,
+  NotLoaded,
   Tabs,
   Text,
   Time,
@@ -85,16 +86,12 @@ export function UserPage({ id, me }: { id: string; me: Account }) {
   if (!reply) return <p role="status">Loading…</p>;
   if (!reply.ok) {
     return (
-      <>
-        <Title>{reply.status === 404 ? "User not found" : "User"}</Title>
-        <Notice
-          failure={reply}
-          onRetry={reply.status === 404 ? undefined : reload}
-        />
-        <p>
-          <a href={href("/users")}>Back to users</a>
-        </p>
-      </>
+      <NotLoaded
+        failure={reply}
+        thing="User"
+        back={<a href={href("/users")}>Back to users</a>}
+        onRetry={reload}
+      />
     );
   }
   const loaded = { user: reply.data, etag: reply.headers.get("etag") ?? "" };
