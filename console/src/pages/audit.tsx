@@ -8,6 +8,7 @@
  * asked for), so a burst of thousands never freezes it; the count says how
  * many arrived.
  */
+import { Component } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { auditStream, AuditStreamError } from "../../../clients/mod.ts";
 import { actionLabel, ACTIONS, isAction, LABELS } from "../actions.ts";
@@ -431,45 +432,60 @@ export function AuditTable({ records }: { records: AuditRecord[] }) {
         </tr>
       </thead>
       <tbody>
-        {records.map((r) => (
-          <tr key={r.id} data-id={r.id}>
-            <td data-label="Time" class="when">
-              <Time iso={r.time} />
-            </td>
-            <td data-label="Action">
-              <span class="action" data-action={r.action}>
-                {actionLabel(r.action)}
-              </span>
-            </td>
-            <td data-label="Actor">
-              <span>
-                {r.actor ? <Party party={r.actor} /> : <NoActor record={r} />}
-                {r.via && (
-                  <>
-                    {" "}
-                    <span class="via">via {r.via}</span>
-                  </>
-                )}
-              </span>
-            </td>
-            <td data-label="Target">
-              {r.target
-                ? <Party party={r.target} />
-                : <span class="muted">none</span>}
-            </td>
-            <td data-label="Client address">
-              {r.clientAddress
-                ? <span class="mono wrap">{r.clientAddress}</span>
-                : <span class="muted">none</span>}
-            </td>
-            <td data-label="Details" class="details">
-              <Text>{describeDetails(r)}</Text>
-            </td>
-          </tr>
-        ))}
+        {records.map((r) => <AuditRow key={r.id} record={r} />)}
       </tbody>
     </table>
   );
+}
+
+/**
+ * One record's row. A record never changes, so its row is drawn once: a
+ * burst redraws only the rows it adds, not the hundreds already shown.
+ */
+class AuditRow extends Component<{ record: AuditRecord }> {
+  override shouldComponentUpdate(next: { record: AuditRecord }) {
+    return next.record !== this.props.record;
+  }
+
+  override render() {
+    const r = this.props.record;
+    return (
+      <tr data-id={r.id}>
+        <td data-label="Time" class="when">
+          <Time iso={r.time} />
+        </td>
+        <td data-label="Action">
+          <span class="action" data-action={r.action}>
+            {actionLabel(r.action)}
+          </span>
+        </td>
+        <td data-label="Actor">
+          <span>
+            {r.actor ? <Party party={r.actor} /> : <NoActor record={r} />}
+            {r.via && (
+              <>
+                {" "}
+                <span class="via">via {r.via}</span>
+              </>
+            )}
+          </span>
+        </td>
+        <td data-label="Target">
+          {r.target
+            ? <Party party={r.target} />
+            : <span class="muted">none</span>}
+        </td>
+        <td data-label="Client address">
+          {r.clientAddress
+            ? <span class="mono wrap">{r.clientAddress}</span>
+            : <span class="muted">none</span>}
+        </td>
+        <td data-label="Details" class="details">
+          <Text>{describeDetails(r)}</Text>
+        </td>
+      </tr>
+    );
+  }
 }
 
 /** Audit records, newest first, each in one line of words (a user's own trail). */
