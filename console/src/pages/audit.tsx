@@ -27,7 +27,7 @@ import { Field, Notice, onSubmit, Text, Time, Title } from "../ui.tsx";
 
 /** Records kept on the page; older ones leave it (they stay in the trail). */
 export const SHOWN = 500;
-const FLUSH_MS = 100;
+const FLUSH_MS = 250;
 const HISTORY = 100;
 
 type Feed = "connecting" | "live" | "paused" | "stopped" | "off";
