@@ -71,13 +71,32 @@ export function assertHealthAnswered(what: string, probed: Probed<unknown>) {
   );
 }
 
+/**
+ * `probeHealth`, with the bound asserted. A run over the bound is run once
+ * more and the second must keep it: a shared machine may stall the service
+ * once for a moment, while a service that blocks on the work is over the
+ * bound every time.
+ */
+export async function probeHealthWithin<T>(
+  baseUrl: string,
+  what: string,
+  work: () => Promise<T>,
+): Promise<Probed<T>> {
+  const first = await probeHealth(baseUrl, work);
+  if (first.probes > 0 && first.slowestMs <= HEALTH_WITHIN_MS) return first;
+  console.log(
+    `${what}: /health took ${Math.round(first.slowestMs)} ms; run again`,
+  );
+  const second = await probeHealth(baseUrl, work);
+  assertHealthAnswered(what, second);
+  return second;
+}
+
 /** `request`'s result, with `/health` at `baseUrl` asserted to answer in time meanwhile. */
 export async function healthBeside<T>(
   baseUrl: string,
   what: string,
   request: () => Promise<T>,
 ): Promise<T> {
-  const probed = await probeHealth(baseUrl, request);
-  assertHealthAnswered(what, probed);
-  return probed.result;
+  return (await probeHealthWithin(baseUrl, what, request)).result;
 }
