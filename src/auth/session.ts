@@ -86,6 +86,8 @@ export interface Sessions {
    * `Authorization` header, nothing.
    */
   end<E extends WriteEnv>(c: Context<E>): Promise<void>;
+  /** Clears the session cookie, as `end` does: for a session ended otherwise (the person ended their current one). */
+  forget(c: Context): void;
 }
 
 /**
@@ -119,6 +121,9 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
     const token = sessionToken(c.req.header("cookie"));
     return token && isSessionToken(token) ? sha256(token) : undefined;
   };
+
+  const forget = (c: Context) =>
+    deleteCookie(c, SESSION_COOKIE, cookieOptions(c));
 
   return {
     async caller(c) {
@@ -203,7 +208,9 @@ export function createSessions(store: Store, config: SessionConfig): Sessions {
           c.get("writeBy"),
         );
       }
-      deleteCookie(c, SESSION_COOKIE, cookieOptions(c));
+      forget(c);
     },
+
+    forget,
   };
 }

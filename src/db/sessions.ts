@@ -65,6 +65,12 @@ export interface ProviderLogin {
   secondFactor: boolean;
 }
 
+/** What ending sessions did: how many live ones ended, and whether the caller's own was one. */
+export interface SessionsEnded {
+  ended: number;
+  current: boolean;
+}
+
 /** A live session's user, and the session's second-factor state. */
 export interface ResolvedSession {
   account: Account;
@@ -251,37 +257,51 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
     },
 
     /**
-     * Ends the user's sessions: all of them, or the one of this public id
-     * (null: an id no session can have). Answers how many live ones ended
-     * (rows that no longer let anyone in go too, uncounted); recorded as
-     * `sessions.ended` `{count}` when any did.
+     * Ends the user's sessions: all of them, all but the caller's own
+     * (`others`: a person ending their other sessions), or the one of this
+     * public id (null: an id no session can have). Answers how many live
+     * ones ended (rows that no longer let anyone in go too, uncounted) and
+     * whether the caller's own was among them; recorded as `sessions.ended`
+     * `{count}` when any did. The one place a request ends sessions, an
+     * admin's or a person's own.
      */
     async end(
       userId: number,
-      publicId: string | null | "all",
+      which: string | null | "all" | "others",
       write: CallerWrite,
-    ): Promise<number | Refusal<"user_not_found"> | CallerRefusal> {
+    ): Promise<SessionsEnded | Refusal<"user_not_found"> | CallerRefusal> {
       return await asCaller(write, { update: userId }, async (tx, actor) => {
         const [target] = await tx<AuditParty[]>`
           select id, username from users where id = ${userId}`;
         if (!target) return refuse("user_not_found");
-        if (publicId === null) return 0;
-        const one = publicId === "all"
+        if (which === null) return { ended: 0, current: false };
+        // A key's caller has no session of its own to keep or name.
+        const own = write.caller.session ?? new Uint8Array();
+        const chosen = which === "all"
           ? sql``
-          : sql`and s.public_id = ${publicId}::uuid`;
-        const [{ count }] = await tx<{ count: number }[]>`
+          : which === "others"
+          ? sql`and s.token_hash <> ${own}`
+          : sql`and s.public_id = ${which}::uuid`;
+        const [outcome] = await tx<SessionsEnded[]>`
           with ended as (
             delete from sessions s using users u
-            where u.id = s.user_id and s.user_id = ${userId} ${one}
-            returning ${live} as live)
-          select count(*) filter (where live)::int as count from ended`;
-        if (count > 0) {
+            where u.id = s.user_id and s.user_id = ${userId} ${chosen}
+            returning ${live} as live, s.token_hash = ${own} as own)
+          select count(*) filter (where live)::int as ended,
+            coalesce(bool_or(own), false) as current
+          from ended`;
+        if (outcome.ended > 0) {
           await recordAudit(
             tx,
-            auditEvents.sessionsEnded(actor, target, count, write.context),
+            auditEvents.sessionsEnded(
+              actor,
+              target,
+              outcome.ended,
+              write.context,
+            ),
           );
         }
-        return count;
+        return outcome;
       });
     },
 

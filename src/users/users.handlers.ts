@@ -206,14 +206,14 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
   const endSessions: Handler<"endSessions"> = async (c, { id }) => {
     const outcome = await store.sessions.end(id, "all", callerWrite(c));
     if (isRefusal(outcome)) return outcome;
-    return c.json({ ok: true as const, ended: outcome }, 200);
+    return c.json({ ok: true as const, ended: outcome.ended }, 200);
   };
 
   const endSession: Handler<"endSession"> = async (c, { id, sessionId }) => {
     const outcome = await store.sessions.end(id, sessionId, callerWrite(c));
     if (isRefusal(outcome)) return outcome;
-    if (outcome === 0) return refuse("session_not_found");
-    return c.json({ ok: true as const, ended: outcome }, 200);
+    if (outcome.ended === 0) return refuse("session_not_found");
+    return c.json({ ok: true as const, ended: outcome.ended }, 200);
   };
 
   return {
