@@ -96,6 +96,13 @@ const CONTRACT: Record<string, Listed[]> = {
     [401, "Current password is incorrect"],
     [500, "Failed to change password"],
   ],
+  "get /api/auth/sessions": [...OWN, [500, "Failed to list sessions"]],
+  "delete /api/auth/sessions": [...OWN, [500, "Failed to end sessions"]],
+  "delete /api/auth/sessions/{sessionId}": [
+    ...OWN,
+    [404, "Session not found"],
+    [500, "Failed to end sessions"],
+  ],
   "post /api/auth/step-up": [
     ...OWN,
     [413, "Request body too large"],

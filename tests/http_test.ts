@@ -103,6 +103,8 @@ Deno.test("the document lists every status each operation answers, with the exac
     "/api/auth/mfa/totp/confirm",
     "/api/auth/password",
     "/api/auth/permissions",
+    "/api/auth/sessions",
+    "/api/auth/sessions/{sessionId}",
     "/api/auth/step-up",
     "/api/auth/step-up/options",
     "/api/groups",
