@@ -1,7 +1,8 @@
 /**
  * The console's self-service and webhook health in a real Chromium: a
- * viewer opens "My account" from their name and changes their own
- * password with the API's messages; a webhook's page shows its health as
+ * viewer opens "My account" from their name, changes their own password
+ * with the API's messages, and signs out their other sessions (another
+ * browser's among them) and then this one; a webhook's page shows its health as
  * its deliveries tell it and sends a test event; a refused target names
  * WEBHOOK_ALLOW_PRIVATE.
  */
@@ -15,12 +16,13 @@ import {
   heading,
   openConsole,
   section,
+  shot,
   signIn,
 } from "./support/console.ts";
 import { withTool } from "./support/conditions.ts";
 
 Deno.test(withTool(
-  "a viewer opens My account from their name and changes their own password: a differing confirmation and a wrong current one are refused, a success clears the form",
+  "a viewer opens My account from their name and changes their own password (a differing confirmation and a wrong current one are refused, a success clears the form), then signs out another browser, all other sessions, and this one",
   CHROMIUM_TOOL,
   async () => {
     await using c = await openConsole();
@@ -79,6 +81,72 @@ Deno.test(withTool(
     assert(
       (await svc.client().login("selfserve", "second-password-2")).ok,
     );
+
+    // A second browser signed in as the same person: listed on the first's
+    // My account, and signed out from there.
+    const elsewhere = await c.browser.newContext({
+      locale: "en-GB",
+      timezoneId: "UTC",
+    });
+    const other = await elsewhere.newPage();
+    await enterPassword(other, svc.baseUrl, {
+      username: "selfserve",
+      password: "second-password-2",
+    });
+    await heading(other, "My account");
+    await page.reload();
+    await heading(page, "My account");
+    const sessions = page.locator("section", {
+      has: page.getByRole("heading", { name: "Sessions" }),
+    });
+    const cards = sessions.locator("li");
+    // This page's, the other browser's, and the API client's above.
+    await eventually(async () => await cards.count() === 3, "three sessions");
+    const mine = cards.filter({ hasText: "This device" });
+    assertEquals(await mine.count(), 1);
+    await mine.getByText("Chrome on Linux").waitFor();
+    await accessible(page, "My account with sessions");
+    await shot(page, "my-account-sessions");
+    // The other browser's: the newest of the others, so listed first.
+    const theirs = cards.filter({ hasNotText: "This device" })
+      .filter({ hasText: "Chrome on Linux" });
+    await theirs.getByRole("button", { name: "Sign out", exact: true })
+      .click();
+    await theirs.getByRole("button", { name: "Yes, sign out", exact: true })
+      .click();
+    await sessions.getByRole("status").getByText("Session signed out.")
+      .waitFor();
+    await eventually(async () => await cards.count() === 2, "two left");
+    await other.reload();
+    await heading(other, "Sign in");
+
+    // All others: the API client's ends, this page's stays.
+    await sessions.getByRole("button", { name: "Sign out all other sessions" })
+      .click();
+    await sessions.getByRole("button", {
+      name: "Yes, sign out all other sessions",
+    }).click();
+    await sessions.getByRole("status").getByText("1 other session signed out.")
+      .waitFor();
+    await eventually(async () => await cards.count() === 1, "this one left");
+    assertEquals(await mine.count(), 1);
+    assertEquals(
+      await sessions.getByRole("button", {
+        name: "Sign out all other sessions",
+      }).count(),
+      0,
+      "nothing else to sign out",
+    );
+
+    // This device: signed out, back to signing in.
+    await mine.getByRole("button", { name: "Sign out", exact: true }).click();
+    await mine.getByRole("button", { name: "Yes, sign out", exact: true })
+      .click();
+    await heading(page, "Sign in");
+    await page.getByText("You signed out this device.").waitFor();
+    await page.reload();
+    await heading(page, "Sign in");
+    await elsewhere.close();
     clean(c);
   },
 ));

@@ -1,7 +1,7 @@
 /**
  * The signed-in person's own page, whatever their role: their profile as
- * the service has it (read-only here), their own password, and where their
- * second factors are.
+ * the service has it (read-only here), their own password, their sessions,
+ * and where their second factors are.
  */
 import { useState } from "preact/hooks";
 import type { Account } from "../../../clients/mod.ts";
@@ -9,6 +9,7 @@ import { api, type Failure, send } from "../api.ts";
 import { FACTORS_PATH } from "../pages.tsx";
 import { href } from "../router.ts";
 import { Done, Field, Notice, onSubmit, Text, Title } from "../ui.tsx";
+import { OwnSessions } from "./user/sessions.tsx";
 
 export function AccountPage({ me }: { me: Account }) {
   return (
@@ -37,6 +38,7 @@ export function AccountPage({ me }: { me: Account }) {
         </p>
       </section>
       <OwnPassword />
+      <OwnSessions />
       <section aria-labelledby="factors-h">
         <h2 id="factors-h">Second factors</h2>
         <p>
