@@ -272,7 +272,7 @@ export const auditEvents = {
       context,
     ),
 
-  /** An admin ended `count` live sessions of the user. */
+  /** An admin, or the user themselves, ended `count` live sessions of the user. */
   sessionsEnded: (
     actor: AuditParty,
     target: AuditParty,
