@@ -1,6 +1,6 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
-import { type GroupRef, roleEvents } from "../audit/events.ts";
+import { type GroupRef, roleEvents } from "../audit/role-events.ts";
 import {
   type Access,
   grantedBy,

@@ -1,6 +1,10 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
-import { type GroupRef, ROLE_DELETED, roleEvents } from "../audit/events.ts";
+import {
+  type GroupRef,
+  ROLE_DELETED,
+  roleEvents,
+} from "../audit/role-events.ts";
 import {
   type Access,
   grantedBy,
