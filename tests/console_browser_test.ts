@@ -726,3 +726,88 @@ Deno.test(withTool(
     clean(c);
   },
 ));
+
+Deno.test(withTool(
+  "one import's page asks again while its job runs and shows its end without a reload; an import or group that is not there is named not found with the way back, and one that did not load is tried again",
+  CHROMIUM_TOOL,
+  async () => {
+    await using c = await openConsole();
+    const { svc, page } = c;
+    const imported = await svc.adminFetch("/api/imports", {
+      method: "POST",
+      headers: { "content-type": "application/x-ndjson" },
+      body: JSON.stringify({
+        username: "imported",
+        name: "Imported",
+        email: "imported@example.com",
+      }) + "\n",
+    });
+    assertEquals(imported.status, 202);
+    const job = (await imported.json()) as { id: number };
+    await eventually(async () => {
+      const now = await svc.adminFetch(`/api/imports/${job.id}`);
+      return ((await now.json()) as { status: string }).status === "finished";
+    }, "the import finishes");
+    // The job has ended; its first two answers say it still runs, so the
+    // page shows the end only if it asks again by itself.
+    let asked = 0;
+    await page.route(`**/api/imports/${job.id}`, async (route) => {
+      asked++;
+      if (asked > 2) return route.continue();
+      const response = await route.fetch();
+      const json = { ...await response.json(), status: "running" };
+      await route.fulfill({ response, json });
+    });
+    await signIn(page, svc.baseUrl);
+    await page.goto(`${svc.baseUrl}/admin#/imports/${job.id}`);
+    await heading(page, `Import ${job.id}`);
+    const state = page.locator(".import-state");
+    await eventually(
+      async () => await state.textContent() === "Running: running",
+      "the job shown running",
+    );
+    await eventually(
+      async () => await state.textContent() === "Ended: finished",
+      "the job's end shown without a reload",
+    );
+    assertEquals(asked, 3);
+    await page.unroute(`**/api/imports/${job.id}`);
+
+    await page.goto(`${svc.baseUrl}/admin#/imports/999999`);
+    await heading(page, "Import not found");
+    await page.getByRole("alert").getByText("Import not found").waitFor();
+    await page.getByRole("link", { name: "Back to imports" }).click();
+    await heading(page, "Imports");
+
+    await page.goto(`${svc.baseUrl}/admin#/groups/999999`);
+    await heading(page, "Group not found");
+    await page.getByRole("alert").getByText("Group not found").waitFor();
+    await accessible(page, "a missing group's page");
+    await page.getByRole("link", { name: "Back to groups" }).click();
+    await heading(page, "Groups");
+
+    // A group whose first answer is a failure other than 404: the page
+    // says so under its title and loads it again on request.
+    const group = await svc.admin.post("/api/groups", {
+      body: { displayName: "Support" },
+    });
+    assert(group.ok);
+    let failed = false;
+    await page.route(`**/api/groups/${group.data.id}`, async (route) => {
+      if (failed) return route.continue();
+      failed = true;
+      await route.fulfill({
+        status: 503,
+        json: { error: "Service unavailable" },
+      });
+    });
+    await page.goto(`${svc.baseUrl}/admin#/groups/${group.data.id}`);
+    await heading(page, "Group");
+    const down = page.getByRole("alert").filter({
+      hasText: "Service unavailable",
+    });
+    await down.getByRole("button", { name: "Try again" }).click();
+    await heading(page, "Support");
+    clean(c);
+  },
+));

@@ -1,4 +1,4 @@
-/** Pieces every page uses: notices, fields, times, secrets, confirmations. */
+/** Pieces every page uses: notices, fields, times, secrets, confirmations, loading. */
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Failure, Reply } from "./api.ts";
@@ -206,6 +206,8 @@ export interface Loaded<T> {
   reply: Reply<T> | undefined;
   loading: boolean;
   reload: () => void;
+  /** Shows this answer until the next load's (a change that answers with the thing itself). */
+  show: (reply: Reply<T>) => void;
 }
 
 /**
@@ -230,7 +232,60 @@ export function useLoad<T>(
     return () => abort.abort();
   }, [key, round]);
   const reload = useCallback(() => setRound((n) => n + 1), []);
-  return { reply, loading, reload };
+  return { reply, loading, reload, show: setReply };
+}
+
+/** One thing of a page, as {@link useOne} gives it: loaded, or the page to show meanwhile. */
+export type One<T> =
+  | { ok: false; page: ComponentChildren }
+  | {
+    ok: true;
+    data: T;
+    headers: Headers;
+    reload: () => void;
+    show: (reply: Reply<T>) => void;
+  };
+
+/**
+ * The thing a page is about (a user, a group, an import), loaded by its id
+ * as {@link useLoad} loads: until it is, the page says it is loading, and
+ * if it did not load, {@link NotLoaded} says why. With `again`, it is
+ * loaded again `ms` after each answer that `again.while` holds of (a job
+ * followed until it ends).
+ */
+export function useOne<T>(
+  load: (signal: AbortSignal) => Promise<Reply<T>>,
+  id: string,
+  { thing, back, again }: {
+    /** As {@link NotLoaded} takes it: `User`. */
+    thing: string;
+    /** Where the page came from, e.g. `<a href="#/users">Back to users</a>`. */
+    back: ComponentChildren;
+    again?: { ms: number; while: (data: T) => boolean };
+  },
+): One<T> {
+  const { reply, reload, show } = useLoad(load, id);
+  const wait = reply?.ok && again?.while(reply.data) ? again.ms : undefined;
+  useEffect(() => {
+    if (wait === undefined) return;
+    const timer = setTimeout(reload, wait);
+    return () => clearTimeout(timer);
+  }, [reply]);
+  if (!reply) return { ok: false, page: <p role="status">Loading…</p> };
+  if (!reply.ok) {
+    return {
+      ok: false,
+      page: (
+        <NotLoaded
+          failure={reply}
+          thing={thing}
+          back={back}
+          onRetry={reload}
+        />
+      ),
+    };
+  }
+  return { ok: true, data: reply.data, headers: reply.headers, reload, show };
 }
 
 /** A form's submit without the browser's own navigation. */
@@ -293,67 +348,5 @@ export function ConfirmDialog(
         </button>
       </div>
     </dialog>
-  );
-}
-
-/**
- * Tabs (the WAI-ARIA tabs pattern): arrow keys, Home and End move between
- * them, the selected one alone in the tab order; only its panel is drawn.
- */
-export function Tabs(
-  { label, tabs, selected, onSelect }: {
-    label: string;
-    tabs: { id: string; title: string; panel: () => ComponentChildren }[];
-    selected: string;
-    onSelect: (id: string) => void;
-  },
-) {
-  const list = useRef<HTMLDivElement>(null);
-  const current = tabs.find((t) => t.id === selected) ?? tabs[0];
-  const move = (e: KeyboardEvent) => {
-    const at = tabs.indexOf(current);
-    const to = e.key === "ArrowRight"
-      ? (at + 1) % tabs.length
-      : e.key === "ArrowLeft"
-      ? (at - 1 + tabs.length) % tabs.length
-      : e.key === "Home"
-      ? 0
-      : e.key === "End"
-      ? tabs.length - 1
-      : -1;
-    if (to < 0) return;
-    e.preventDefault();
-    onSelect(tabs[to].id);
-    list.current?.querySelector<HTMLElement>(`#tab-${tabs[to].id}`)?.focus();
-  };
-  return (
-    <>
-      <div class="tabs" role="tablist" aria-label={label} ref={list}>
-        {tabs.map((t) => (
-          <button
-            type="button"
-            role="tab"
-            key={t.id}
-            id={`tab-${t.id}`}
-            aria-selected={t === current}
-            aria-controls={t === current ? `panel-${t.id}` : undefined}
-            tabIndex={t === current ? 0 : -1}
-            onClick={() => onSelect(t.id)}
-            onKeyDown={move}
-          >
-            {t.title}
-          </button>
-        ))}
-      </div>
-      <div
-        class="tab-panel"
-        role="tabpanel"
-        id={`panel-${current.id}`}
-        aria-labelledby={`tab-${current.id}`}
-        tabIndex={0}
-      >
-        {current.panel()}
-      </div>
-    </>
   );
 }

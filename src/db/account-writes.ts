@@ -20,9 +20,9 @@ import {
   type AuditContext,
   type AuditEvent,
   auditEvents,
-  type ConnectionRef,
   MINTER_REMOVED,
 } from "../audit/events.ts";
+import type { ConnectionRef } from "../audit/scim-events.ts";
 import { disabledNow, disableExpired } from "./account-state.ts";
 import { revokeMinted } from "./api-keys.ts";
 import { recordAudit } from "./audit.ts";

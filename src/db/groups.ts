@@ -1,7 +1,11 @@
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditContext } from "../audit/audit-event.ts";
 import type { AuditParty } from "../audit/chain.ts";
-import { GROUP_DELETED, type GroupRef, roleEvents } from "../audit/events.ts";
+import {
+  GROUP_DELETED,
+  type GroupRef,
+  roleEvents,
+} from "../audit/role-events.ts";
 import { isRefusal, type Refusal, refuse } from "../refusal.ts";
 import {
   type Access,

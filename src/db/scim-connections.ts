@@ -5,7 +5,7 @@
  * then on.
  */
 import type { Sql } from "postgres";
-import { scimEvents } from "../audit/events.ts";
+import { scimEvents } from "../audit/scim-events.ts";
 import { recordAudit } from "./audit.ts";
 import type { ScimRoles } from "./scim-roles.ts";
 import type { Connection } from "./scim-types.ts";

@@ -5,7 +5,7 @@
  * the roles of the members it governs.
  */
 import type { Sql, TransactionSql } from "postgres";
-import { scimEvents } from "../audit/events.ts";
+import { scimEvents } from "../audit/scim-events.ts";
 import { recordAudit } from "./audit.ts";
 import { endGroupAssignments } from "./groups.ts";
 import type { ScimOwners } from "./scim-owners.ts";

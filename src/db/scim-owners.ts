@@ -12,7 +12,7 @@
  */
 import type { Sql, TransactionSql } from "postgres";
 import type { AuditParty } from "../audit/chain.ts";
-import { scimEvents } from "../audit/events.ts";
+import { scimEvents } from "../audit/scim-events.ts";
 import type { Role } from "../users/user.ts";
 import { recordAudit } from "./audit.ts";
 import type { GroupChange, ScimRoles } from "./scim-roles.ts";

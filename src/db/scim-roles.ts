@@ -9,9 +9,9 @@ import type { AuditParty } from "../audit/chain.ts";
 import {
   type AuditEvent,
   auditEvents,
-  byConnection,
   MINTER_REMOVED,
 } from "../audit/events.ts";
+import { byConnection } from "../audit/scim-events.ts";
 import type { Role } from "../users/user.ts";
 import { revokeMinted } from "./api-keys.ts";
 import { recordAudit } from "./audit.ts";

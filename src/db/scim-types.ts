@@ -4,7 +4,8 @@
  */
 import type { PendingQuery, Row } from "postgres";
 import type { Profile } from "../accounts/fields.ts";
-import type { AuditContext, ConnectionRef } from "../audit/events.ts";
+import type { AuditContext } from "../audit/events.ts";
+import type { ConnectionRef } from "../audit/scim-events.ts";
 import type { Role } from "../users/user.ts";
 import type { WriteBy } from "./write.ts";
 import { isUniqueViolation } from "./user-rows.ts";

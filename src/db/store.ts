@@ -9,6 +9,7 @@ import { createScimStore } from "./scim.ts";
 import { createMfaStore } from "./mfa.ts";
 import { createOverviewStore } from "./overview.ts";
 import { createGroupStore } from "./groups.ts";
+import { createRoleAssignments } from "./role-assignments.ts";
 import { createRoleStore } from "./roles.ts";
 import { createSessions } from "./sessions.ts";
 import { createSsoStore } from "./sso.ts";
@@ -55,7 +56,11 @@ export function createStore(
     loginThrottle: createLoginThrottle(sql, writer),
     deviceKey: createDeviceKey(sql),
     apiKeys: createApiKeyStore(sql, writer),
-    roles: createRoleStore(sql, writer),
+    // Roles and their assignments, one face, their SQL by concern.
+    roles: {
+      ...createRoleStore(sql, writer),
+      ...createRoleAssignments(sql, writer),
+    },
     groups: createGroupStore(sql, writer),
     mfa: createMfaStore(sql, writer),
     idempotency: createIdempotencyStore(sql),

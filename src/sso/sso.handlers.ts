@@ -3,7 +3,7 @@ import type { ServedConfig } from "../config.ts";
 import type { Store } from "../db/store.ts";
 import type { LoginCounter } from "../db/throttle.ts";
 import { auditEvents } from "../audit/events.ts";
-import type { ProviderFields, SsoProvider } from "../db/sso.ts";
+import type { ProviderFields, SsoProvider } from "../db/sso-providers.ts";
 import type { ProviderIdentity } from "../db/sso.ts";
 import { LOGIN_CEILING_FACTOR } from "../auth/auth.handlers.ts";
 import type { Sessions } from "../auth/session.ts";

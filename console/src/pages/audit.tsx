@@ -8,22 +8,26 @@
  * asked for), so a burst of thousands never freezes it; the count says how
  * many arrived.
  */
-import { Component } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { auditStream, AuditStreamError } from "../../../clients/mod.ts";
-import { actionLabel, ACTIONS, isAction, LABELS } from "../actions.ts";
-import { describeDetails } from "../audit-details.ts";
 import {
   api,
-  type AuditAction,
   type AuditRecord,
   type Failure,
   nextCursor,
   send,
   UNREACHABLE,
 } from "../api.ts";
-import { href, navigate } from "../router.ts";
-import { Field, Notice, onSubmit, Text, Time, Title } from "../ui.tsx";
+import { Notice, Title } from "../ui.tsx";
+import {
+  apiFilters,
+  closed,
+  FILTER_NAMES,
+  FilterForm,
+  filtersOf,
+  keeps,
+} from "./audit-filters.tsx";
+import { AuditTable } from "./audit-records.tsx";
 
 /** Records kept on the page; older ones leave it (they stay in the trail). */
 export const SHOWN = 500;
@@ -31,49 +35,6 @@ const FLUSH_MS = 250;
 const HISTORY = 100;
 
 type Feed = "connecting" | "live" | "paused" | "stopped" | "off";
-
-/** The API's filters, as the address holds them. */
-interface Filters {
-  action?: AuditAction;
-  actorId?: string;
-  targetId?: string;
-  /** ISO 8601, as the API takes it. */
-  since?: string;
-  until?: string;
-}
-
-const FILTER_NAMES = [
-  "action",
-  "actorId",
-  "targetId",
-  "since",
-  "until",
-] as const;
-
-function filtersOf(query: URLSearchParams): Filters {
-  const action = query.get("action");
-  const text = (name: string) => query.get(name) || undefined;
-  return {
-    action: isAction(action) ? action : undefined,
-    actorId: text("actorId"),
-    targetId: text("targetId"),
-    since: text("since"),
-    until: text("until"),
-  };
-}
-
-/** Whether a record sealed after the page opened is one the filters keep. */
-function keeps(f: Filters, r: AuditRecord) {
-  return (!f.action || r.action === f.action) &&
-    (!f.actorId || String(r.actor?.id) === f.actorId) &&
-    (!f.targetId || String(r.target?.id) === f.targetId) &&
-    (!f.since || r.time >= new Date(f.since).toISOString()) &&
-    (!f.until || r.time < new Date(f.until).toISOString());
-}
-
-/** An `until` already past (or unreadable): no new record can match. */
-const closed = (f: Filters) =>
-  f.until !== undefined && !(new Date(f.until).getTime() > Date.now());
 
 export function AuditTrail({ query }: { query: URLSearchParams }) {
   const filters = filtersOf(query);
@@ -288,261 +249,5 @@ export function AuditTrail({ query }: { query: URLSearchParams }) {
         </div>
       )}
     </>
-  );
-}
-
-/** The filters as the API's query takes them (ids as numbers). */
-function apiFilters(f: Filters) {
-  const id = (s: string | undefined) =>
-    s === undefined ? undefined : (Number(s) as number);
-  return Object.fromEntries(
-    Object.entries({
-      action: f.action,
-      // A value the API refuses is sent as it is, so its 400 names it.
-      actorId: f.actorId && /^\d+$/.test(f.actorId) ? id(f.actorId) : f.actorId,
-      targetId: f.targetId && /^\d+$/.test(f.targetId)
-        ? id(f.targetId)
-        : f.targetId,
-      since: f.since,
-      until: f.until,
-    }).filter(([, v]) => v !== undefined),
-  ) as {
-    action?: AuditAction;
-    actorId?: number;
-    targetId?: number;
-    since?: string;
-    until?: string;
-  };
-}
-
-/** `2026-11-25T10:00:00.000Z` as a datetime-local value in the reader's zone. */
-function localValue(iso: string | undefined): string {
-  if (!iso) return "";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return "";
-  const pad = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${
-    pad(d.getHours())
-  }:${pad(d.getMinutes())}`;
-}
-
-/** A datetime-local value (the reader's zone) as the API's ISO time. */
-function isoValue(local: string): string | undefined {
-  if (!local) return undefined;
-  const d = new Date(local);
-  return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
-}
-
-function FilterForm({ filters }: { filters: Filters }) {
-  const [actorId, setActorId] = useState(filters.actorId ?? "");
-  const [targetId, setTargetId] = useState(filters.targetId ?? "");
-  const [since, setSince] = useState(localValue(filters.since));
-  const [until, setUntil] = useState(localValue(filters.until));
-  const apply = (change: Partial<Filters> = {}) =>
-    navigate(
-      href("/audit", {
-        action: filters.action,
-        actorId: actorId.trim() || undefined,
-        targetId: targetId.trim() || undefined,
-        since: isoValue(since),
-        until: isoValue(until),
-        ...change,
-      }),
-    );
-  const any = FILTER_NAMES.some((n) => filters[n] !== undefined);
-  return (
-    <form
-      class="filters audit-filters"
-      role="search"
-      aria-label="Filter the audit trail"
-      onSubmit={onSubmit(() => apply())}
-    >
-      <Field label="Action" id="action">
-        <select
-          id="action"
-          value={filters.action ?? ""}
-          onChange={(e) =>
-            apply({
-              action: (e.currentTarget.value || undefined) as
-                | AuditAction
-                | undefined,
-            })}
-        >
-          <option value="">All actions</option>
-          {ACTIONS.map((a) => <option key={a} value={a}>{LABELS[a]}</option>)}
-        </select>
-      </Field>
-      <Field label="Actor (user id)" id="actorId">
-        <input
-          id="actorId"
-          inputMode="numeric"
-          autoComplete="off"
-          value={actorId}
-          onInput={(e) => setActorId(e.currentTarget.value)}
-        />
-      </Field>
-      <Field label="Target (user id)" id="targetId">
-        <input
-          id="targetId"
-          inputMode="numeric"
-          autoComplete="off"
-          value={targetId}
-          onInput={(e) => setTargetId(e.currentTarget.value)}
-        />
-      </Field>
-      <Field label="From" id="since">
-        <input
-          id="since"
-          type="datetime-local"
-          value={since}
-          onInput={(e) => setSince(e.currentTarget.value)}
-        />
-      </Field>
-      <Field label="Before" id="until">
-        <input
-          id="until"
-          type="datetime-local"
-          value={until}
-          onInput={(e) => setUntil(e.currentTarget.value)}
-        />
-      </Field>
-      <div class="actions">
-        <button type="submit">Apply filters</button>
-        {any && (
-          <a class="button secondary" href={href("/audit")}>Clear filters</a>
-        )}
-      </div>
-    </form>
-  );
-}
-
-/** Audit records, newest first, one row each. */
-export function AuditTable({ records }: { records: AuditRecord[] }) {
-  if (records.length === 0) return null;
-  return (
-    <table class="list audit">
-      <thead>
-        <tr>
-          <th scope="col">Time</th>
-          <th scope="col">Action</th>
-          <th scope="col">Actor</th>
-          <th scope="col">Target</th>
-          <th scope="col">Client address</th>
-          <th scope="col">Details</th>
-        </tr>
-      </thead>
-      <tbody>
-        {records.map((r) => <AuditRow key={r.id} record={r} />)}
-      </tbody>
-    </table>
-  );
-}
-
-/**
- * One record's row. A record never changes, so its row is drawn once: a
- * burst redraws only the rows it adds, not the hundreds already shown.
- */
-class AuditRow extends Component<{ record: AuditRecord }> {
-  override shouldComponentUpdate(next: { record: AuditRecord }) {
-    return next.record !== this.props.record;
-  }
-
-  override render() {
-    const r = this.props.record;
-    return (
-      <tr data-id={r.id}>
-        <td data-label="Time" class="when">
-          <Time iso={r.time} />
-        </td>
-        <td data-label="Action">
-          <span class="action" data-action={r.action}>
-            {actionLabel(r.action)}
-          </span>
-        </td>
-        <td data-label="Actor">
-          <span>
-            {r.actor ? <Party party={r.actor} /> : <NoActor record={r} />}
-            {r.via && (
-              <>
-                {" "}
-                <span class="via">via {r.via}</span>
-              </>
-            )}
-          </span>
-        </td>
-        <td data-label="Target">
-          {r.target
-            ? <Party party={r.target} />
-            : <span class="muted">none</span>}
-        </td>
-        <td data-label="Client address">
-          {r.clientAddress
-            ? <span class="mono wrap">{r.clientAddress}</span>
-            : <span class="muted">none</span>}
-        </td>
-        <td data-label="Details" class="details">
-          <Text>{describeDetails(r)}</Text>
-        </td>
-      </tr>
-    );
-  }
-}
-
-/** Audit records, newest first, each in one line of words (a user's own trail). */
-export function AuditList({ records }: { records: AuditRecord[] }) {
-  if (records.length === 0) return null;
-  return (
-    <ol class="records">
-      {records.map((r) => (
-        <li key={r.id}>
-          <span class="when">
-            <Time iso={r.time} />
-          </span>{" "}
-          <code class="action" title={actionLabel(r.action)}>{r.action}</code>
-          {" "}
-          <span class="who">
-            {r.actor ? <Party party={r.actor} /> : <NoActor record={r} />}
-            {r.target && (
-              <>
-                {" → "}
-                <Party party={r.target} />
-              </>
-            )}
-          </span>
-          {r.via && <span class="via">via {r.via}</span>}
-          {Object.keys(r.details).length > 0 && (
-            <span class="details">{describeDetails(r)}</span>
-          )}
-          <span class="visually-hidden">Record {r.id}</span>
-        </li>
-      ))}
-    </ol>
-  );
-}
-
-/**
- * Who acted when no person did: the service itself (no door), a SCIM
- * connection (named in its details), or no one signed in (a login attempt).
- */
-function NoActor({ record }: { record: AuditRecord }) {
-  if (record.via === null) return <span class="muted">service</span>;
-  const connection = record.details.connection as
-    | { name?: unknown }
-    | undefined;
-  if (record.via === "scim" && typeof connection?.name === "string") {
-    return (
-      <span>
-        connection <Text>{connection.name}</Text>
-      </span>
-    );
-  }
-  return <span class="muted">anonymous</span>;
-}
-
-function Party({ party }: { party: { id: number; username: string } }) {
-  return (
-    <a href={href(`/users/${party.id}`)}>
-      <Text>{party.username}</Text>
-    </a>
   );
 }

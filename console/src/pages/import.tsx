@@ -3,19 +3,12 @@
  * with the records it refused. Apart from the imports page (imports.tsx),
  * which uploads and lists them.
  */
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import type { components } from "../../../clients/mod.ts";
-import { api, type Failure, type Reply, send } from "../api.ts";
+import { api, type Failure, send } from "../api.ts";
 import { firstElements } from "../json-stream.ts";
 import { href } from "../router.ts";
-import {
-  ConfirmButton,
-  Notice,
-  NotLoaded,
-  Time,
-  Title,
-  useLoad,
-} from "../ui.tsx";
+import { ConfirmButton, Notice, Time, Title, useLoad, useOne } from "../ui.tsx";
 
 export type ImportStatus = components["schemas"]["ImportStatus"];
 type ImportError = components["schemas"]["ImportError"];
@@ -43,52 +36,28 @@ export function Counts({ job }: { job: ImportStatus }) {
 
 export function ImportPage({ id }: { id: string }) {
   const importId = Number(id);
-  const [reply, setReply] = useState<Reply<ImportStatus>>();
-  const [round, setRound] = useState(0);
   const [failure, setFailure] = useState<Failure>();
   const path = { params: { path: { id: importId } } };
-
   // Polled while it runs; every answer is shown as it comes.
-  useEffect(() => {
-    const stop = new AbortController();
-    let timer: number | undefined;
-    const poll = async () => {
-      const answer = await send(
-        () => api.GET("/api/imports/{id}", { ...path, signal: stop.signal }),
-        stop.signal,
-      ).catch(() => undefined);
-      if (!answer || stop.signal.aborted) return;
-      setReply(answer);
-      if (answer.ok && running(answer.data)) {
-        timer = setTimeout(poll, POLL_MS);
-      }
-    };
-    poll();
-    return () => {
-      stop.abort();
-      clearTimeout(timer);
-    };
-  }, [importId, round]);
+  const one = useOne(
+    (signal) =>
+      send(() => api.GET("/api/imports/{id}", { ...path, signal }), signal),
+    id,
+    {
+      thing: "Import",
+      back: <a href={href("/imports")}>Back to imports</a>,
+      again: { ms: POLL_MS, while: running },
+    },
+  );
 
+  if (!one.ok) return one.page;
   const cancel = async () => {
     setFailure(undefined);
     const answer = await send(() => api.POST("/api/imports/{id}/cancel", path));
-    if (answer.ok) setReply(answer);
+    if (answer.ok) one.show(answer);
     else setFailure(answer);
   };
-
-  if (!reply) return <p role="status">Loading…</p>;
-  if (!reply.ok) {
-    return (
-      <NotLoaded
-        failure={reply}
-        thing="Import"
-        back={<a href={href("/imports")}>Back to imports</a>}
-        onRetry={() => setRound(round + 1)}
-      />
-    );
-  }
-  const job = reply.data;
+  const job = one.data;
   return (
     <>
       <p class="crumbs">

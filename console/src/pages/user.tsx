@@ -23,13 +23,12 @@ import {
   Done,
   flash,
   Notice,
-  NotLoaded,
-  Tabs,
   Text,
   Time,
   Title,
-  useLoad,
+  useOne,
 } from "../ui.tsx";
+import { Tabs } from "../tabs.tsx";
 import {
   AccessForm,
   PasswordForm,
@@ -71,7 +70,7 @@ interface Loaded {
 
 export function UserPage({ id, me }: { id: string; me: Account }) {
   const userId = Number(id);
-  const { reply, reload } = useLoad(
+  const one = useOne(
     (signal) =>
       send(
         () =>
@@ -82,20 +81,11 @@ export function UserPage({ id, me }: { id: string; me: Account }) {
         signal,
       ),
     id,
+    { thing: "User", back: <a href={href("/users")}>Back to users</a> },
   );
-  if (!reply) return <p role="status">Loading…</p>;
-  if (!reply.ok) {
-    return (
-      <NotLoaded
-        failure={reply}
-        thing="User"
-        back={<a href={href("/users")}>Back to users</a>}
-        onRetry={reload}
-      />
-    );
-  }
-  const loaded = { user: reply.data, etag: reply.headers.get("etag") ?? "" };
-  return <UserView loaded={loaded} me={me} reload={reload} />;
+  if (!one.ok) return one.page;
+  const loaded = { user: one.data, etag: one.headers.get("etag") ?? "" };
+  return <UserView loaded={loaded} me={me} reload={one.reload} />;
 }
 
 function UserView(

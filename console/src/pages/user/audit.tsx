@@ -1,11 +1,11 @@
 /**
  * The audit records about one user, newest first, a page at a time:
- * the trail's own list (audit.tsx) filtered to the user.
+ * the trail's own list (audit-records.tsx) filtered to the user.
  */
 import { useState } from "preact/hooks";
 import { api, type AuditRecord, nextCursor, send } from "../../api.ts";
 import { Notice, useLoad } from "../../ui.tsx";
-import { AuditList } from "../audit.tsx";
+import { AuditList } from "../audit-records.tsx";
 
 const USER_AUDIT_PAGE = 20;
 

@@ -5,7 +5,7 @@
 import { api, send } from "../../api.ts";
 import { href } from "../../router.ts";
 import { Notice, Text, useLoad } from "../../ui.tsx";
-import { Assignments } from "../groups.tsx";
+import { Assignments } from "../assignments.tsx";
 
 export function UserRoles(
   { userId, onChange }: { userId: number; onChange: () => void },
