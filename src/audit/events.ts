@@ -26,6 +26,8 @@ const providerOf = (p: ProviderRef) => ({ id: p.id, name: p.name });
 interface KeyRef {
   id: number;
   name: string;
+  /** The group whose members alone the key acts on, when limited to one. */
+  reachGroupId?: number | null;
 }
 
 /** Why the service revoked a key by itself: its minter was deleted, disabled or demoted. */
@@ -303,18 +305,20 @@ export const auditEvents = {
     event("key.created", actor, owner, {
       keyId: key.id,
       name: key.name,
+      ...key.reachGroupId != null && { reachGroupId: key.reachGroupId },
     }, context),
 
   /**
    * An admin revoked the key, or (`reason`) the write of an admin that
-   * deleted, disabled or demoted the key's minter revoked it.
+   * deleted, disabled or demoted the key's minter revoked it, or the
+   * deletion of the group the key was limited to.
    */
   keyRevoked: (
     actor: AuditParty | null,
     owner: AuditParty,
     key: KeyRef,
     context: AuditContext,
-    reason?: typeof MINTER_REMOVED,
+    reason?: typeof MINTER_REMOVED | typeof GROUP_DELETED,
   ) =>
     event(
       "key.revoked",
@@ -420,7 +424,7 @@ export const roleEvents = {
     }, context),
 };
 
-/** Why an assignment to a group ended without its own DELETE: the group was deleted. */
+/** Why an assignment to a group, or a key limited to one, ended without its own DELETE: the group was deleted. */
 export const GROUP_DELETED = "group deleted";
 
 /** Why an assignment ended without its own DELETE: its role was deleted. */
