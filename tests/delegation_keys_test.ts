@@ -12,6 +12,7 @@ import { assert, assertEquals } from "./support/assert.ts";
 import { keyClient } from "./support/api-keys.ts";
 import { CANNOT_GRANT, dataOf, FORBIDDEN, said } from "./delegation_support.ts";
 import { sharedService, type TestService } from "./support/service.ts";
+import { createConnection, scimClient } from "./scim_support.ts";
 
 const service = sharedService({}, { bcryptCost: 4 });
 
@@ -400,5 +401,34 @@ Deno.test("deleting the group revokes the keys limited to it, recorded; a group 
   assertEquals(
     await said(stray.get("/api/users/{id}", path(inside.account.id))),
     NOT_FOUND,
+  );
+});
+
+Deno.test("a group its identity provider deletes revokes the keys limited to it, recorded with no actor", async () => {
+  const svc = await service();
+  const conn = await createConnection(svc, `Okta ${crypto.randomUUID()}`);
+  const idp = scimClient(svc, conn.token);
+  const member = await svc.userClient("viewer");
+  const pushed = await idp.post("/Groups", {
+    displayName: `Pushed ${crypto.randomUUID()}`,
+    members: [{ value: String(member.account.id) }],
+  });
+  assertEquals(pushed.status, 201);
+  const id = Number(pushed.body.id);
+  const minted = await dataOf(
+    mint(svc.admin, svc.adminAccount.id, { reachGroupId: id }),
+  );
+  const c = keyClient(svc, minted.key);
+  assertEquals(ids(await dataOf(c.get("/api/users"))), [member.account.id]);
+
+  assertEquals((await idp.delete(`/Groups/${id}`)).status, 204);
+  assertEquals(await said(c.get("/api/users")), UNAUTHORISED);
+  await svc.store.audit.seal();
+  const revoked = (await dataOf(svc.admin.get("/api/audit", {
+    params: { query: { action: "key.revoked", limit: 100 } },
+  }))).filter((r) => r.details.keyId === minted.id);
+  assertEquals(
+    revoked.map((r) => [r.actor, r.target?.id, r.details.reason]),
+    [[null, svc.adminAccount.id, "group deleted"]],
   );
 });
