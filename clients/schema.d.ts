@@ -1772,7 +1772,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key for a user
-         * @description At most 100 live (unrevoked, unexpired) keys per user. The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`. Keys act as their owner with the owner's current role and roles, narrowed to the key's `permissions` and to what its minter holds at each request: a service account is an ordinary user made for the purpose.
+         * @description At most 100 live (unrevoked, unexpired) keys per user. The answer holds the key itself, the only time it is shown. Recorded in the audit trail as `key.created`. Keys act as their owner with the owner's current role and roles, narrowed to the key's `permissions`, to the members of its `reachGroupId`, and to what its minter holds at each request: a service account is an ordinary user made for the purpose.
          *
          *     Permission: `keys:manage` (a caller's own: any permission they hold).
          *
@@ -1784,12 +1784,13 @@ export interface paths {
          *     4. 403 `Recent second factor required`: the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
          *     5. 404 `User not found`: no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members).
          *     6. 413 `Request body too large`: the body is larger than 64 KiB.
-         *     7. 400 `Invalid API key request`: the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead, `permissions` an array of strings), a body that is not JSON included.
+         *     7. 400 `Invalid API key request`: the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead, `permissions` an array of strings, `reachGroupId` a positive integer), a body that is not JSON included.
          *     8. 400 `Unknown permission: <name>`: `permissions` names a permission the catalogue does not have (the first such name).
-         *     9. 403 `Cannot grant more than you hold`: `permissions` names a permission the caller does not hold.
+         *     9. 403 `Cannot grant more than you hold`: `permissions` names a permission the caller does not hold; or with `reachGroupId`, the caller does not hold over that group's members each permission the key would carry (those of `permissions` that act on users; without `permissions`, each such one the caller holds).
          *     10. 403 `Cannot act on a more privileged user`: the user holds a permission the caller does not, or over a reach the caller's does not cover (an admin's every one over everyone included), decided in the write under the user's lock.
-         *     11. 400 `Too many API keys`: the user has 100 live keys.
-         *     12. 500 `Failed to create API key`: any other failure.
+         *     11. 400 `Group not found`: no group has `reachGroupId` (deleted, say).
+         *     12. 400 `Too many API keys`: the user has 100 live keys.
+         *     13. 500 `Failed to create API key`: any other failure.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -2921,6 +2922,11 @@ export interface components {
              * @example uak_Xq3kP0aZ
              */
             prefix: string;
+            /**
+             * @description The group whose members alone the key acts on, with each of its permissions that act on users (the others it does not carry); null: every user its owner and minter reach. Deleting the group revokes the key.
+             * @example null
+             */
+            reachGroupId: number | null;
         };
         Assignment: {
             /**
@@ -2970,7 +2976,7 @@ export interface components {
              */
             clientAddress: string | null;
             /**
-             * @description Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name}, and `key.revoked` {keyId, name, reason: minter removed} when the key's minter was deleted, disabled or demoted; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId}; `scim.user_linked` {connection: {id, name}}: a provisioning connection took over an existing user on its first write to them (`url`: the origin and path alone, never a query, fragment or user info); else {}
+             * @description Per action: `user.created` {role}; `user.role_changed` {from, to}; `login.failed` {reason: wrong_password | unknown_user}; `login.throttled` {retryAfter}; `admin.bootstrapped` {source: environment | generated}; `admin.recovered` {outcome: created | reset}; `login.refused` {reason: disabled}; `user.disabled` {reason, until} (each null when not given); `user.enabled` {expired: true} when a disable ran out (no actor), else {}; `sessions.ended` {count}; `key.created`, `key.revoked` {keyId, name} (`key.created` with `reachGroupId` for a key limited to a group's members), `key.revoked` {keyId, name, reason: minter removed} when the key's minter was deleted, disabled or demoted, and {keyId, name, reason: group deleted} when the group the key was limited to was; `webhook.created`, `webhook.deleted`, `webhook.enabled` {webhookId, url}; `webhook.disabled` {webhookId, url, heldRecordId}; `scim.user_linked` {connection: {id, name}}: a provisioning connection took over an existing user on its first write to them (`url`: the origin and path alone, never a query, fragment or user info); else {}
              * @example {
              *       "from": "viewer",
              *       "to": "admin"
@@ -3033,6 +3039,11 @@ export interface components {
              *     ]
              */
             permissions?: string[] | null;
+            /**
+             * @description A group (`GET /api/groups`): the key acts only on its members, as they are at each request, and carries only the permissions that act on users, each of which the minter must hold over that group. Absent or `null`: no such limit.
+             * @example 5
+             */
+            reachGroupId?: number | null;
         };
         /** @description A role for one user (`userId`) or for every member of a group (`groupId`): exactly one of them. With `reachGroupId` the holder acts only on the members of that group, and the assignment grants only the permissions that act on users (see docs/delegation.md). */
         CreateAssignment: {
@@ -3625,6 +3636,11 @@ export interface components {
              * @example uak_Xq3kP0aZ
              */
             prefix: string;
+            /**
+             * @description The group whose members alone the key acts on, with each of its permissions that act on users (the others it does not carry); null: every user its owner and minter reach. Deleting the group revokes the key.
+             * @example null
+             */
+            reachGroupId: number | null;
         };
         NewPasskey: {
             /**
@@ -10979,7 +10995,7 @@ export interface operations {
                     "application/json": components["schemas"]["NewApiKey"];
                 };
             };
-            /** @description One of checks 7, 8, 11 in the operation's description fails (each example says when) */
+            /** @description One of checks 7, 8, 11, 12 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10988,7 +11004,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid API key request" | "Unknown permission: <name>" | "Too many API keys";
+                        error: "Invalid API key request" | "Unknown permission: <name>" | "Group not found" | "Too many API keys";
                     };
                 };
             };

@@ -52,6 +52,7 @@ Deno.test("a new key answers 201 with the key once; the database keeps only its 
     "lastUsedAt",
     "name",
     "prefix",
+    "reachGroupId",
   ]);
   assertMatch(first.key, KEY_SHAPE);
   assertEquals(first.prefix, first.key.slice(0, 12));

@@ -288,6 +288,7 @@ const CONTRACT: Record<string, Listed[]> = {
     [400, "Unknown permission: <name>"],
     GRANT,
     OUTRANKED,
+    [400, "Group not found"],
     [400, "Too many API keys"],
     [500, "Failed to create API key"],
   ],

@@ -121,6 +121,12 @@ Deno.test(withTool(
     const other = svc.client();
     assert((await other.login("maryam", "maryam-new-password")).ok);
 
+    // A group a key may be limited to (the key form reads the groups).
+    const team = await svc.admin.post("/api/groups", {
+      body: { displayName: "Billing team" },
+    });
+    assert(team.ok);
+
     // Sessions: the one just opened is listed and ended from the page.
     await page.reload();
     await heading(page, "مريم الحسن 🌸");
@@ -156,6 +162,25 @@ Deno.test(withTool(
     });
     await revoked.body?.cancel();
     assertEquals(revoked.status, 401);
+
+    // A key limited to the group's members, chosen by the group's name.
+    await keys.getByLabel("Key name", { exact: true }).fill("team only");
+    await keys.getByLabel("Acts on", { exact: true }).selectOption({
+      label: "Members of Billing team",
+    });
+    await keys.getByRole("button", { name: "Create key" }).click();
+    await keys.getByRole("button", { name: "Done" }).click();
+    await keys.getByText(
+      `acts on the members of group ${team.data.id} only`,
+    ).waitFor();
+    const limited = await svc.admin.get("/api/users/{id}/keys", {
+      params: { path: { id: maryam.id } },
+    });
+    assert(limited.ok);
+    assertEquals(
+      limited.data.map((k) => [k.name, k.reachGroupId]),
+      [["team only", team.data.id]],
+    );
 
     // Disable with reason and end, once confirmed; enable again.
     await page.getByRole("tab", { name: "Profile" }).click();

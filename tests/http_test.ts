@@ -349,6 +349,7 @@ Deno.test("the document lists every status each operation answers, with the exac
   assertEquals(messages("/api/users/{id}/keys", "post", 400), [
     "Invalid API key request",
     "Unknown permission: <name>",
+    "Group not found",
     "Too many API keys",
   ]);
   assertEquals(messages("/api/auth/permissions", "get", 500), [

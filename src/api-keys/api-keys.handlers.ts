@@ -38,6 +38,7 @@ export function createKeyHandlers({ store, config }: KeyDeps) {
         permissions: body.permissions
           ? PERMISSIONS.filter((p) => body.permissions!.includes(p))
           : null,
+        reachGroupId: body.reachGroupId ?? null,
       },
       callerWrite(c),
     );

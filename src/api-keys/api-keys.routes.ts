@@ -3,10 +3,10 @@ import { anyReach } from "../auth/permissions.ts";
 import { z } from "@hono/zod-openapi";
 import {
   adminRoute,
+  keyWithinHeld,
   knownPermissions,
   outranked,
   stepUp,
-  withinHeld,
 } from "../auth/guards.ts";
 import { idParam } from "../http/id-param.ts";
 import { isoDateTime } from "../http/time.ts";
@@ -54,6 +54,11 @@ export const ApiKeySchema = z.object({
     description:
       "The permissions the key may use; absent: all of its minter's. Whatever it lists, a request with the key holds only what its owner and its minter hold at that moment.",
     example: ["users:read"],
+  }),
+  reachGroupId: z.number().int().nullable().openapi({
+    description:
+      "The group whose members alone the key acts on, with each of its permissions that act on users (the others it does not carry); null: every user its owner and minter reach. Deleting the group revokes the key.",
+    example: null,
   }),
 }).openapi("ApiKey");
 
@@ -103,6 +108,13 @@ export const CreateApiKeySchema = z.object({
       "The permissions the key may use, each one the minter holds (src/auth/permissions.ts lists them). Absent or `null`: all of the minter's, now and as they change.",
     example: ["users:read"],
   }),
+  reachGroupId: z.number(invalid).int(invalid).min(1, invalid)
+    .max(2_147_483_647, invalid).nullish().openapi({
+      type: ["integer", "null"],
+      description:
+        "A group (`GET /api/groups`): the key acts only on its members, as they are at each request, and carries only the permissions that act on users, each of which the minter must hold over that group. Absent or `null`: no such limit.",
+      example: 5,
+    }),
 }, invalid).openapi("CreateApiKey", {
   description: "Unknown fields are ignored; `null` counts as missing.",
 });
@@ -115,7 +127,7 @@ const KeyParams = z.object({
 const tags = ["keys"];
 
 const USE =
-  " Keys act as their owner with the owner's current role and roles, narrowed to the key's `permissions` and to what its minter holds at each request: a service account is an ordinary user made for the purpose.";
+  " Keys act as their owner with the owner's current role and roles, narrowed to the key's `permissions`, to the members of its `reachGroupId`, and to what its minter holds at each request: a service account is an ordinary user made for the purpose.";
 
 const keyNotFound = check(
   404,
@@ -160,12 +172,20 @@ export const create = adminRoute({
       check(
         400,
         MSG.apiKeyRequestInvalid,
-        "the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead, `permissions` an array of strings), a body that is not JSON included",
+        "the body breaks a rule (`name` 1..100 characters, `expiresAt` in the future and at most 2 years ahead, `permissions` an array of strings, `reachGroupId` a positive integer), a body that is not JSON included",
       ),
     ]),
     knownPermissions,
-    withinHeld,
+    keyWithinHeld,
     outranked,
+    outcome(
+      "group_not_found",
+      check(
+        400,
+        MSG.groupNotFound,
+        "no group has `reachGroupId` (deleted, say)",
+      ),
+    ),
     outcome(
       "too_many",
       check(400, MSG.tooManyApiKeys, "the user has 100 live keys"),

@@ -1,6 +1,7 @@
 import type { AuditParty } from "./chain.ts";
 import { type AuditContext, event, NO_REQUEST } from "./audit-event.ts";
 import { webhookEvents } from "./webhook-events.ts";
+import type { GROUP_DELETED } from "./role-events.ts";
 
 export {
   type AuditContext,
@@ -23,6 +24,8 @@ const providerOf = (p: ProviderRef) => ({ id: p.id, name: p.name });
 interface KeyRef {
   id: number;
   name: string;
+  /** The group whose members alone the key acts on, when limited to one. */
+  reachGroupId?: number | null;
 }
 
 /** Why the service revoked a key by itself: its minter was deleted, disabled or demoted. */
@@ -300,18 +303,20 @@ export const auditEvents = {
     event("key.created", actor, owner, {
       keyId: key.id,
       name: key.name,
+      ...key.reachGroupId != null && { reachGroupId: key.reachGroupId },
     }, context),
 
   /**
    * An admin revoked the key, or (`reason`) the write of an admin that
-   * deleted, disabled or demoted the key's minter revoked it.
+   * deleted, disabled or demoted the key's minter revoked it, or the
+   * deletion of the group the key was limited to.
    */
   keyRevoked: (
     actor: AuditParty | null,
     owner: AuditParty,
     key: KeyRef,
     context: AuditContext,
-    reason?: typeof MINTER_REMOVED,
+    reason?: typeof MINTER_REMOVED | typeof GROUP_DELETED,
   ) =>
     event(
       "key.revoked",

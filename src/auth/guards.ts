@@ -6,7 +6,15 @@
  * was built for).
  */
 import type { Caller } from "./caller.ts";
-import { isPermission, meets, type Permission } from "./permissions.ts";
+import {
+  grantedBy,
+  heldList,
+  holdsOver,
+  isPermission,
+  meets,
+  type Permission,
+  reachOfGroup,
+} from "./permissions.ts";
 import { errorResponse } from "../http/errors.ts";
 import { MSG, unknownPermission } from "../http/messages.ts";
 import {
@@ -264,6 +272,39 @@ export const withinHeld = guards(
       )
       ? undefined
       : errorResponse(c, 403, MSG.cannotGrantMore),
+);
+
+/**
+ * A key's `withinHeld`: 403 `Cannot grant more than you hold` also when the
+ * key is limited to a group (`reachGroupId`) and the caller does not hold,
+ * over that group's members, each permission the key would carry: those
+ * of its `permissions` (without them, all the caller holds) that act on
+ * users, as a limited assignment grants them.
+ */
+export const keyWithinHeld = guards(
+  [
+    check(
+      403,
+      MSG.cannotGrantMore,
+      "`permissions` names a permission the caller does not hold; or with `reachGroupId`, the caller does not hold over that group's members each permission the key would carry (those of `permissions` that act on users; without `permissions`, each such one the caller holds)",
+    ),
+  ],
+  (c, { got }) => {
+    const { access } = c.get("caller");
+    const group = (got.body as { reachGroupId?: number | null }).reachGroupId ??
+      null;
+    const named = namedPermissions(got);
+    const carried = group === null ? [] : grantedBy(
+      (got.body as { permissions?: unknown }).permissions
+        ? named
+        : heldList(access),
+      group,
+    );
+    return named.every((p) => access.held.has(p as Permission)) &&
+        holdsOver(access, carried, reachOfGroup(group))
+      ? undefined
+      : errorResponse(c, 403, MSG.cannotGrantMore);
+  },
 );
 
 /** A write on a user the caller may not act on: the user holds a permission the caller does not (checked under the user's lock). */

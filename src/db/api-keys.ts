@@ -6,13 +6,14 @@ import {
   auditEvents,
   MINTER_REMOVED,
 } from "../audit/events.ts";
+import { GROUP_DELETED } from "../audit/role-events.ts";
 import type { Account } from "../users/user.ts";
 import { disabledNow, liveKey } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
 import { accountColumns } from "./user-rows.ts";
-import { grantedTo } from "./grants.ts";
+import { grantedTo, keyListed } from "./grants.ts";
 import type { Granted } from "../auth/permissions.ts";
 import { type Refusal, refuse } from "../refusal.ts";
 
@@ -32,6 +33,8 @@ export interface ApiKey {
   createdBy: AuditParty;
   /** The permissions the key may use, within its minter's; absent: all of them. */
   permissions?: string[];
+  /** The group whose members alone the key acts on; null: everyone its owner and minter reach. */
+  reachGroupId: number | null;
 }
 
 /** A live key's owner and what the key may use (permissions.ts's accessOf reads it). */
@@ -40,7 +43,7 @@ export interface ResolvedKey {
   account: Account;
   /** What the owner's roles grant; null: an admin's every one. */
   granted: Granted;
-  /** The key's own list; null: all of its minter's. */
+  /** The key's own list, over its group when limited to one (grants.ts's keyListed); null: all of its minter's. */
   permissions: Granted;
   /** What its minter holds now, when another user minted it; null: every one (an admin, or the owner itself). */
   minter: Granted;
@@ -54,6 +57,8 @@ export interface NewApiKey {
   secretHash: Uint8Array;
   /** Null: all of the minter's. */
   permissions: string[] | null;
+  /** Null: not limited to a group's members. */
+  reachGroupId: number | null;
 }
 
 /** A key's row as read: `permissions` null for all of its minter's. */
@@ -81,7 +86,8 @@ export function createApiKeyStore(sql: Sql, { asCaller }: Writer) {
   const shown = sql`k.id, k.name, k.prefix,
     ${iso(sql, "k.created_at")} as "createdAt",
     ${iso(sql, "k.expires_at")} as "expiresAt",
-    ${iso(sql, "k.last_used_at")} as "lastUsedAt", k.permissions`;
+    ${iso(sql, "k.last_used_at")} as "lastUsedAt", k.permissions,
+    k.reach_group_id as "reachGroupId"`;
   const ownerGranted = grantedTo(sql, "u");
   const minterGranted = grantedTo(sql, "m");
 
@@ -108,7 +114,7 @@ export function createApiKeyStore(sql: Sql, { asCaller }: Writer) {
         select k.id as "keyId", ${ownerAccount},
           (k.last_used_at is null
             or k.last_used_at < now() - ${LAST_USED_EVERY}::interval) as stale,
-          ${ownerGranted} as granted, k.permissions,
+          ${ownerGranted} as granted, ${keyListed(sql, "k")} as permissions,
           case when k.created_by is null or k.created_by = k.user_id then null
             when m.id is null then '{}'::text[]
             else ${minterGranted} end as minter
@@ -145,19 +151,31 @@ export function createApiKeyStore(sql: Sql, { asCaller }: Writer) {
       userId: number,
       key: NewApiKey,
       write: CallerWrite,
-    ): Promise<ApiKey | Refusal<"not_found" | "too_many"> | CallerRefusal> {
+    ): Promise<
+      | ApiKey
+      | Refusal<"not_found" | "too_many" | "group_not_found">
+      | CallerRefusal
+    > {
       return await asCaller(write, { update: userId }, async (tx, actor) => {
         const target = await owner(tx, userId);
         if (!target) return refuse("not_found");
+        // Locked for share until the commit: the group's deletion, which
+        // revokes the keys limited to it, waits for this key or is seen.
+        if (
+          key.reachGroupId !== null && !(await tx`
+            select 1 from scim_groups where id = ${key.reachGroupId}
+            for share`).length
+        ) return refuse("group_not_found");
         const [{ n }] = await tx<{ n: number }[]>`
           select count(*)::int as n from api_keys k
           where k.user_id = ${userId} and ${liveKey(tx)}`;
         if (n >= LIVE_KEYS_MAX) return refuse("too_many");
         const [row] = await tx<StoredKey[]>`
           insert into api_keys as k (user_id, name, prefix, secret_hash,
-            expires_at, created_by, permissions)
+            expires_at, created_by, permissions, reach_group_id)
           values (${userId}, ${key.name}, ${key.prefix}, ${key.secretHash},
-            ${key.expiresAt}::timestamptz, ${actor.id}, ${key.permissions})
+            ${key.expiresAt}::timestamptz, ${actor.id}, ${key.permissions},
+            ${key.reachGroupId})
           returning ${shown}`;
         await recordAudit(
           tx,
@@ -270,5 +288,34 @@ export async function recordMintedRevoked(
 ): Promise<void> {
   for (const event of mintedRevokedEvents(keys, actor, context)) {
     await recordAudit(tx, event);
+  }
+}
+
+/**
+ * Revokes, for good, the unrevoked keys limited to a group's members, each
+ * recorded as `key.revoked` `{reason: "group deleted"}` by `actor` (none
+ * for a deletion through SCIM), in id order: what the group's deletion does
+ * in its transaction, under the group's row lock, which a mint limited to
+ * the group holds for share until it commits (create): a key minted
+ * meanwhile is revoked here, or its mint finds no group.
+ */
+export async function revokeGroupKeys(
+  tx: TransactionSql,
+  groupId: number,
+  actor: AuditParty | null,
+  context: AuditContext,
+): Promise<void> {
+  const keys = await tx<MintedKey[]>`
+    update api_keys k set revoked_at = now()
+    from users o
+    where k.reach_group_id = ${groupId} and k.revoked_at is null
+      and o.id = k.user_id
+    returning k.id, k.name,
+      json_build_object('id', o.id, 'username', o.username) as owner`;
+  for (const { owner, ...key } of keys.toSorted((a, b) => a.id - b.id)) {
+    await recordAudit(
+      tx,
+      auditEvents.keyRevoked(actor, owner, key, context, GROUP_DELETED),
+    );
   }
 }

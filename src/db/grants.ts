@@ -37,3 +37,20 @@ export const grantedTo = (sql: Sql | TransactionSql, alias: string) =>
       join roles r on r.id = held.role_id
       cross join unnest(r.permissions) p
       where held.reach is null or p = any(${reachable})) end)`);
+
+/**
+ * A key's own list as `accessOf` narrows by it, over the api_keys row
+ * `alias` names (our own constant): its `permissions` (null: all of its
+ * minter's), and for a key limited to a group's members (`reach_group_id`)
+ * each of them over that group only (`users:read@12`), of the permissions
+ * that act on users, as a limited assignment grants them (`REACHABLE`).
+ * Intersected with the owner's and the minter's reach like any entry: the
+ * one path every door's reach is read from (reach.ts). Read by the key's
+ * lookup and the write's re-check alike.
+ */
+export const keyListed = (sql: Sql | TransactionSql, alias: string) =>
+  sql.unsafe(`(case when ${alias}.reach_group_id is null
+    then ${alias}.permissions else array(
+      select p || '@' || ${alias}.reach_group_id
+      from unnest(coalesce(${alias}.permissions, ${reachable})) p
+      where p = any(${reachable})) end)`);

@@ -16,6 +16,7 @@ import {
   reachOfGroup,
 } from "../auth/permissions.ts";
 import type { Role } from "../users/user.ts";
+import { revokeGroupKeys } from "./api-keys.ts";
 import { recordAudit } from "./audit.ts";
 import { grantedTo } from "./grants.ts";
 import { memberOf } from "./reach.ts";
@@ -46,10 +47,10 @@ type GroupRefusal = Refusal<"not_found" | "provider_owned">;
 /**
  * Ends every assignment a group carries, and every one limited to its
  * members (`reach_group_id`), each recorded as `assignment.deleted`
- * `{reason: "group deleted"}`: run in the transaction that deletes the
- * group, through /api or SCIM, before the group's own row goes (the
- * assignments reference it). A SCIM deletion has no person behind it: its
- * records' actor is none.
+ * `{reason: "group deleted"}`, then revokes the keys limited to them
+ * (api-keys.ts): run in the transaction that deletes the group, through
+ * /api or SCIM, before the group's own row goes (the assignments reference
+ * it). A SCIM deletion has no person behind it: its records' actor is none.
  */
 export async function endGroupAssignments(
   tx: TransactionSql,
@@ -94,6 +95,7 @@ export async function endGroupAssignments(
       ),
     );
   }
+  await revokeGroupKeys(tx, group.id, actor, context);
 }
 
 /**

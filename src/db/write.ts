@@ -13,7 +13,7 @@ import {
   reaches,
 } from "../auth/permissions.ts";
 import { disabledNow, liveKey, liveSession } from "./account-state.ts";
-import { grantedTo } from "./grants.ts";
+import { grantedTo, keyListed } from "./grants.ts";
 import { memberOf } from "./reach.ts";
 import { audited, type Sealer } from "./audit.ts";
 import { isRefusal, type Refusal, refuse } from "../refusal.ts";
@@ -118,7 +118,7 @@ const liveKeyOwner = (
 ) =>
   tx<Standing[]>`
     select u.role, u.username, ${grantedTo(tx, "u")} as granted,
-      k.permissions,
+      ${keyListed(tx, "k")} as permissions,
       case when k.created_by is null or k.created_by = k.user_id then null
         when m.id is null then '{}'::text[]
         else ${grantedTo(tx, "m")} end as minter

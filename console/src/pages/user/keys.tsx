@@ -1,8 +1,10 @@
 /**
- * A user's API keys: listed, created (the key shown once) and revoked.
- * Loaded and changed on their own, as sessions are.
+ * A user's API keys: listed, created (the key shown once, limited to a
+ * group's members if chosen) and revoked. Loaded and changed on their own,
+ * as sessions are.
  */
 import { useState } from "preact/hooks";
+import { useCan } from "../../access.ts";
 import {
   api,
   type ApiKey,
@@ -35,6 +37,8 @@ export function Keys(
   );
   const [name, setName] = useState("");
   const [expires, setExpires] = useState("");
+  const [group, setGroup] = useState("");
+  const can = useCan();
   const [created, setCreated] = useState<NewApiKey>();
   const [failure, setFailure] = useState<Failure>();
   const [busy, setBusy] = useState(false);
@@ -48,6 +52,7 @@ export function Keys(
         body: {
           name,
           ...(expires ? { expiresAt: new Date(expires).toISOString() } : {}),
+          ...(group ? { reachGroupId: Number(group) } : {}),
         },
       })
     );
@@ -56,6 +61,7 @@ export function Keys(
     setCreated(answer.data);
     setName("");
     setExpires("");
+    setGroup("");
     onChange();
     reload();
   };
@@ -101,6 +107,8 @@ export function Keys(
                 {k.expiresAt ? <Time iso={k.expiresAt} /> : "never"}; last used
                 {" "}
                 <Time iso={k.lastUsedAt} />
+                {k.reachGroupId !== null &&
+                  `; acts on the members of group ${k.reachGroupId} only`}
               </p>
               <ConfirmButton
                 label="Revoke"
@@ -134,8 +142,47 @@ export function Keys(
             onInput={(e) => setExpires(e.currentTarget.value)}
           />
         </Field>
+        {/* Groups are read with roles:manage: others mint unlimited keys. */}
+        {can("roles:manage") && (
+          <GroupLimit
+            value={group}
+            onChange={setGroup}
+          />
+        )}
         <button type="submit" disabled={busy}>Create key</button>
       </form>
     </section>
+  );
+}
+
+/** The group a new key may be limited to: its members alone, or everyone. */
+function GroupLimit(
+  { value, onChange }: { value: string; onChange: (id: string) => void },
+) {
+  const groups = useLoad(
+    (signal) => send(() => api.GET("/api/groups", { signal }), signal),
+    "groups",
+  );
+  if (!groups.reply?.ok) return null;
+  return (
+    <Field
+      label="Acts on"
+      id="key-group"
+      hint="A key limited to a group acts on its members only"
+    >
+      <select
+        id="key-group"
+        aria-describedby="key-group-hint"
+        value={value}
+        onChange={(e) => onChange(e.currentTarget.value)}
+      >
+        <option value="">Everyone the key's owner reaches</option>
+        {groups.reply.data.map((g) => (
+          <option key={g.id} value={String(g.id)}>
+            Members of {g.displayName}
+          </option>
+        ))}
+      </select>
+    </Field>
   );
 }
