@@ -7,11 +7,11 @@ import { check, failure, json, textHeader } from "../http/openapi.ts";
 import { guards, outcome, pathParam, query } from "../http/steps.ts";
 import { errorResponse } from "../http/errors.ts";
 import { parseUserId } from "../users/user.ts";
+import { UserDetailSchema } from "../users/users.schemas.ts";
 import {
   FilterQueryShape,
   ListQuerySchema,
-  UserDetailSchema,
-} from "../users/users.schemas.ts";
+} from "../users/list-query.schemas.ts";
 import { IMPORTER_NOT_ALLOWED } from "../db/imports.ts";
 import { IMPORT_LIMITS, type ImportFormat } from "./read.ts";
 
