@@ -11,6 +11,7 @@ import { noneMatch } from "../http/conditional.ts";
 import { jsonArrayBody } from "../http/json-array.ts";
 import { apiAnswers } from "../http/security-headers.ts";
 import {
+  DEFAULT_SORT,
   encodeCursor,
   type ListPosition,
   type ListQuery,
@@ -282,7 +283,10 @@ function nextLink(query: ListQuery, next: ListPosition) {
     ] as const
   ) {
     const value = query[name];
-    if (value !== undefined) params.set(name, String(value));
+    // The default order goes unsaid: the answer, tag and link of the list without it.
+    if (value !== undefined && !(name === "sort" && value === DEFAULT_SORT)) {
+      params.set(name, String(value));
+    }
   }
   params.set("after", encodeCursor(next, query.sort));
   return `</api/users?${params}>; rel="next"`;
