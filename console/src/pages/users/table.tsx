@@ -59,6 +59,7 @@ function SortHeader(
   return (
     <th
       scope="col"
+      class="sortable"
       aria-sort={active ? (down ? "descending" : "ascending") : undefined}
     >
       {children}
