@@ -164,6 +164,7 @@ const CONTRACT: Record<string, Listed[]> = {
     ...ADMIN,
     ...query(
       "limit",
+      "sort",
       "after",
       "role",
       "status",
@@ -463,7 +464,7 @@ const CONTRACT: Record<string, Listed[]> = {
   ],
   "get /api/users/export": [
     ...ADMIN,
-    ...query("include", "role", "status", "q", "ids"),
+    ...query("include", "role", "status", "q", "ids", "sort"),
     STEP_UP,
     [500, "Failed to export users"],
   ],
