@@ -1537,7 +1537,7 @@ export interface paths {
         };
         /**
          * List users
-         * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. `include=state` adds each user's `disabled`, `lastLoginAt`, `mfaEnabled` and `source`. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
+         * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), order (`sort`: by creation time or username, either way), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. `include=state` adds each user's `disabled`, `lastLoginAt`, `mfaEnabled` and `source`. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
          *
          *     Permission: `users:read`.
          *
@@ -1547,14 +1547,15 @@ export interface paths {
          *     2. 403 `Forbidden`: the caller does not hold `users:read`, or the request came from a foreign Origin.
          *     3. 403 `Second factor enrollment required`: `MFA_REQUIRED_FOR_ADMINS=true` and the caller is an admin whose session has passed no second factor (enrol one first; API keys are not held).
          *     4. 400 `Invalid query parameter: limit`: `limit` has a bad value.
-         *     5. 400 `Invalid query parameter: after`: `after` has a bad value.
-         *     6. 400 `Invalid query parameter: role`: `role` has a bad value.
-         *     7. 400 `Invalid query parameter: status`: `status` has a bad value.
-         *     8. 400 `Invalid query parameter: q`: `q` has a bad value.
-         *     9. 400 `Invalid query parameter: username`: `username` has a bad value.
-         *     10. 400 `Invalid query parameter: email`: `email` has a bad value.
-         *     11. 400 `Invalid query parameter: include`: `include` has a bad value.
-         *     12. 500 `Failed to list users`: any other failure.
+         *     5. 400 `Invalid query parameter: sort`: `sort` has a bad value.
+         *     6. 400 `Invalid query parameter: after`: `after` has a bad value.
+         *     7. 400 `Invalid query parameter: role`: `role` has a bad value.
+         *     8. 400 `Invalid query parameter: status`: `status` has a bad value.
+         *     9. 400 `Invalid query parameter: q`: `q` has a bad value.
+         *     10. 400 `Invalid query parameter: username`: `username` has a bad value.
+         *     11. 400 `Invalid query parameter: email`: `email` has a bad value.
+         *     12. 400 `Invalid query parameter: include`: `include` has a bad value.
+         *     13. 500 `Failed to list users`: any other failure.
          */
         get: operations["listUsers"];
         put?: never;
@@ -1992,7 +1993,7 @@ export interface paths {
         };
         /**
          * Export every user as NDJSON
-         * @description One JSON object a line, every user in list order (oldest first), streamed however many. `POST /api/imports` takes it back as it is. The list's filters (`role`, `status`, `q`) and `ids` narrow it to the users they match. Recorded as `users.exported` `{count, passwordHashes}` (`count`: the users matched) before the first line.
+         * @description One JSON object a line, every user in list order (oldest first, or as `sort` orders it, as the list takes it), streamed however many. `POST /api/imports` takes it back as it is. The list's filters (`role`, `status`, `q`) and `ids` narrow it to the users they match. Recorded as `users.exported` `{count, passwordHashes}` (`count`: the users matched) before the first line.
          *
          *     Permission: `users:export`.
          *
@@ -2006,8 +2007,9 @@ export interface paths {
          *     6. 400 `Invalid query parameter: status`: `status` has a bad value.
          *     7. 400 `Invalid query parameter: q`: `q` has a bad value.
          *     8. 400 `Invalid query parameter: ids`: `ids` has a bad value.
-         *     9. 403 `Recent second factor required`: `include=passwordHash`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
-         *     10. 500 `Failed to export users`: any other failure.
+         *     9. 400 `Invalid query parameter: sort`: `sort` has a bad value.
+         *     10. 403 `Recent second factor required`: `include=passwordHash`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt).
+         *     11. 500 `Failed to export users`: any other failure.
          */
         get: operations["exportUsers"];
         put?: never;
@@ -10001,7 +10003,7 @@ export interface operations {
     listUsers: {
         parameters: {
             query?: {
-                /** @description The opaque cursor of a `next` link: continue after that user. Only ever take it from a link. */
+                /** @description The opaque cursor of a `next` link: continue after that user, in the same `sort` (a cursor of another order is a bad value). Only ever take it from a link. */
                 after?: string;
                 /** @description Exact lookup under the canonical key that makes e-mails unique: an array of zero or one user. */
                 email?: string;
@@ -10013,6 +10015,8 @@ export interface operations {
                 q?: string;
                 /** @description Only users with this role. */
                 role?: "admin" | "viewer";
+                /** @description The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A). Ties by id. Read from an index in that order, so every page costs the same at a million users. */
+                sort?: "createdAt" | "-createdAt" | "username" | "-username";
                 /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
                 status?: "active" | "disabled";
                 /** @description Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`, `STRASSE` finds `straße`): an array of zero or one user. */
@@ -10027,7 +10031,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The users asked for, oldest first */
+            /** @description The users asked for, in the list's order (oldest first unless `sort` says otherwise) */
             200: {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
@@ -10051,7 +10055,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description One of checks 4-11 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-12 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10060,7 +10064,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid query parameter: limit" | "Invalid query parameter: after" | "Invalid query parameter: role" | "Invalid query parameter: status" | "Invalid query parameter: q" | "Invalid query parameter: username" | "Invalid query parameter: email" | "Invalid query parameter: include";
+                        error: "Invalid query parameter: limit" | "Invalid query parameter: sort" | "Invalid query parameter: after" | "Invalid query parameter: role" | "Invalid query parameter: status" | "Invalid query parameter: q" | "Invalid query parameter: username" | "Invalid query parameter: email" | "Invalid query parameter: include";
                     };
                 };
             };
@@ -10233,7 +10237,7 @@ export interface operations {
     listUsersHead: {
         parameters: {
             query?: {
-                /** @description The opaque cursor of a `next` link: continue after that user. Only ever take it from a link. */
+                /** @description The opaque cursor of a `next` link: continue after that user, in the same `sort` (a cursor of another order is a bad value). Only ever take it from a link. */
                 after?: string;
                 /** @description Exact lookup under the canonical key that makes e-mails unique: an array of zero or one user. */
                 email?: string;
@@ -10245,6 +10249,8 @@ export interface operations {
                 q?: string;
                 /** @description Only users with this role. */
                 role?: "admin" | "viewer";
+                /** @description The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A). Ties by id. Read from an index in that order, so every page costs the same at a million users. */
+                sort?: "createdAt" | "-createdAt" | "username" | "-username";
                 /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
                 status?: "active" | "disabled";
                 /** @description Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`, `STRASSE` finds `straße`): an array of zero or one user. */
@@ -10259,7 +10265,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The users asked for, oldest first */
+            /** @description The users asked for, in the list's order (oldest first unless `sort` says otherwise) */
             200: {
                 headers: {
                     /** @description Strong entity tag of this answer; send it as `If-None-Match` to get 304 while nothing changed. */
@@ -10281,7 +10287,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description One of checks 4-11 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-12 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -11707,6 +11713,8 @@ export interface operations {
                 q?: string;
                 /** @description Only users with this role. */
                 role?: "admin" | "viewer";
+                /** @description The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A). Ties by id. Read from an index in that order, so every page costs the same at a million users. */
+                sort?: "createdAt" | "-createdAt" | "username" | "-username";
                 /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
                 status?: "active" | "disabled";
             };
@@ -11726,7 +11734,7 @@ export interface operations {
                     "application/x-ndjson": components["schemas"]["ExportedUser"];
                 };
             };
-            /** @description One of checks 4-8 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-9 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -11735,7 +11743,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {string} */
-                        error: "Invalid query parameter: include" | "Invalid query parameter: role" | "Invalid query parameter: status" | "Invalid query parameter: q" | "Invalid query parameter: ids";
+                        error: "Invalid query parameter: include" | "Invalid query parameter: role" | "Invalid query parameter: status" | "Invalid query parameter: q" | "Invalid query parameter: ids" | "Invalid query parameter: sort";
                     };
                 };
             };
@@ -11752,7 +11760,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description One of checks 2, 3, 9 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 10 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -11791,6 +11799,8 @@ export interface operations {
                 q?: string;
                 /** @description Only users with this role. */
                 role?: "admin" | "viewer";
+                /** @description The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A). Ties by id. Read from an index in that order, so every page costs the same at a million users. */
+                sort?: "createdAt" | "-createdAt" | "username" | "-username";
                 /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
                 status?: "active" | "disabled";
             };
@@ -11808,7 +11818,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description One of checks 4-8 in the operation's description fails (each example says when) */
+            /** @description One of checks 4-9 in the operation's description fails (each example says when) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -11824,7 +11834,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description One of checks 2, 3, 9 in the operation's description fails (each example says when) */
+            /** @description One of checks 2, 3, 10 in the operation's description fails (each example says when) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];

@@ -171,6 +171,7 @@ const CONTRACT: Record<string, Listed[]> = {
     ...ADMIN,
     ...query(
       "limit",
+      "sort",
       "after",
       "role",
       "status",
@@ -471,7 +472,7 @@ const CONTRACT: Record<string, Listed[]> = {
   ],
   "get /api/users/export": [
     ...ADMIN,
-    ...query("include", "role", "status", "q", "ids"),
+    ...query("include", "role", "status", "q", "ids", "sort"),
     STEP_UP,
     [500, "Failed to export users"],
   ],

@@ -1,6 +1,7 @@
 /**
  * The users list and the user page as an admin uses them, in Chromium:
- * each user's state on the list, the total, sorting, exports, bulk actions
+ * each user's state on the list, the total, sorting (the whole list, page
+ * after page, by a column header), exports, bulk actions
  * asked first and summed up; a provisioned user's origin and the warning
  * by their role; the provisioning page's base URL; what the user page's
  * forms say. Each change is checked through the API, each page with axe.
@@ -22,6 +23,7 @@ import {
   someone,
 } from "./support/console.ts";
 import { withTool } from "./support/conditions.ts";
+import { seedUsers } from "./support/seed.ts";
 import { createConnection, GROUP_SCHEMA, scimClient } from "./scim_support.ts";
 import type { TestService } from "./support/service.ts";
 
@@ -87,13 +89,13 @@ Deno.test(withTool(
     await accessible(page, "the users list with state");
     await shot(page, "users-state");
 
-    // Sorted: the page reorders.
+    // Sorted: the list is asked again in that order.
     await page.getByLabel("Sort", { exact: true }).selectOption("-username");
     await eventually(
       async () => (await rows(page)).join() === "cyd,bob,ann,admin",
       "Z to A",
     );
-    await page.getByLabel("Sort", { exact: true }).selectOption("created");
+    await page.getByLabel("Sort", { exact: true }).selectOption("createdAt");
     await eventually(
       async () => (await rows(page)).join() === "admin,ann,bob,cyd",
       "oldest first",
@@ -285,5 +287,79 @@ Deno.test(withTool(
     assertEquals((await detail(svc, dana.id)).status, 404);
     await accessible(page, "the list after a deletion");
     clean(c);
+  },
+));
+
+/** Code point order, as the API compares canonical usernames (these are ASCII, lower case). */
+const byCodePoint = (a: string, b: string) => a < b ? -1 : a > b ? 1 : 0;
+
+Deno.test(withTool(
+  "a column header orders the whole users list through the API, across its pages, and says so in aria-sort",
+  CHROMIUM_TOOL,
+  async () => {
+    await using c = await openConsole();
+    const { svc, page } = c;
+    // 61 users: the admin, then user2..user61, oldest first: two pages of 50.
+    await seedUsers(svc.sql, 61);
+    const listed = await svc.admin.get("/api/users");
+    assert(listed.ok);
+    const all = listed.data.map((u) => u.username);
+    assertEquals(all.length, 61);
+    await signIn(page, svc.baseUrl);
+    await page.getByText("61 users", { exact: true }).waitFor();
+    const header = (name: string) =>
+      page.locator("table.list thead th", {
+        has: page.getByRole("button", { name, exact: true }),
+      });
+    const shows = async (want: string[], what: string) =>
+      await eventually(
+        async () => (await rows(page)).join() === want.join(),
+        what,
+      );
+    /** Both pages, by the pager's Next: the order the whole list is in. */
+    const bothPages = async (want: string[], what: string) => {
+      await shows(want.slice(0, 50), `${what}, first page`);
+      await page.getByRole("button", { name: "Next", exact: true }).click();
+      await shows(want.slice(50), `${what}, second page`);
+    };
+    assertEquals(
+      await header("Created").getAttribute("aria-sort"),
+      "ascending",
+    );
+    assertEquals(await header("Username").getAttribute("aria-sort"), null);
+    await bothPages(all, "oldest first");
+
+    // Created again: newest first, from the newest of all (not of a page).
+    await page.getByRole("button", { name: "Created", exact: true }).click();
+    await eventually(
+      async () =>
+        (await header("Created").getAttribute("aria-sort")) === "descending",
+      "aria-sort descending",
+    );
+    await bothPages(all.toReversed(), "newest first");
+
+    // Username: A to Z over the whole list, then Z to A.
+    const byName = all.toSorted(byCodePoint);
+    await page.getByRole("button", { name: "Username", exact: true }).click();
+    await eventually(
+      async () =>
+        (await header("Username").getAttribute("aria-sort")) === "ascending",
+      "aria-sort ascending",
+    );
+    assertEquals(await header("Created").getAttribute("aria-sort"), null);
+    await bothPages(byName, "A to Z");
+    assert(page.url().includes("sort=username"), page.url());
+    await page.getByRole("button", { name: "Username", exact: true }).click();
+    await eventually(
+      async () =>
+        (await header("Username").getAttribute("aria-sort")) === "descending",
+      "aria-sort descending",
+    );
+    await bothPages(byName.toReversed(), "Z to A");
+    assertEquals(
+      await page.getByLabel("Sort", { exact: true }).inputValue(),
+      "-username",
+    );
+    await accessible(page, "the users list sorted by a column");
   },
 ));

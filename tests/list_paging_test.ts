@@ -158,7 +158,7 @@ Deno.test("role, q, username and email filter the list, combine, and keep the li
   assertEquals(await get({ q: "ali", role: "viewer" }), [carol.id]);
   assertEquals(await get({ username: "alice", role: "viewer" }), []);
   // Unknown parameters are ignored.
-  assertEquals((await get({ sort: "name", page: "2" })).length, 4);
+  assertEquals((await get({ order: "name", page: "2" })).length, 4);
 
   const one = await svc.admin.GET("/api/users", {
     params: { query: { username: "BOB" } },

@@ -15,7 +15,7 @@ import { bodyTooLarge, check, failure, json } from "../http/openapi.ts";
 import { body, load, outcome, pathParam } from "../http/steps.ts";
 import { codePoints } from "../users/account-rules.ts";
 import { parseUserId } from "../users/user.ts";
-import { userId, userNotFound } from "../users/users.routes.ts";
+import { userId, userNotFound } from "../users/user-steps.ts";
 import { IdParam, OkSchema } from "../users/users.schemas.ts";
 
 /** How far ahead a key's `expiresAt` may lie. */

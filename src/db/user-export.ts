@@ -3,7 +3,9 @@ import { auditEvents } from "../audit/events.ts";
 import { disabledNow } from "./account-state.ts";
 import { recordAudit } from "./audit.ts";
 import { iso } from "./time.ts";
-import { createUserList, type UserFilter } from "./user-list.ts";
+import { createUserList } from "./user-list.ts";
+import type { UserFilter } from "./user-filter.ts";
+import type { ListSort } from "../users/listing.ts";
 import type { CallerRefusal, CallerWrite, Writer } from "./write.ts";
 import { accountColumns, profileColumns } from "./user-rows.ts";
 
@@ -65,9 +67,14 @@ export function createUserExport(
     exportNdjson(
       passwordHashes: boolean,
       filter: UserFilter = {},
+      sort?: ListSort,
     ): AsyncIterable<string> {
       return createUserList(sql, exported(passwordHashes), "\n").listJson(
         filter,
+        undefined,
+        undefined,
+        undefined,
+        sort,
       );
     },
   };

@@ -1,27 +1,12 @@
 import type { PendingQuery, Row, Sql, TransactionSql } from "postgres";
-import { canonicalKey, lowerCaseKey } from "../users/canonical.ts";
-import type { ListPosition } from "../users/listing.ts";
-import type { Role } from "../users/user.ts";
-import type { Reach } from "../auth/permissions.ts";
-import { disabledNow, disableExpired } from "./account-state.ts";
-import { reachedIds } from "./reach.ts";
-
-/** Which users a list holds; every field given must hold (AND). */
-export interface UserFilter {
-  role?: Role;
-  /** Disabled now, or not (src/db/account-state.ts). */
-  status?: "active" | "disabled";
-  /** Contained in the lower-case form of username, name or e-mail. */
-  q?: string;
-  /** Exact, under the canonical key. */
-  username?: string;
-  /** Exact, under the canonical key. */
-  email?: string;
-  /** Only these users (an export of a selection). */
-  ids?: number[];
-  /** Whom the caller reaches (reach.ts); absent: everyone. */
-  reach?: Reach;
-}
+import {
+  DEFAULT_SORT,
+  type ListPosition,
+  type ListSort,
+} from "../users/listing.ts";
+import { disableExpired } from "./account-state.ts";
+import { type UserFilter, whereOf } from "./user-filter.ts";
+import { type Fragment, type Part, partsOf } from "./user-order.ts";
 
 /** A count is exact up to this many users; past it, the planner's estimate. */
 export const COUNT_EXACT = 10_000;
@@ -43,39 +28,24 @@ export interface ListPage {
   next?: ListPosition;
 }
 
-/**
- * The condition "the user's username (or e-mail) is this value under the
- * canonical key": `*_fold`, or, in a row an older release wrote whose new
- * keys are not computed yet, the lower-case key it did write.
- */
-export function sameIdentity(
-  sql: Sql,
-  field: "username" | "email",
-  value: string,
-) {
-  const fold = sql(`${field}_fold`);
-  const lower = sql(`${field}_key`);
-  return sql`(users.${fold} = ${canonicalKey(value)}
-    or (users.${fold} is null and users.${lower} = ${lowerCaseKey(value)}))`;
-}
-
 /** Rows per statement of the streamed list: its memory bound. */
 export const LIST_BATCH = 2000;
 
 /**
  * The list's SQL. Every read is one short statement on a pooled connection
- * that returns to the pool when it ends: keyset batches by (created_at, id),
- * never a cursor or transaction held while a client reads. So a slow or
- * stalled client holds no connection, and no statement outlives the
- * statement timeout however long the list.
+ * that returns to the pool when it ends: keyset batches in the order's
+ * index (user-order.ts), never a cursor or transaction held while a client
+ * reads. So a slow or stalled client holds no connection, and no statement
+ * outlives the statement timeout however long the list.
  *
  * What a reader of a list in several statements (a streamed list, a page
- * walk) sees while others write: each user at most once, in order; every
- * user that existed from the first statement to the last and matched the
- * filter throughout; each user as it was when its own batch was read; users
- * created meanwhile only if their creation sorts after the reader's place
- * (so usually yes, as creation times grow), users deleted meanwhile only if
- * their batch was read before the deletion.
+ * walk) sees while others write: each user at most once, in order (by
+ * username, a user renamed meanwhile from before the reader's place to
+ * after it, once more); every user that existed from the first statement
+ * to the last and matched the filter throughout; each user as it was when
+ * its own batch was read; users created meanwhile only if they sort after
+ * the reader's place (oldest first, usually yes, as creation times grow),
+ * users deleted meanwhile only if their batch was read before the deletion.
  *
  * `user` is the store's one mapping from a users row to what the service
  * shows, which PostgreSQL serialises as JSON (row_to_json writes what
@@ -93,88 +63,64 @@ export function createUserList(
   const itemsOf = (shape: ListShape) =>
     shape === "state" && withState ? withState : user;
 
-  const where = (filter: UserFilter, after?: ListPosition) => {
-    const conditions = [];
-    // A limited reach is read from the membership, by group (reach.ts):
-    // the users it names, not a walk of every user.
-    if (filter.reach && filter.reach !== "all") {
-      conditions.push(
-        sql`users.id = any(${reachedIds(sql, filter.reach.groupIds)})`,
-      );
-    }
-    if (filter.role) conditions.push(sql`users.role = ${filter.role}`);
-    // `disabled` reads the index of disabled users in list order (migration
-    // 016); `active` the list's own order, skipping the few disabled.
-    if (filter.status === "disabled") conditions.push(disabledNow(sql));
-    if (filter.status === "active") {
-      conditions.push(sql`not ${disabledNow(sql)}`);
-    }
-    if (filter.username !== undefined) {
-      conditions.push(sameIdentity(sql, "username", filter.username));
-    }
-    if (filter.email !== undefined) {
-      conditions.push(sameIdentity(sql, "email", filter.email));
-    }
-    if (filter.q !== undefined) {
-      // Answered by the trigram index users_search (migration 004).
-      const pattern = `%${lowerCaseKey(filter.q).replace(/[\\%_]/g, "\\$&")}%`;
-      conditions.push(sql`(users.username_key like ${pattern}
-        or users.name_key like ${pattern} or users.email_key like ${pattern})`);
-    }
-    if (filter.ids !== undefined) {
-      conditions.push(sql`users.id = any(${filter.ids}::int[])`);
-    }
-    if (after) {
-      // Exact: microseconds times an interval of one stay integral in a double.
-      conditions.push(sql`(users.created_at, users.id) >
-        (timestamptz 'epoch' + ${after.at}::int8 * interval '1 microsecond', ${after.id}::int)`);
-    }
-    if (conditions.length === 0) return sql``;
-    return sql`where ${
-      conditions.reduce((all, c, i) => i === 0 ? c : sql`${all} and ${c}`)
-    }`;
-  };
+  const where = (filter: UserFilter, place?: Fragment) =>
+    whereOf(sql, filter, place);
 
   /**
-   * Up to `n` matching users after `after`, in list order, as rows of two
-   * columns: each user's JSON, as PostgreSQL wrote it, and, for the
-   * `mark`-th row only, its position (`<microseconds>.<id>`), where the next
-   * read starts. A row per user rather than one aggregate: joining the JSON
-   * in PostgreSQL (string_agg) cost its backend more than the rest of the
-   * statement. The window counts the rows in the subquery's order, which
-   * the outer level keeps (no join, no order of its own), so only one
-   * row's position is computed.
+   * Up to `n` matching users of one part of an order (`partsOf`), as rows
+   * of two columns: each user's JSON, as PostgreSQL wrote it, and, for the
+   * `mark`-th row only, its position (`<id>.<key>`, or `<id>` without a
+   * key), where the next read starts. A row per user rather than one
+   * aggregate: joining the JSON in PostgreSQL (string_agg) cost its backend
+   * more than the rest of the statement. The window counts the rows in the
+   * subquery's order, which the outer level keeps (no join, no order of its
+   * own), so only one row's position is computed.
    */
   const select = (
     filter: UserFilter,
-    after: ListPosition | undefined,
+    part: Part,
     n: number,
     mark: number,
     shape: ListShape,
   ) =>
     sql`
       select b.json, case when row_number() over () = ${mark}
-        then (extract(epoch from b.created_at) * 1000000)::int8::text
-          || '.' || b.id end
+        then b.id || coalesce('.' || ${part.key}, '') end
       from (
-        select row_to_json(u)::text as json, users.created_at, users.id
+        select row_to_json(u)::text as json, users.created_at,
+          users.username_fold, users.id
         from users, lateral (select ${itemsOf(shape)}) u
-        ${where(filter, after)}
-        order by users.created_at, users.id
+        ${where(filter, part.place)}
+        order by ${part.order}
         limit ${n}) b`;
 
-  /** `select`'s rows as texts (a page). */
+  /**
+   * Up to `n` matching users after `after` in `sort`, read part by part
+   * until `n` are found, as rows of `select`, the `mark`-th row's position
+   * among them.
+   */
   const rows = async (
     filter: UserFilter,
+    sort: ListSort,
     after: ListPosition | undefined,
     n: number,
     mark: number,
     shape: ListShape,
-  ) =>
-    await select(filter, after, n, mark, shape).values() as unknown as [
-      string,
-      string | null,
-    ][];
+  ) => {
+    const found: [string, string | null][] = [];
+    for (const part of partsOf(sql, sort, after)) {
+      if (found.length >= n) break;
+      const more = await select(
+        filter,
+        part,
+        n - found.length,
+        mark - found.length,
+        shape,
+      ).values() as unknown as [string, string | null][];
+      found.push(...more);
+    }
+    return found;
+  };
 
   const separatorBytes = new TextEncoder().encode(separator);
   const decoder = new TextDecoder();
@@ -195,6 +141,7 @@ export function createUserList(
    */
   const batch = async (
     filter: UserFilter,
+    sort: ListSort,
     after: ListPosition | undefined,
     n: number,
     shape: ListShape,
@@ -203,7 +150,7 @@ export function createUserList(
     let used = 0;
     let count = 0;
     let mark: string | undefined;
-    await select(filter, after, n, n, shape).raw().forEach((row) => {
+    const take = (row: unknown) => {
       const [json, position] = row as unknown as [Uint8Array, Uint8Array];
       const sep = count === 0 ? 0 : separatorBytes.length;
       if (used + sep + json.length > out.length) {
@@ -221,7 +168,12 @@ export function createUserList(
       used += json.length;
       count++;
       if (position !== null) mark = decoder.decode(position);
-    });
+    };
+    for (const part of partsOf(sql, sort, after)) {
+      if (count >= n) break;
+      await select(filter, part, n - count, n - count, shape).raw()
+        .forEach(take);
+    }
     const text = decoder.decode(out.subarray(0, used));
     // Kept for the next batch; a failed statement's is left to the collector.
     if (spare.length < 16) spare.push(out);
@@ -230,8 +182,10 @@ export function createUserList(
 
   /** The position a row of `rows` carries. */
   const positionOf = (mark: string): ListPosition => {
-    const [at, id] = mark.split(".");
-    return { at, id: Number(id) };
+    const dot = mark.indexOf(".");
+    return dot < 0
+      ? { at: null, id: Number(mark) }
+      : { at: mark.slice(dot + 1), id: Number(mark.slice(0, dot)) };
   };
 
   return {
@@ -284,6 +238,7 @@ export function createUserList(
       after?: ListPosition,
       batchSize = LIST_BATCH,
       shape: ListShape = "user",
+      sort: ListSort = DEFAULT_SORT,
     ): AsyncIterable<string> {
       let position = after;
       let done = false;
@@ -293,7 +248,13 @@ export function createUserList(
         [Symbol.asyncIterator]: () => ({
           async next(): Promise<IteratorResult<string>> {
             if (done) return { done: true, value: undefined };
-            const found = await batch(filter, position, batchSize, shape);
+            const found = await batch(
+              filter,
+              sort,
+              position,
+              batchSize,
+              shape,
+            );
             // A short batch is the last: no statement to learn that nothing follows.
             if (found.count < batchSize) done = true;
             if (found.count === 0) return { done: true, value: undefined };
@@ -340,14 +301,18 @@ export function createUserList(
       return n;
     },
 
-    /** At most `limit` matching users after `after`, in one statement. */
+    /**
+     * At most `limit` matching users after `after` in `sort`, in one
+     * statement (two where the page reaches users without a username key).
+     */
     async listPage(
       filter: UserFilter,
       after: ListPosition | undefined,
       limit: number,
       shape: ListShape = "user",
+      sort: ListSort = DEFAULT_SORT,
     ): Promise<ListPage> {
-      const found = await rows(filter, after, limit + 1, limit, shape);
+      const found = await rows(filter, sort, after, limit + 1, limit, shape);
       const page = found.length <= limit ? found : found.slice(0, limit);
       return {
         rows: page.map((r) => r[0]),

@@ -3,7 +3,7 @@ import { auditEvents } from "../audit/events.ts";
 import type { User } from "../users/user.ts";
 import { recordAudit } from "./audit.ts";
 import { clearLoginFailures } from "./throttle.ts";
-import { sameIdentity } from "./user-list.ts";
+import { sameIdentity } from "./user-filter.ts";
 import {
   identityKeys,
   isUniqueViolation,

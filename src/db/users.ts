@@ -10,7 +10,8 @@ import type { User } from "../users/user.ts";
 import type { Reach } from "../auth/permissions.ts";
 import { inReach, reachedIds } from "./reach.ts";
 import { disabledNow } from "./account-state.ts";
-import { createUserList, sameIdentity } from "./user-list.ts";
+import { createUserList } from "./user-list.ts";
+import { sameIdentity } from "./user-filter.ts";
 import {
   type DetailRow,
   type FoundUser,

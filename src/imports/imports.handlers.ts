@@ -125,7 +125,7 @@ export function createImportHandlers(
    * reads: no statement or connection is held between batches.
    */
   const exportUsers: Handler<"exportUsers"> = async (c, { query }) => {
-    const { include, ...filter } = query;
+    const { include, sort, ...filter } = query;
     const passwordHashes = include === "passwordHash";
     const reach = reachOf(c.get("caller").access, "users:export");
     const recorded = await store.imports.recordExport(
@@ -137,7 +137,7 @@ export function createImportHandlers(
     const batches = store.imports.exportNdjson(passwordHashes, {
       ...filter,
       reach,
-    })[
+    }, sort)[
       Symbol.asyncIterator
     ]();
     let newline = false;

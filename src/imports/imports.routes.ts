@@ -7,7 +7,11 @@ import { check, failure, json, textHeader } from "../http/openapi.ts";
 import { guards, outcome, pathParam, query } from "../http/steps.ts";
 import { errorResponse } from "../http/errors.ts";
 import { parseUserId } from "../users/user.ts";
-import { FilterQueryShape, UserDetailSchema } from "../users/users.schemas.ts";
+import { UserDetailSchema } from "../users/users.schemas.ts";
+import {
+  FilterQueryShape,
+  ListQuerySchema,
+} from "../users/list-query.schemas.ts";
 import { IMPORTER_NOT_ALLOWED } from "../db/imports.ts";
 import { IMPORT_LIMITS, type ImportFormat } from "./read.ts";
 
@@ -266,6 +270,7 @@ const ExportQuerySchema = z.object({
       description:
         "Only these users: 1..1000 user ids, comma-separated (an export of a selection); ids of no user are skipped.",
     }),
+  sort: ListQuerySchema.shape.sort,
 });
 
 export const exportUsers = adminRoute({
@@ -276,7 +281,7 @@ export const exportUsers = adminRoute({
   tags,
   summary: "Export every user as NDJSON",
   description:
-    "One JSON object a line, every user in list order (oldest first), streamed however many. `POST /api/imports` takes it back as it is. The list's filters (`role`, `status`, `q`) and `ids` narrow it to the users they match. Recorded as `users.exported` `{count, passwordHashes}` (`count`: the users matched) before the first line.",
+    "One JSON object a line, every user in list order (oldest first, or as `sort` orders it, as the list takes it), streamed however many. `POST /api/imports` takes it back as it is. The list's filters (`role`, `status`, `q`) and `ids` narrow it to the users they match. Recorded as `users.exported` `{count, passwordHashes}` (`count`: the users matched) before the first line.",
   responses: {
     200: {
       description: "Every user, one a line",

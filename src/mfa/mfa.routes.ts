@@ -18,7 +18,7 @@ import {
   textHeader,
 } from "../http/openapi.ts";
 import { body, outcome, pathParam } from "../http/steps.ts";
-import { userId, userNotFound } from "../users/users.routes.ts";
+import { userId, userNotFound } from "../users/user-steps.ts";
 import { AccountSchema, IdParam, OkSchema } from "../users/users.schemas.ts";
 import { parseUserId } from "../users/user.ts";
 import {

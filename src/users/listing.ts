@@ -1,13 +1,36 @@
 import { USER_ID_MAX } from "./user.ts";
 
 /**
- * A place in the list's order: a user's creation time in microseconds since
- * the epoch (the column's full precision, which the JSON's milliseconds lack)
- * and id. A list "after" it holds the users that sort after that user.
+ * The list's orders (`sort`): by creation time or by the canonical username
+ * (the key its unique index orders, `username_fold`), `-` for the reverse;
+ * ties, and the order of users of one creation time, by id.
+ */
+export const LIST_SORTS = [
+  "createdAt",
+  "-createdAt",
+  "username",
+  "-username",
+] as const;
+export type ListSort = typeof LIST_SORTS[number];
+export const DEFAULT_SORT: ListSort = "createdAt";
+
+/**
+ * A place in a list's order: a user's key in that order and id. The key is
+ * the creation time in microseconds since the epoch (the column's full
+ * precision, which the JSON's milliseconds lack), or the canonical username;
+ * null for a user whose canonical key is not written yet (a row an older
+ * release inserted: it sorts after every keyed one, by id). A list "after"
+ * it holds the users that sort after that user.
  */
 export interface ListPosition {
-  at: string;
+  at: string | null;
   id: number;
+}
+
+/** What a cursor names: a place, and the order it is a place in. */
+export interface ListCursor {
+  sort: ListSort;
+  position: ListPosition;
 }
 
 /**
@@ -51,7 +74,8 @@ export function versionsOf(id: number, tags: string[]): string[] {
 
 export interface ListQuery {
   limit?: number;
-  after?: ListPosition;
+  sort?: ListSort;
+  after?: ListCursor;
   role?: string;
   status?: string;
   q?: string;
@@ -70,13 +94,17 @@ export interface ListQuery {
 export function listTag(version: string, query: ListQuery): string {
   const asked = [
     query.limit,
-    query.after?.at,
-    query.after?.id,
+    query.after?.position.at,
+    query.after?.position.id,
     query.role,
     query.q,
     query.username,
     query.email,
-    // Only when given, so the tags of queries without it stay as they were.
+    // Only when given, so the tags of queries without it stay as they were
+    // (the default order is the list's answer without `sort`).
+    ...(query.sort === undefined || query.sort === DEFAULT_SORT
+      ? []
+      : [`sort=${query.sort}`]),
     ...(query.status === undefined ? [] : [query.status]),
     ...(query.include === undefined ? [] : [`include=${query.include}`]),
     ...(query.reach === undefined ? [] : [query.reach]),
@@ -95,24 +123,59 @@ function fnv1a(text: string): string {
   return (h >>> 0).toString(16).padStart(8, "0");
 }
 
-/** The `after` cursor: opaque to clients, a list position to the service. */
-export function encodeCursor(p: ListPosition): string {
-  return btoa(`${p.at}.${p.id}`).replaceAll("+", "-").replaceAll("/", "_")
-    .replaceAll("=", "");
+/**
+ * The `after` cursor: opaque to clients, a place in an order to the
+ * service. The default order's is `<microseconds>.<id>` (as before there
+ * were others); another's `<sort>:<id>` and `:<key>` when there is one,
+ * as UTF-8, in URL-safe base64.
+ */
+export function encodeCursor(
+  p: ListPosition,
+  sort: ListSort = DEFAULT_SORT,
+): string {
+  const text = sort === DEFAULT_SORT
+    ? `${p.at}.${p.id}`
+    : `${sort}:${p.id}${p.at === null ? "" : `:${p.at}`}`;
+  const bytes = new TextEncoder().encode(text);
+  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-")
+    .replaceAll("/", "_").replaceAll("=", "");
 }
 
-export function decodeCursor(cursor: string): ListPosition | undefined {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(cursor)) return undefined;
+/** Long enough for any canonical username's key, which NFKC can lengthen. */
+const CURSOR_MAX = 4096;
+
+export function decodeCursor(cursor: string): ListCursor | undefined {
+  if (!new RegExp(`^[A-Za-z0-9_-]{1,${CURSOR_MAX}}$`).test(cursor)) {
+    return undefined;
+  }
   let text: string;
   try {
-    text = atob(cursor.replaceAll("-", "+").replaceAll("_", "/"));
+    const binary = atob(cursor.replaceAll("-", "+").replaceAll("_", "/"));
+    text = new TextDecoder("utf-8", { fatal: true }).decode(
+      Uint8Array.from(binary, (ch) => ch.charCodeAt(0)),
+    );
   } catch {
     return undefined;
   }
-  const m = /^(-?[0-9]{1,18})\.([0-9]{1,10})$/.exec(text);
-  if (!m || !microsecondsInRange(m[1])) return undefined;
+  const old = /^(-?[0-9]{1,18})\.([0-9]{1,10})$/.exec(text);
+  if (old) {
+    const id = Number(old[2]);
+    return microsecondsInRange(old[1]) && id <= USER_ID_MAX
+      ? { sort: DEFAULT_SORT, position: { at: old[1], id } }
+      : undefined;
+  }
+  const m = /^(-createdAt|username|-username):([0-9]{1,10})(?::(.*))?$/s
+    .exec(text);
+  if (!m) return undefined;
+  const sort = m[1] as ListSort;
   const id = Number(m[2]);
-  return id <= USER_ID_MAX ? { at: m[1], id } : undefined;
+  const at = m[3] ?? null;
+  if (id > USER_ID_MAX) return undefined;
+  // A time is always there and a number; a username's key may be absent.
+  if (sort === "-createdAt" && (at === null || !microsecondsInRange(at))) {
+    return undefined;
+  }
+  return { sort, position: { at, id } };
 }
 
 /**

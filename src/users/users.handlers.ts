@@ -11,6 +11,7 @@ import { noneMatch } from "../http/conditional.ts";
 import { jsonArrayBody } from "../http/json-array.ts";
 import { apiAnswers } from "../http/security-headers.ts";
 import {
+  DEFAULT_SORT,
   encodeCursor,
   type ListPosition,
   type ListQuery,
@@ -45,7 +46,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
    * streamed in batches, so memory stays flat however many users match.
    */
   const list: Handler<"list"> = async (c, { query }) => {
-    const { limit, after, include, ...asked } = query;
+    const { limit, after, include, sort, ...asked } = query;
     const shape = include ?? "user";
     const reach = reachOf(c.get("caller").access, "users:read");
     const filter = { ...asked, reach };
@@ -75,7 +76,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
     let body: string | ReadableStream<Uint8Array>;
     if (limit === undefined) {
       body = await jsonArrayBody(
-        store.users.listJson(filter, after, undefined, shape),
+        store.users.listJson(filter, after?.position, undefined, shape, sort),
         (cause) =>
           c.get("log").error("list stream failed after the first byte", {
             requestId: c.get("requestId"),
@@ -83,7 +84,13 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
           }),
       );
     } else {
-      const page = await store.users.listPage(filter, after, limit, shape);
+      const page = await store.users.listPage(
+        filter,
+        after?.position,
+        limit,
+        shape,
+        sort,
+      );
       body = `[${page.rows.join(",")}]`;
       if (page.next) headers.Link = nextLink(query, page.next);
     }
@@ -266,6 +273,7 @@ function nextLink(query: ListQuery, next: ListPosition) {
   for (
     const name of [
       "limit",
+      "sort",
       "role",
       "status",
       "q",
@@ -275,8 +283,11 @@ function nextLink(query: ListQuery, next: ListPosition) {
     ] as const
   ) {
     const value = query[name];
-    if (value !== undefined) params.set(name, String(value));
+    // The default order goes unsaid: the answer, tag and link of the list without it.
+    if (value !== undefined && !(name === "sort" && value === DEFAULT_SORT)) {
+      params.set(name, String(value));
+    }
   }
-  params.set("after", encodeCursor(next));
+  params.set("after", encodeCursor(next, query.sort));
   return `</api/users?${params}>; rel="next"`;
 }

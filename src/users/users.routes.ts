@@ -1,6 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import type { Caller } from "../auth/caller.ts";
-import { anyReach } from "../auth/permissions.ts";
 import {
   adminRoute,
   changingAdmin,
@@ -21,16 +19,7 @@ import {
   idempotentRun,
   REPLAYED_HEADER,
 } from "../http/idempotency.ts";
-import { errorResponse } from "../http/errors.ts";
-import {
-  body,
-  guards,
-  ifMatch,
-  load,
-  outcome,
-  pathParam,
-  query,
-} from "../http/steps.ts";
+import { body, ifMatch, outcome, query } from "../http/steps.ts";
 import {
   ACCOUNT_CHECKS,
   EMAIL_CHECKS,
@@ -38,87 +27,38 @@ import {
   NAME_CHECKS,
   PASSWORD_CHECKS,
 } from "./account-checks.ts";
-import { parseUserId } from "./user.ts";
+import {
+  makingAdmin,
+  notSelf,
+  preconditionFailed,
+  RECHECK,
+  userExists,
+  userId,
+  userNotFound,
+} from "./user-steps.ts";
 
 import {
   AccountSchema,
-  CountQuerySchema,
   CreateUserSchema,
   DisableUserSchema,
-  EndedSchema,
   ETAG_HEADER,
   IdParam,
   IfMatch,
   IfNoneMatch,
-  ListQuerySchema,
   notModified,
   OkSchema,
-  parseSessionId,
   PROFILE_CHECKS,
-  SessionParams,
-  SessionSchema,
   tags,
   UpdateUserSchema,
-  UserCountSchema,
   UserDetailSchema,
   UserListItemSchema,
   UserSchema,
 } from "./users.schemas.ts";
-
-/** Checked in the write itself, after the id. */
-const preconditionFailed = check(
-  412,
-  MSG.preconditionFailed,
-  "`If-Match` names another version of the user: it changed since it was read",
-);
-
-export const userNotFound = check(
-  404,
-  MSG.userNotFound,
-  "no user has the id (also for ids that cannot exist), or the user is outside the caller's reach (docs/delegation.md: an assignment limited to a group's members)",
-);
-
-/** `{id}` as a user's id: 404 for what cannot be one (`abc`, `1.5`, `-1`, out of range). */
-export const userId = pathParam("id", parseUserId, userNotFound);
-
-/** 400 when `{id}` is the caller's own, decided before any lookup (a bad id cannot be the caller's). */
-const notSelf = (
-  message: typeof MSG.cannotDeleteSelf | typeof MSG.cannotDisableSelf,
-) =>
-  guards([
-    check(
-      400,
-      message,
-      "the id is the caller's own (decided before any lookup)",
-    ),
-  ], (c) =>
-    parseUserId(c.req.param("id") ?? "") === c.get("caller").account.id
-      ? errorResponse(c, 400, message)
-      : undefined);
-
-/** 404 unless the user of `{id}` exists: a lookup the contract makes before reading the body. */
-export const userExists = load(
-  "found",
-  userNotFound,
-  // Outside all the caller reaches, no user: the write decides by the
-  // permission the request needs (write.ts's checkCaller).
-  (store, got) =>
-    store.users.get(
-      got.id as number,
-      (got.caller as Caller).account.id === got.id
-        ? "all"
-        : anyReach((got.caller as Caller).access),
-    ),
-);
-
-/** Making someone an admin (creating one, or a role change to admin) steps up; known only once the body is read. */
-const makingAdmin = stepUp(
-  "`role` is `admin`, the caller has a second factor and their session has not passed it within `MFA_STEP_UP_SECONDS` (see `POST /api/auth/step-up`; API keys are exempt)",
-  (got) => (got.body as { role?: string | null }).role === "admin",
-);
-
-const RECHECK =
-  "The caller is checked again inside the write's transaction: one deleted, logged out or demoted meanwhile gets 401 or 403, so two admins deleting or demoting each other at once never both succeed.";
+import {
+  CountQuerySchema,
+  ListQuerySchema,
+  UserCountSchema,
+} from "./list-query.schemas.ts";
 
 export const list = adminRoute({
   permission: "users:read",
@@ -129,14 +69,14 @@ export const list = adminRoute({
   summary: "List users",
   description:
     "Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). " +
-    "Parameters page (`limit`, `after` with the `Link` header's `next`), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. `include=state` adds each user's `disabled`, `lastLoginAt`, `mfaEnabled` and `source`. " +
+    "Parameters page (`limit`, `after` with the `Link` header's `next`), order (`sort`: by creation time or username, either way), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. `include=state` adds each user's `disabled`, `lastLoginAt`, `mfaEnabled` and `source`. " +
     "A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. " +
     "Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.",
   request: { headers: IfNoneMatch },
   responses: {
     200: json(
       z.array(UserListItemSchema),
-      "The users asked for, oldest first",
+      "The users asked for, in the list's order (oldest first unless `sort` says otherwise)",
       {
         ...ETAG_HEADER,
         Link: textHeader(
@@ -376,76 +316,5 @@ export const enable = adminRoute({
   ],
 });
 
-export const listSessions = adminRoute({
-  permission: "users:sessions",
-  operationId: "listSessions",
-  method: "get",
-  path: "/api/users/{id}/sessions",
-  tags,
-  summary: "A user's live sessions",
-  description:
-    "The sessions that still let the user in, newest first: never a token, `current` marks the caller's own.",
-  request: { params: IdParam },
-  responses: {
-    200: json(z.array(SessionSchema), "The user's live sessions, newest first"),
-  },
-  steps: [
-    userId,
-    outcome("not_found", userNotFound),
-    failure(MSG.listSessionsFailed),
-  ],
-});
-
-export const endSessions = adminRoute({
-  permission: "users:sessions",
-  operationId: "endSessions",
-  method: "delete",
-  path: "/api/users/{id}/sessions",
-  tags,
-  summary: "End all of a user's sessions",
-  description:
-    "Ends every session of the user (the caller's own too, when the id is theirs): their next request answers 401. Recorded as `sessions.ended` `{count}` when any ended. " +
-    RECHECK,
-  request: { params: IdParam },
-  responses: {
-    200: json(EndedSchema, "Ended; `ended` counts the live sessions ended"),
-  },
-  steps: [
-    userId,
-    outranked,
-    outcome("user_not_found", userNotFound),
-    failure(MSG.endSessionsFailed),
-  ],
-});
-
-export const endSession = adminRoute({
-  permission: "users:sessions",
-  operationId: "endSession",
-  method: "delete",
-  path: "/api/users/{id}/sessions/{sessionId}",
-  tags,
-  summary: "End one of a user's sessions",
-  description: "Recorded as `sessions.ended` `{count: 1}`. " +
-    RECHECK,
-  request: { params: SessionParams },
-  responses: {
-    200: json(EndedSchema, "Ended (`ended` is 1)"),
-  },
-  steps: [
-    userId,
-    // A session id that is no UUID is passed on as null: no session has
-    // it, answered after the user's own 404.
-    pathParam("sessionId", parseSessionId),
-    outranked,
-    outcome("user_not_found", userNotFound),
-    outcome(
-      "session_not_found",
-      check(
-        404,
-        MSG.sessionNotFound,
-        "the user has no live session of this public id (also for another user's session, and an id that is no UUID)",
-      ),
-    ),
-    failure(MSG.endSessionsFailed),
-  ],
-});
+// A user's sessions, mounted with the rest of /api/users.
+export { endSession, endSessions, listSessions } from "./sessions.routes.ts";
