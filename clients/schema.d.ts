@@ -1537,7 +1537,7 @@ export interface paths {
         };
         /**
          * List users
-         * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), order (`sort`: by creation time or username, either way), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. `include=state` adds each user's `disabled`, `lastLoginAt`, `mfaEnabled` and `source`. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
+         * @description Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). Parameters page (`limit`, `after` with the `Link` header's `next`), order (`sort`: by creation time, username or last sign-in, either way), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. `include=state` adds each user's `disabled`, `lastLoginAt`, `mfaEnabled` and `source`. A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.
          *
          *     Permission: `users:read`.
          *
@@ -10015,8 +10015,8 @@ export interface operations {
                 q?: string;
                 /** @description Only users with this role. */
                 role?: "admin" | "viewer";
-                /** @description The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A). Ties by id. Read from an index in that order, so every page costs the same at a million users. */
-                sort?: "createdAt" | "-createdAt" | "username" | "-username";
+                /** @description The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A), `lastLoginAt` (the longest since signing in first), `-lastLoginAt` (the latest sign-in first); by last sign-in, users who never signed in come after the rest either way. Ties by id. Read from an index in that order, so every page costs the same at a million users. A sign-in moves its user in the `lastLoginAt` orders: a walk by pages meets someone who signs in during it twice or not at all. */
+                sort?: "createdAt" | "-createdAt" | "username" | "-username" | "lastLoginAt" | "-lastLoginAt";
                 /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
                 status?: "active" | "disabled";
                 /** @description Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`, `STRASSE` finds `straße`): an array of zero or one user. */
@@ -10249,8 +10249,8 @@ export interface operations {
                 q?: string;
                 /** @description Only users with this role. */
                 role?: "admin" | "viewer";
-                /** @description The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A). Ties by id. Read from an index in that order, so every page costs the same at a million users. */
-                sort?: "createdAt" | "-createdAt" | "username" | "-username";
+                /** @description The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A), `lastLoginAt` (the longest since signing in first), `-lastLoginAt` (the latest sign-in first); by last sign-in, users who never signed in come after the rest either way. Ties by id. Read from an index in that order, so every page costs the same at a million users. A sign-in moves its user in the `lastLoginAt` orders: a walk by pages meets someone who signs in during it twice or not at all. */
+                sort?: "createdAt" | "-createdAt" | "username" | "-username" | "lastLoginAt" | "-lastLoginAt";
                 /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
                 status?: "active" | "disabled";
                 /** @description Exact lookup under the canonical key that makes usernames unique (`Alice` finds `alice`, `STRASSE` finds `straße`): an array of zero or one user. */
@@ -11713,8 +11713,8 @@ export interface operations {
                 q?: string;
                 /** @description Only users with this role. */
                 role?: "admin" | "viewer";
-                /** @description The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A). Ties by id. Read from an index in that order, so every page costs the same at a million users. */
-                sort?: "createdAt" | "-createdAt" | "username" | "-username";
+                /** @description The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A), `lastLoginAt` (the longest since signing in first), `-lastLoginAt` (the latest sign-in first); by last sign-in, users who never signed in come after the rest either way. Ties by id. Read from an index in that order, so every page costs the same at a million users. A sign-in moves its user in the `lastLoginAt` orders: a walk by pages meets someone who signs in during it twice or not at all. */
+                sort?: "createdAt" | "-createdAt" | "username" | "-username" | "lastLoginAt" | "-lastLoginAt";
                 /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
                 status?: "active" | "disabled";
             };
@@ -11799,8 +11799,8 @@ export interface operations {
                 q?: string;
                 /** @description Only users with this role. */
                 role?: "admin" | "viewer";
-                /** @description The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A). Ties by id. Read from an index in that order, so every page costs the same at a million users. */
-                sort?: "createdAt" | "-createdAt" | "username" | "-username";
+                /** @description The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A), `lastLoginAt` (the longest since signing in first), `-lastLoginAt` (the latest sign-in first); by last sign-in, users who never signed in come after the rest either way. Ties by id. Read from an index in that order, so every page costs the same at a million users. A sign-in moves its user in the `lastLoginAt` orders: a walk by pages meets someone who signs in during it twice or not at all. */
+                sort?: "createdAt" | "-createdAt" | "username" | "-username" | "lastLoginAt" | "-lastLoginAt";
                 /** @description `disabled`: only users disabled now; `active`: only users who may sign in (a disable whose `until` has passed counts as active). */
                 status?: "active" | "disabled";
             };

@@ -25,7 +25,7 @@ import {
 import { withTool } from "./support/conditions.ts";
 import { seedUsers } from "./support/seed.ts";
 import { createConnection, GROUP_SCHEMA, scimClient } from "./scim_support.ts";
-import type { TestService } from "./support/service.ts";
+import { loginCookie, type TestService } from "./support/service.ts";
 
 /** The text of the cell under `column` in the row of `username`. */
 const cell = (page: Page, username: string, column: string) =>
@@ -299,14 +299,26 @@ Deno.test(withTool(
   async () => {
     await using c = await openConsole();
     const { svc, page } = c;
-    // 61 users: the admin, then user2..user61, oldest first: two pages of 50.
+    // 63 users: the admin, then user2..user61 and two who sign in, oldest
+    // first: two pages of 50.
     await seedUsers(svc.sql, 61);
+    const signers = [
+      await someone(svc, "signs-in-first", "First"),
+      await someone(svc, "signs-in-second", "Second"),
+    ];
+    for (const u of signers) {
+      await loginCookie(svc, {
+        username: u.username,
+        password: `${u.username}-password`,
+      });
+    }
     const listed = await svc.admin.get("/api/users");
     assert(listed.ok);
     const all = listed.data.map((u) => u.username);
-    assertEquals(all.length, 61);
+    assertEquals(all.length, 63);
+    // The admin signs in last, in the browser.
     await signIn(page, svc.baseUrl);
-    await page.getByText("61 users", { exact: true }).waitFor();
+    await page.getByText("63 users", { exact: true }).waitFor();
     const header = (name: string) =>
       page.locator("table.list thead th", {
         has: page.getByRole("button", { name, exact: true }),
@@ -360,6 +372,33 @@ Deno.test(withTool(
       await page.getByLabel("Sort", { exact: true }).inputValue(),
       "-username",
     );
+
+    // Last sign-in: the latest first, then the other way; who never signed
+    // in comes after the rest either way, by id in the sort's direction.
+    const [first, second] = signers.map((u) => u.username);
+    const never = all.filter((u) => ![all[0], first, second].includes(u));
+    await page.getByRole("button", { name: "Last sign-in", exact: true })
+      .click();
+    await eventually(
+      async () =>
+        (await header("Last sign-in").getAttribute("aria-sort")) ===
+          "descending",
+      "aria-sort descending",
+    );
+    await bothPages(
+      [all[0], second, first, ...never.toReversed()],
+      "latest sign-in first",
+    );
+    assert(page.url().includes("sort=-lastLoginAt"), page.url());
+    await page.getByRole("button", { name: "Last sign-in", exact: true })
+      .click();
+    await eventually(
+      async () =>
+        (await header("Last sign-in").getAttribute("aria-sort")) ===
+          "ascending",
+      "aria-sort ascending",
+    );
+    await bothPages([first, second, all[0], ...never], "longest ago first");
     await accessible(page, "the users list sorted by a column");
   },
 ));

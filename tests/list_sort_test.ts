@@ -3,12 +3,14 @@
  * the typed client's `next` links, against the order the test computes
  * from the users themselves; with filters, `include=state`, a caller
  * limited to a group, the export; the ETag by order; a cursor of another
- * order and a bad order refused; and the store's walk by username meeting
+ * order and a bad order refused; the order by last sign-in and how a sign-in
+ * moves it; and the store's walk by username meeting
  * users whose canonical key an older release left unwritten.
  */
-import type { User } from "@user-admin/client";
+import type { User, UserListItem } from "@user-admin/client";
 import { assert, assertEquals } from "./support/assert.ts";
 import {
+  loginCookie,
   sharedService,
   testDatabase,
   type TestService,
@@ -21,8 +23,11 @@ import { seedUsers } from "./support/users.ts";
 
 const service = sharedService({}, { bcryptCost: 4 });
 
+/** The orders the test computes from the users' own fields. */
 const SORTS = ["createdAt", "-createdAt", "username", "-username"] as const;
 type Sort = typeof SORTS[number];
+/** Every order the list takes. */
+const ALL_SORTS = [...SORTS, "lastLoginAt", "-lastLoginAt"] as const;
 
 /** Names whose creation order is not their order by name, case and accents included. */
 const NAMES = ["mia", "Ann", "zed", "bob", "Émile", "Carl", "al"];
@@ -138,7 +143,7 @@ Deno.test("each sort orders the whole list, page by page and unpaged, with filte
 Deno.test("the next link carries the sort; a cursor of another sort and a bad sort answer 400", async () => {
   const svc = await service();
   for (const name of ["p1", "p2", "p3"]) await create(svc, name);
-  for (const sort of SORTS) {
+  for (const sort of ALL_SORTS) {
     const res = await svc.adminFetch(`/api/users?limit=1&sort=${sort}`);
     assertEquals(res.status, 200);
     await res.body?.cancel();
@@ -150,7 +155,7 @@ Deno.test("the next link carries the sort; a cursor of another sort and a bad so
       sort,
     );
     const cursor = next.searchParams.get("after")!;
-    for (const other of SORTS.filter((s) => s !== sort)) {
+    for (const other of ALL_SORTS.filter((s) => s !== sort)) {
       const refused = await svc.adminFetch(
         `/api/users?limit=1&sort=${other}&after=${cursor}`,
       );
@@ -169,7 +174,17 @@ Deno.test("the next link carries the sort; a cursor of another sort and a bad so
     assertEquals(unpaged.status, 400);
     await unpaged.body?.cancel();
   }
-  for (const bad of ["", "created", "name", "-", "USERNAME", "lastLoginAt"]) {
+  for (
+    const bad of [
+      "",
+      "created",
+      "name",
+      "-",
+      "USERNAME",
+      "lastLogin",
+      "--lastLoginAt",
+    ]
+  ) {
     const res = await svc.adminFetch(`/api/users?sort=${bad}`);
     assertEquals(
       [res.status, await res.json()],
@@ -180,6 +195,107 @@ Deno.test("the next link carries the sort; a cursor of another sort and a bad so
   const twice = await svc.adminFetch("/api/users?sort=username&sort=username");
   assertEquals(twice.status, 400);
   await twice.body?.cancel();
+});
+
+/** A cursor as the service writes one: `<sort>:<id>[:<key>]`, URL-safe base64. */
+const cursorOf = (text: string) =>
+  btoa(text).replaceAll("+", "-").replaceAll("/", "_").replaceAll("=", "");
+
+Deno.test("by last sign-in: latest or longest ago first, people who never signed in after the rest, page by page; a sign-in moves its user", async () => {
+  const svc = await service();
+  const tag = `ll${crypto.randomUUID().slice(0, 6)}`;
+  const users: User[] = [];
+  for (const name of ["a", "b", "c", "d", "e", "f", "g"]) {
+    users.push(await create(svc, `${tag}-${name}`));
+  }
+  // Signed in in an order that is not creation's, a few milliseconds apart
+  // so the JSON's milliseconds order them as the database does.
+  const signIns = [users[3], users[0], users[4], users[1]];
+  for (const u of signIns) {
+    await loginCookie(svc, { username: u.username, password: "password-123" });
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const never = users.filter((u) => !signIns.includes(u));
+  const byId = (xs: typeof users, sign: number) =>
+    [...xs].sort((a, b) => sign * (a.id - b.id));
+  const want = {
+    lastLoginAt: [...signIns, ...byId(never, 1)],
+    "-lastLoginAt": [...signIns.toReversed(), ...byId(never, -1)],
+  };
+  for (const [sort, order] of Object.entries(want)) {
+    for (const limit of [1, 2, 4, 1000]) {
+      const seen: UserListItem[] = [];
+      for await (
+        const u of svc.admin.users(
+          { sort: sort as "lastLoginAt", q: tag, include: "state" },
+          limit,
+        )
+      ) seen.push(u);
+      assertEquals(
+        usernames(seen),
+        usernames(order),
+        `${sort}, limit=${limit}`,
+      );
+      assertEquals(
+        seen.map((u) => u.lastLoginAt === null),
+        order.map((u) => never.includes(u)),
+        `${sort}: who signed in`,
+      );
+    }
+    // Unpaged (streamed), and the export, in the same order.
+    assertEquals(
+      usernames(
+        await dataOf(svc.admin.get("/api/users", {
+          params: { query: { sort: sort as "lastLoginAt", q: tag } },
+        })),
+      ),
+      usernames(order),
+      `${sort}, unpaged`,
+    );
+    const exported = await svc.adminFetch(
+      `/api/users/export?sort=${sort}&q=${tag}`,
+    );
+    assertEquals(exported.status, 200);
+    assertEquals(
+      (await exported.text()).trim().split("\n").map((l) =>
+        JSON.parse(l).username
+      ),
+      usernames(order),
+      `export ${sort}`,
+    );
+  }
+  // Someone who never signed in signs in: they lead the latest first.
+  await loginCookie(svc, {
+    username: never[1].username,
+    password: "password-123",
+  });
+  const [latest] = await dataOf(svc.admin.get("/api/users", {
+    params: { query: { sort: "-lastLoginAt", q: tag, limit: 1 } },
+  }));
+  assertEquals(latest.username, never[1].username);
+  // A cursor's time must be a number; a user who never signed in has none.
+  for (const text of ["lastLoginAt:1:soon", "-lastLoginAt:1:1.5"]) {
+    const res = await svc.adminFetch(
+      `/api/users?sort=${text.split(":")[0]}&after=${cursorOf(text)}`,
+    );
+    assertEquals(
+      [res.status, await res.json()],
+      [400, { error: "Invalid query parameter: after" }],
+      text,
+    );
+  }
+  const past = await svc.adminFetch(
+    `/api/users?sort=lastLoginAt&q=${tag}&after=${
+      cursorOf(`lastLoginAt:${never[0].id}`)
+    }`,
+  );
+  assertEquals(past.status, 200);
+  assertEquals(
+    usernames(await past.json()),
+    // never[1] has signed in since.
+    usernames([never[2]]),
+    "after a user who never signed in: the rest of them, by id",
+  );
 });
 
 Deno.test("the list's ETag differs by sort, and sort=createdAt is the list without sort", async () => {
@@ -193,9 +309,9 @@ Deno.test("the list's ETag differs by sort, and sort=createdAt is the list witho
   };
   for (const paged of ["", "limit=2&"]) {
     const tags = await Promise.all(
-      SORTS.map((s) => tagOf(`?${paged}sort=${s}`)),
+      ALL_SORTS.map((s) => tagOf(`?${paged}sort=${s}`)),
     );
-    assertEquals(new Set(tags).size, SORTS.length, paged);
+    assertEquals(new Set(tags).size, ALL_SORTS.length, paged);
     assertEquals(tags[0], await tagOf(paged ? "?limit=2" : ""));
     const again = await svc.adminFetch(`/api/users?${paged}sort=username`, {
       headers: { "if-none-match": tags[2] },

@@ -436,11 +436,23 @@ Deno.test("the users list in each sort reads its first page and a deep page from
   await sql`
     insert into scim_members (group_id, user_id)
     select ${groupId}, id from users where id % 500 = 0`;
+  // A third have signed in, at times that are not the order of their ids:
+  // by last sign-in a first page is theirs, the halfway page of the rest.
+  await sql`
+    update users set last_login_at = now() - (id * 7919 % 10007) * interval '1 second'
+    where id % 3 = 0`;
   await sql`vacuum analyze users`;
   await sql`analyze scim_members`;
   const found: string[] = [];
   for (
-    const sort of ["createdAt", "-createdAt", "username", "-username"] as const
+    const sort of [
+      "createdAt",
+      "-createdAt",
+      "username",
+      "-username",
+      "lastLoginAt",
+      "-lastLoginAt",
+    ] as const
   ) {
     // The user halfway through the list in this order: a deep page starts there.
     const first = await store.users.listPage(

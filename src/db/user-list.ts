@@ -88,7 +88,7 @@ export function createUserList(
         then b.id || coalesce('.' || ${part.key}, '') end
       from (
         select row_to_json(u)::text as json, users.created_at,
-          users.username_fold, users.id
+          users.username_fold, users.last_login_at, users.id
         from users, lateral (select ${itemsOf(shape)}) u
         ${where(filter, part.place)}
         order by ${part.order}

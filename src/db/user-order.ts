@@ -6,8 +6,8 @@ export type Fragment = PendingQuery<Row[]>;
 /**
  * One statement's share of a list in an order: the rows it reads (beside
  * the filter), their order, and each row's key as text (over the read
- * row `b`: its `created_at`, `username_fold` and `id`). An order is read
- * in one part, or two where some rows lack the key.
+ * row `b`: its `created_at`, `username_fold`, `last_login_at` and `id`).
+ * An order is read in one part, or two where some rows lack the key.
  */
 export interface Part {
   place: Fragment;
@@ -17,10 +17,11 @@ export interface Part {
 
 /**
  * The parts of the list in `sort` from `after` on, each read by an index
- * in its order (migrations 001 and 011): `(created_at, id)`, or the unique
- * `username_fold`, whose ties (none) id breaks. Users whose canonical key
- * an older release left unwritten (until startup or housekeeping writes it)
- * follow the keyed ones by id, so a walk by username still meets everyone.
+ * in its order (migrations 001, 011 and 037): `(created_at, id)`, the
+ * unique `username_fold`, whose ties (none) id breaks, or
+ * `(last_login_at, id)`. Users whose canonical key an older release left
+ * unwritten (until startup or housekeeping writes it) follow the keyed ones
+ * by id, so a walk by username still meets everyone.
  */
 export function partsOf(
   sql: Sql,
@@ -41,6 +42,9 @@ export function partsOf(
       key: sql`(extract(epoch from b.created_at) * 1000000)::int8::text`,
     }];
   }
+  if (sort === "lastLoginAt" || sort === "-lastLoginAt") {
+    return lastLoginParts(sql, after, dir, past);
+  }
   const keyed: Part | undefined = after?.at === null && !down ? undefined : {
     place: after && after.at !== null
       ? sql`(users.username_fold, users.id) ${past} (${after.at}::text, ${after.id}::int)`
@@ -59,4 +63,35 @@ export function partsOf(
     };
   const parts = down ? [unkeyed, keyed] : [keyed, unkeyed];
   return parts.filter((p): p is Part => p !== undefined);
+}
+
+/**
+ * By last sign-in: those who signed in, then those who never did, in both
+ * directions. Both parts order by `(last_login_at, id)` so both read its
+ * index (migration 037): the second's rows are all null there, so its order
+ * is by id, and a null is a value the index finds (`is null`).
+ */
+function lastLoginParts(
+  sql: Sql,
+  after: ListPosition | undefined,
+  dir: Fragment,
+  past: Fragment,
+): Part[] {
+  const order = sql`users.last_login_at ${dir}, users.id ${dir}`;
+  const never: Part = {
+    place: after?.at === null
+      ? sql`users.last_login_at is null and users.id ${past} ${after.id}::int`
+      : sql`users.last_login_at is null`,
+    order,
+    key: sql`null::text`,
+  };
+  if (after?.at === null) return [never];
+  return [{
+    place: after
+      ? sql`(users.last_login_at, users.id) ${past}
+        (timestamptz 'epoch' + ${after.at}::int8 * interval '1 microsecond', ${after.id}::int)`
+      : sql`users.last_login_at is not null`,
+    order,
+    key: sql`(extract(epoch from b.last_login_at) * 1000000)::int8::text`,
+  }, never];
 }

@@ -35,7 +35,7 @@ export const ListQuerySchema = z.object({
     }),
   sort: z.enum(LIST_SORTS).optional().openapi({
     description:
-      "The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A). Ties by id. Read from an index in that order, so every page costs the same at a million users.",
+      "The list's order: `createdAt` (the default: oldest first), `-createdAt` (newest first), `username` (A to Z under the canonical key that makes usernames unique, compared by code point), `-username` (Z to A), `lastLoginAt` (the longest since signing in first), `-lastLoginAt` (the latest sign-in first); by last sign-in, users who never signed in come after the rest either way. Ties by id. Read from an index in that order, so every page costs the same at a million users. A sign-in moves its user in the `lastLoginAt` orders: a walk by pages meets someone who signs in during it twice or not at all.",
   }),
   after: z.string()
     .transform((text, ctx) => {

@@ -1,26 +1,32 @@
 import { USER_ID_MAX } from "./user.ts";
 
 /**
- * The list's orders (`sort`): by creation time or by the canonical username
- * (the key its unique index orders, `username_fold`), `-` for the reverse;
- * ties, and the order of users of one creation time, by id.
+ * The list's orders (`sort`): by creation time, by the canonical username
+ * (the key its unique index orders, `username_fold`) or by the last sign-in,
+ * `-` for the reverse; ties, and the order of users of one creation time,
+ * by id. By last sign-in, users who never signed in come after the rest in
+ * both directions (by id, in the sort's direction): "latest first" and
+ * "longest ago first" both start with people who signed in.
  */
 export const LIST_SORTS = [
   "createdAt",
   "-createdAt",
   "username",
   "-username",
+  "lastLoginAt",
+  "-lastLoginAt",
 ] as const;
 export type ListSort = typeof LIST_SORTS[number];
 export const DEFAULT_SORT: ListSort = "createdAt";
 
 /**
  * A place in a list's order: a user's key in that order and id. The key is
- * the creation time in microseconds since the epoch (the column's full
- * precision, which the JSON's milliseconds lack), or the canonical username;
- * null for a user whose canonical key is not written yet (a row an older
- * release inserted: it sorts after every keyed one, by id). A list "after"
- * it holds the users that sort after that user.
+ * a time (creation, last sign-in) in microseconds since the epoch (the
+ * column's full precision, which the JSON's milliseconds lack), or the
+ * canonical username; null for a user who has none: never signed in, or a
+ * canonical key not written yet (a row an older release inserted: it sorts
+ * after every keyed one, by id). A list "after" it holds the users that sort
+ * after that user.
  */
 export interface ListPosition {
   at: string | null;
@@ -164,15 +170,18 @@ export function decodeCursor(cursor: string): ListCursor | undefined {
       ? { sort: DEFAULT_SORT, position: { at: old[1], id } }
       : undefined;
   }
-  const m = /^(-createdAt|username|-username):([0-9]{1,10})(?::(.*))?$/s
-    .exec(text);
+  const m =
+    /^(-createdAt|username|-username|lastLoginAt|-lastLoginAt):([0-9]{1,10})(?::(.*))?$/s
+      .exec(text);
   if (!m) return undefined;
   const sort = m[1] as ListSort;
   const id = Number(m[2]);
   const at = m[3] ?? null;
   if (id > USER_ID_MAX) return undefined;
-  // A time is always there and a number; a username's key may be absent.
-  if (sort === "-createdAt" && (at === null || !microsecondsInRange(at))) {
+  // A creation time is always there; a sign-in's may be absent (never
+  // signed in), as a username's key; a time is a number.
+  if (sort === "-createdAt" && at === null) return undefined;
+  if (!sort.endsWith("username") && at !== null && !microsecondsInRange(at)) {
     return undefined;
   }
   return { sort, position: { at, id } };

@@ -125,7 +125,6 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
   };
 
   /** Runs once per Idempotency-Key, when the request has one (idempotency.ts). */
-  /** Runs once per Idempotency-Key, when the request has one (idempotency.ts). */
   const create: Handler<"create"> = async (c, { body }) => {
     const { password, username, name, email, role } = body;
     const passwordHash = await passwords.hash(password);

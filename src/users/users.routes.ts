@@ -69,7 +69,7 @@ export const list = adminRoute({
   summary: "List users",
   description:
     "Without parameters: every user, oldest first (ties by id), in one response, however many and however slowly the client reads (it is streamed; a failure after the first byte ends the transfer unfinished, never as a complete array). " +
-    "Parameters page (`limit`, `after` with the `Link` header's `next`), order (`sort`: by creation time or username, either way), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. `include=state` adds each user's `disabled`, `lastLoginAt`, `mfaEnabled` and `source`. " +
+    "Parameters page (`limit`, `after` with the `Link` header's `next`), order (`sort`: by creation time, username or last sign-in, either way), filter (`role`, `status`, `q`) and look up (`username`, `email`); they combine, and answers stay arrays of the same users. `include=state` adds each user's `disabled`, `lastLoginAt`, `mfaEnabled` and `source`. " +
     "A list read in several statements (a long list, a page walk) shows each user at most once and every user that existed throughout; see docs/api.md in the repository. " +
     "Every 200 carries an `ETag` that changes whenever any user is created, changed or deleted (on any instance); `If-None-Match` with it answers 304 while nothing changed.",
   request: { headers: IfNoneMatch },

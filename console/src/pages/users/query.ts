@@ -19,6 +19,8 @@ export const SORTS = {
   "-createdAt": "Created, newest first",
   "username": "Username, A to Z",
   "-username": "Username, Z to A",
+  "-lastLoginAt": "Last sign-in, latest first",
+  "lastLoginAt": "Last sign-in, longest ago first",
 } as const;
 export type Sort = keyof typeof SORTS;
 export const DEFAULT_SORT: Sort = "createdAt";

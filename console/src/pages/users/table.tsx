@@ -42,20 +42,24 @@ function Source({ user }: { user: UserListItem }) {
 
 /**
  * A column header that orders the whole list by its column (through the
- * API): a click sorts A to Z (oldest first), again Z to A. `aria-sort`
- * says which column orders the list, and which way.
+ * API): a click sorts A to Z (oldest first), again Z to A; `latestFirst`
+ * starts the other way (the last sign-in: whoever signed in latest).
+ * `aria-sort` says which column orders the list, and which way.
  */
 function SortHeader(
-  { label, by, sort, onSort, children }: {
+  { label, by, sort, onSort, latestFirst = false, children }: {
     label: string;
-    by: "createdAt" | "username";
+    by: "createdAt" | "username" | "lastLoginAt";
     sort: Sort;
     onSort: (sort: Sort) => void;
+    latestFirst?: boolean;
     children?: ComponentChildren;
   },
 ) {
   const active = sort === by || sort === `-${by}`;
   const down = sort === `-${by}`;
+  const first = latestFirst ? `-${by}` as Sort : by;
+  const second = latestFirst ? by : `-${by}` as Sort;
   return (
     <th
       scope="col"
@@ -66,7 +70,7 @@ function SortHeader(
       <button
         type="button"
         class="sort"
-        onClick={() => onSort(active && !down ? `-${by}` as Sort : by)}
+        onClick={() => onSort(sort === first ? second : first)}
       >
         {label}
         <span aria-hidden="true">{active ? (down ? " ↓" : " ↑") : ""}</span>
@@ -111,7 +115,13 @@ export function UserTable(
           <th scope="col">E-mail</th>
           <th scope="col">Role</th>
           <th scope="col">Status</th>
-          <th scope="col">Last sign-in</th>
+          <SortHeader
+            label="Last sign-in"
+            by="lastLoginAt"
+            sort={sort}
+            onSort={onSort}
+            latestFirst
+          />
           <th scope="col">Second factor</th>
           <th scope="col">Source</th>
           <SortHeader
