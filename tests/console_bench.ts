@@ -1,8 +1,9 @@
 /**
  * The users page of the admin console at a million users, in Chromium:
- * how long until its first rows show (from the page's navigation start)
- * and until a search's results show after typing stops (from the last
- * keystroke), from the page's own performance marks (`users:rows`,
+ * how long until its first rows show (from the page's navigation start;
+ * as it opens, and sorted by last sign-in) and until a search's results
+ * show after typing stops (from the last keystroke), from the page's own
+ * performance marks (`users:rows`,
  * console/src/pages/users.tsx). Median of 5 each; targets 500 ms and
  * 300 ms. PostgreSQL only (the seed is SQL on DATABASE_URL's server).
  *
@@ -13,7 +14,8 @@ import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { launch } from "./support/browser.ts";
 import { seedUsers } from "./support/seed.ts";
-import { ADMIN, startService } from "./support/service.ts";
+import { signIn } from "./support/console.ts";
+import { startService } from "./support/service.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -49,11 +51,7 @@ await page.addInitScript({
     () => { globalThis.lastInput = performance.now(); }, true);`,
 });
 
-await page.goto(`${svc.baseUrl}/admin`);
-await page.getByLabel("Username", { exact: true }).fill(ADMIN.username);
-await page.getByLabel("Password", { exact: true }).fill(ADMIN.password);
-await page.getByRole("button", { name: "Sign in" }).click();
-await page.locator("table.list tbody tr").first().waitFor();
+await signIn(page, svc.baseUrl);
 
 /** The newest `users:rows` mark's time, once there is one after `since`. */
 const rowsAfter = (since: number) =>
@@ -67,12 +65,19 @@ const rowsAfter = (since: number) =>
     { polling: 5 },
   ).then((h) => h.jsonValue() as Promise<number>);
 
-const firstRows: number[] = [];
-for (let i = 0; i < RUNS; i++) {
-  await page.goto("about:blank");
-  await page.goto(`${svc.baseUrl}/admin#/users`);
-  firstRows.push(await rowsAfter(0));
+/** The first rows' times of the users page at this hash, opened afresh. */
+async function opened(hash: string) {
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    await page.goto("about:blank");
+    await page.goto(`${svc.baseUrl}/admin${hash}`);
+    times.push(await rowsAfter(0));
+  }
+  return times;
 }
+const firstRows = await opened("#/users");
+// By last sign-in, latest first: the admin, then a million who never did.
+const bySignIn = await opened("#/users?sort=-lastLoginAt");
 
 const searches: number[] = [];
 const terms = [
@@ -96,16 +101,22 @@ for (const term of terms) {
 }
 
 t = median(firstRows);
+const bySignInMedian = median(bySignIn);
 const s = median(searches);
 console.log(
   `users page, first rows at ${USERS} users: median ${t.toFixed(0)} ms ` +
     `(${firstRows.map((x) => x.toFixed(0)).join(", ")}); target < 500 ms`,
 );
 console.log(
+  `the same, by last sign-in (latest first): median ${
+    bySignInMedian.toFixed(0)
+  } ms (${bySignIn.map((x) => x.toFixed(0)).join(", ")}); target < 500 ms`,
+);
+console.log(
   `search results after typing stops: median ${s.toFixed(0)} ms ` +
     `(${searches.map((x) => x.toFixed(0)).join(", ")}); target < 300 ms`,
 );
-const failed = t >= 500 || s >= 300;
+const failed = t >= 500 || bySignInMedian >= 500 || s >= 300;
 await browser.close();
 await svc[Symbol.asyncDispose]();
 // The test support's connection for creating databases stays open in a

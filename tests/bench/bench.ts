@@ -354,6 +354,8 @@ interface Load {
   targetFirst?: number;
   connections?: number;
   duration?: number;
+  /** Another caller's session (the bench's admin's otherwise). */
+  sid?: string;
 }
 
 /**
@@ -1255,6 +1257,12 @@ async function million() {
   // Deleted one each, from the second quarter on: never a PATCH target.
   const [{ id: firstDeleted }] = await sql<{ id: number }[]>`
       select id from users order by id offset ${users >> 2} limit 1`;
+  // A thousandth have signed in (the order by last sign-in reads both
+  // parts), and a person whose role reads only a group's members.
+  await sql`
+      update users set last_login_at = now() - (id % 9973) * interval '1 minute'
+      where id % 1000 = 7`;
+  const limited = await groupLimited(service.baseUrl, sid, sql);
 
   const loads: [string, Load][] = [
     ["GET /api/auth/me", { path: "/api/auth/me" }],
@@ -1275,6 +1283,33 @@ async function million() {
     }],
     ["GET /api/users?limit=50&after= (a page near the end)", {
       path: `/api/users?limit=50&after=${encodeCursor(deep)}`,
+    }],
+    ["GET /api/users?limit=50&include=state (the console's first page)", {
+      path: "/api/users?limit=50&include=state",
+    }],
+    ["GET /api/users/count (an estimate past 10,000)", {
+      path: "/api/users/count",
+    }],
+    ["GET /api/users/count?q=r77777 (11 users, exact)", {
+      path: "/api/users/count?q=r77777",
+    }],
+    ["GET /api/users?limit=50&include=state&sort=username", {
+      path: "/api/users?limit=50&include=state&sort=username",
+    }],
+    ["GET /api/users?limit=50&include=state&sort=-lastLoginAt", {
+      path: "/api/users?limit=50&include=state&sort=-lastLoginAt",
+    }],
+    ["GET /api/users?limit=50&sort=lastLoginAt&after= (past who signed in)", {
+      path: `/api/users?limit=50&sort=lastLoginAt&after=${
+        encodeCursor({ at: null, id: middle }, "lastLoginAt")
+      }`,
+    }],
+    [`GET /api/users?limit=50 (a role limited to a group of ${
+      fmt(limited.members)
+    })`, { path: "/api/users?limit=50", sid: limited.sid }],
+    [`GET /api/users?limit=50&include=state&sort=username (the same role)`, {
+      path: "/api/users?limit=50&include=state&sort=username",
+      sid: limited.sid,
     }],
     ["GET /api/users?role=admin (2 users)", {
       path: "/api/users?role=admin",
@@ -1313,7 +1348,7 @@ async function million() {
   for (const [scenario, load] of scimOnly ? [] : loads) {
     console.log(`${scenario} ...`);
     // A second alone first (the JIT, the pool, the plan cache), then measured.
-    const warm = await wrk(wrkPath, service, sid, {
+    const warm = await wrk(wrkPath, service, load.sid ?? sid, {
       ...load,
       connections,
       duration: 1,
@@ -1321,7 +1356,7 @@ async function million() {
     });
     if (load.targetFirst !== undefined) deleteFrom += warm.requests + 1000;
     if (load.alternate) await asViewers(sql, patchTargets);
-    const m = await wrk(wrkPath, service, sid, {
+    const m = await wrk(wrkPath, service, load.sid ?? sid, {
       ...load,
       connections,
       ...(load.targetFirst !== undefined ? { targetFirst: deleteFrom } : {}),
@@ -1395,6 +1430,53 @@ async function million() {
   ].join("\n");
   await writeSection(section);
   console.log(`\n${section}\nwrote ${opts.out}`);
+}
+
+/**
+ * A viewer given a role that reads users, limited to a group of every
+ * hundredth user (members written in one statement: the API adds a
+ * thousand a request), signed in.
+ */
+async function groupLimited(baseUrl: string, sid: string, sql: Sql) {
+  const api = async (path: string, body: unknown) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method: "POST",
+      headers: { cookie: `sid=${sid}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const answer = await res.json();
+    if (res.status >= 300) {
+      throw new Error(`POST ${path}: ${res.status} ${answer.error}`);
+    }
+    return answer;
+  };
+  const person = {
+    username: "bench-limited",
+    password: "bench-limited-password",
+  };
+  const lead = await api("/api/users", {
+    ...person,
+    name: "Bench Limited",
+    email: "bench-limited@example.com",
+    role: "viewer",
+  });
+  const role = await api("/api/roles", {
+    name: "Bench region reader",
+    permissions: ["users:read"],
+  });
+  const group = await api("/api/groups", { displayName: "Bench region" });
+  const [{ members }] = await sql<{ members: number }[]>`
+    with added as (
+      insert into scim_members (group_id, user_id)
+      select ${group.id}, id from users where id % 100 = 0
+      returning 1)
+    select count(*)::int as members from added`;
+  await api("/api/assignments", {
+    roleId: role.id,
+    userId: lead.id,
+    reachGroupId: group.id,
+  });
+  return { members, sid: await sessionToken(baseUrl, person) };
 }
 
 /** The p99 and p50 of sequential latencies, in ms. */
