@@ -18,7 +18,8 @@ const reachable = `'{${REACHABLE.join(",")}}'::text[]`;
  * the permissions that act on users (`REACHABLE`). Read inside the
  * session's and the key's lookup and the write's re-check, so resolving a
  * caller's permissions costs no round trip of its own, and a change is
- * seen by the next request on every instance (nothing is cached). A role
+ * seen by the next request on every instance (a session's lookup skips it
+ * only while the grants' version it read holds: `grantsSeen`). A role
  * given to a group (`group_id`) is held by each of its members, read in
  * the same expression. One flat fragment, as account-state.ts explains;
  * its own aliases are none a caller's query names.
@@ -54,3 +55,44 @@ export const keyListed = (sql: Sql | TransactionSql, alias: string) =>
       select p || '@' || ${alias}.reach_group_id
       from unnest(coalesce(${alias}.permissions, ${reachable})) p
       where p = any(${reachable})) end)`);
+
+/** A session's grants as kept: what its roles granted at a version. */
+export interface KeptGrants {
+  version: string;
+  granted: readonly string[];
+}
+
+/**
+ * What the roles of each session's user granted, at a grants version
+ * (migration 038), so a lookup that finds the version unchanged skips
+ * resolving them (`grantedTo`, the larger part of a delegated person's
+ * lookup). The version is read in the lookup's own statement and moves
+ * with every change of assignments, memberships or roles' permissions, in
+ * the changing transaction, so an unchanged version means unchanged
+ * grants: a change is still seen by the next request on every instance.
+ * Only the roles' grants are kept: whether the user is an admin, disabled
+ * or signed in is read on every request. Bounded: past `max` sessions the
+ * oldest kept goes.
+ */
+export function grantsSeen(max = 10_000) {
+  const seen = new Map<string, KeptGrants>();
+  const keyOf = (hash: Uint8Array) => String.fromCharCode(...hash);
+  return {
+    kept(hash: Uint8Array): KeptGrants | undefined {
+      return seen.get(keyOf(hash));
+    },
+    keep(hash: Uint8Array, kept: KeptGrants): void {
+      const key = keyOf(hash);
+      seen.delete(key);
+      if (seen.size >= max) seen.delete(seen.keys().next().value!);
+      seen.set(key, kept);
+    },
+    /** Forgets a session that no longer resolves. */
+    forget(hash: Uint8Array): void {
+      seen.delete(keyOf(hash));
+    },
+    get size() {
+      return seen.size;
+    },
+  };
+}

@@ -24,7 +24,7 @@ import {
   type Writer,
 } from "./write.ts";
 import { accountColumns } from "./user-rows.ts";
-import { grantedTo } from "./grants.ts";
+import { grantedTo, grantsSeen } from "./grants.ts";
 import type { Granted } from "../auth/permissions.ts";
 import { type Reason, type Refusal, refuse } from "../refusal.ts";
 
@@ -92,6 +92,7 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
   // authenticated request its share.
   const live = liveSession(sql);
   const granted = grantedTo(sql, "u");
+  const seen = grantsSeen();
 
   return {
     /**
@@ -207,23 +208,44 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
     async resolve(
       tokenHash: Uint8Array,
     ): Promise<ResolvedSession | undefined> {
+      // The roles' grants are resolved unless kept at the version read
+      // here (grants.ts's grantsSeen).
+      const kept = seen.kept(tokenHash);
       const [row] = await sql<
-        (Account & Omit<ResolvedSession, "account"> & { unseen: boolean })[]
+        (Account & Omit<ResolvedSession, "account"> & {
+          unseen: boolean;
+          grantsVersion: string;
+        })[]
       >`
         select ${userAccount}, ${unseen} as unseen,
           u.mfa_enabled as "mfaEnabled",
           extract(epoch from now() - s.second_factor_at)::float8
-            as "secondFactorAge", ${granted} as granted
+            as "secondFactorAge", gv.version::text as "grantsVersion",
+          case when gv.version = ${kept?.version ?? "0"}::int8 then null
+            else ${granted} end as granted
         from sessions s join users u on u.id = s.user_id
+          cross join grants_version gv
         where s.token_hash = ${tokenHash} and ${live}`;
-      if (!row) return undefined;
+      if (!row) {
+        if (kept) seen.forget(tokenHash);
+        return undefined;
+      }
       const {
         unseen: due,
         mfaEnabled,
         secondFactorAge,
-        granted: g,
+        grantsVersion: version,
+        granted: resolved,
         ...account
       } = row;
+      let g: Granted = null;
+      if (account.role !== "admin") {
+        if (kept?.version === version) g = kept.granted;
+        else {
+          g = resolved ?? [];
+          seen.keep(tokenHash, { version, granted: g });
+        }
+      }
       if (due) {
         await sql`
           update sessions s set last_seen_at = now()

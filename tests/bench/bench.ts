@@ -1304,9 +1304,12 @@ async function million() {
         encodeCursor({ at: null, id: middle }, "lastLoginAt")
       }`,
     }],
-    [`GET /api/users?limit=50 (a role limited to a group of ${
-      fmt(limited.members)
-    })`, { path: "/api/users?limit=50", sid: limited.sid }],
+    [
+      `GET /api/users?limit=50 (a role limited to a group of ${
+        fmt(limited.members)
+      })`,
+      { path: "/api/users?limit=50", sid: limited.sid },
+    ],
     [`GET /api/users?limit=50&include=state&sort=username (the same role)`, {
       path: "/api/users?limit=50&include=state&sort=username",
       sid: limited.sid,

@@ -77,15 +77,17 @@ async function caller(req: Request): Promise<Caller | undefined> {
   if (!token || !TOKEN.test(token)) return undefined;
   const hash = createHash("sha256").update(token).digest();
   // The service's statements (src/db/sessions.ts): a live session of a user
-  // not disabled, with the user's second-factor state and the permissions
-  // their roles grant (src/db/grants.ts), and `last_seen_at` written at
-  // most once a minute.
+  // not disabled, with the user's second-factor state, the grants' version
+  // and the permissions their roles grant (src/db/grants.ts; the floor keeps
+  // none, and answers admins only), and `last_seen_at` written at most once
+  // a minute.
   const [row] = await sql<(Caller & { unseen: boolean })[]>`
     select u.id, u.username, u.name, u.email, u.role, (s.last_seen_at is null
       or s.last_seen_at <= now() - interval '1 minute') as unseen,
       u.mfa_enabled as "mfaEnabled",
       extract(epoch from now() - s.second_factor_at)::float8
-        as "secondFactorAge",
+        as "secondFactorAge", gv.version::text as "grantsVersion",
+      case when gv.version = ${"0"}::int8 then null else
       (case when u.role = 'admin' then null::text[] else array(
         select distinct case when held.reach is null then p
             else p || '@' || held.reach end from (
@@ -100,8 +102,9 @@ async function caller(req: Request): Promise<Caller | undefined> {
           join roles r on r.id = held.role_id
           cross join unnest(r.permissions) p
           where held.reach is null or p = any(${REACHABLE_SQL}::text[])
-        ) end) as granted
+        ) end) end as granted
     from sessions s join users u on u.id = s.user_id
+      cross join grants_version gv
     where s.token_hash = ${hash} and (s.expires_at > now()
       and s.password_version = u.password_version
       and not (u.disabled_at is not null
