@@ -92,6 +92,8 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
   // authenticated request its share.
   const live = liveSession(sql);
   const granted = grantedTo(sql, "u");
+  const grantsVersion =
+    sql`(select version from grants_version where singleton)`;
   const seen = grantsSeen();
 
   return {
@@ -209,7 +211,10 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
       tokenHash: Uint8Array,
     ): Promise<ResolvedSession | undefined> {
       // The roles' grants are resolved unless kept at the version read
-      // here (grants.ts's grantsSeen).
+      // here (grants.ts's grantsSeen). The version is a scalar subquery:
+      // a join of its table, whose size the planner guesses, was counted
+      // as thousands of rows, priced past JIT's threshold and compiled on
+      // every request.
       const kept = seen.kept(tokenHash);
       const [row] = await sql<
         (Account & Omit<ResolvedSession, "account"> & {
@@ -220,11 +225,10 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
         select ${userAccount}, ${unseen} as unseen,
           u.mfa_enabled as "mfaEnabled",
           extract(epoch from now() - s.second_factor_at)::float8
-            as "secondFactorAge", gv.version::text as "grantsVersion",
-          case when gv.version = ${kept?.version ?? "0"}::int8 then null
+            as "secondFactorAge", ${grantsVersion}::text as "grantsVersion",
+          case when ${grantsVersion} = ${kept?.version ?? "0"}::int8 then null
             else ${granted} end as granted
         from sessions s join users u on u.id = s.user_id
-          cross join grants_version gv
         where s.token_hash = ${tokenHash} and ${live}`;
       if (!row) {
         if (kept) seen.forget(tokenHash);

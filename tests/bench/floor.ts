@@ -86,8 +86,11 @@ async function caller(req: Request): Promise<Caller | undefined> {
       or s.last_seen_at <= now() - interval '1 minute') as unseen,
       u.mfa_enabled as "mfaEnabled",
       extract(epoch from now() - s.second_factor_at)::float8
-        as "secondFactorAge", gv.version::text as "grantsVersion",
-      case when gv.version = ${"0"}::int8 then null else
+        as "secondFactorAge",
+      (select version from grants_version where singleton)::text
+        as "grantsVersion",
+      case when (select version from grants_version where singleton)
+        = ${"0"}::int8 then null else
       (case when u.role = 'admin' then null::text[] else array(
         select distinct case when held.reach is null then p
             else p || '@' || held.reach end from (
@@ -104,7 +107,6 @@ async function caller(req: Request): Promise<Caller | undefined> {
           where held.reach is null or p = any(${REACHABLE_SQL}::text[])
         ) end) end as granted
     from sessions s join users u on u.id = s.user_id
-      cross join grants_version gv
     where s.token_hash = ${hash} and (s.expires_at > now()
       and s.password_version = u.password_version
       and not (u.disabled_at is not null
