@@ -81,6 +81,21 @@ function seqScans(node: PlanNode): string[] {
   ];
 }
 
+/**
+ * `seqScans` of an analysed plan's nodes that ran: a walk of a group too
+ * small to walk (src/db/user-list.ts) plans a part it never runs.
+ */
+function ranSeqScans(node: AnalyzedNode): string[] {
+  if (node["Actual Loops"] === 0) return [];
+  const relation = node["Relation Name"] ?? "?";
+  return [
+    ...(node["Node Type"] === "Seq Scan" && !READ_WHOLE.has(relation)
+      ? [relation]
+      : []),
+    ...(node.Plans ?? []).flatMap(ranSeqScans),
+  ];
+}
+
 /** The statements that read users or audit_events, among those sent. */
 const reads = (statements: Statement[]) =>
   statements.filter((s) => /\bfrom (users|audit_events)\b/.test(s.query));
@@ -499,7 +514,7 @@ Deno.test("the users list in each sort reads its first page and a deep page from
         const few = name === "a group's members" ||
           s.query.includes("username_fold is null");
         const bad = [
-          ...seqScans(p).filter((r) => r === "users"),
+          ...ranSeqScans(p).filter((r) => r === "users"),
           ...(few ? [] : sorts(p)),
         ];
         const read = rowsRead(p, "users");
