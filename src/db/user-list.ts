@@ -32,10 +32,10 @@ export interface ListPage {
 export const LIST_BATCH = 2000;
 
 /**
- * A page for a caller limited to groups' members, by creation time or
- * last sign-in, is first looked for by a walk of the order's index, at
- * most `budget` users, keeping members (`walk` below), when the groups
- * have at least `members` members and the page is at most `page` users.
+ * A page for a caller limited to groups' members is first looked for by
+ * a walk of the order's index, at most `budget` users, keeping members
+ * (`walk` below), when the groups have at least `members` members and the
+ * page is at most `page` users.
  * Else, and when the walk finds too few before its budget runs out, the
  * page is read from the membership: every member's row, sorted.
  */
@@ -168,17 +168,13 @@ export function createUserList(
   };
 
   /**
-   * The groups of a limited reach when a page of `n` in `sort` is walked
-   * (`walk`): by creation or last sign-in, whose indexes hold the order's
-   * keys and the id, so a walk reads the index alone. The username's index
-   * does not hold the id: a budget's worth of rows from the table, which
-   * the planner reads by a scan and a sort where the budget is a large
-   * share of the users, so a list by username reads the membership.
+   * The groups of a limited reach when a page of `n` is walked (`walk`).
+   * Each order's index holds its keys and the id (migrations 001, 037 and
+   * 039), so a walk reads the index alone.
    */
-  const walkedGroups = (filter: UserFilter, n: number, sort: ListSort) => {
+  const walkedGroups = (filter: UserFilter, n: number) => {
     const { reach, ...rest } = filter;
     if (!reach || reach === "all" || n > WALK.page) return undefined;
-    if (sort.endsWith("username")) return undefined;
     // Other filters choose their own index; the walk is for the reach alone.
     return Object.values(rest).every((v) => v === undefined)
       ? reach.groupIds
@@ -202,7 +198,7 @@ export function createUserList(
     for (const part of partsOf(sql, sort, after)) {
       const need = n - found.length;
       if (need <= 0) break;
-      const groups = walkedGroups(filter, need, sort);
+      const groups = walkedGroups(filter, need);
       let more = groups
         ? await walk(groups, part, need, mark - found.length, shape)
           .values() as unknown as [string, string | null][]

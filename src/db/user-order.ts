@@ -17,8 +17,9 @@ export interface Part {
 
 /**
  * The parts of the list in `sort` from `after` on, each read by an index
- * in its order (migrations 001, 011 and 037): `(created_at, id)`, the
- * unique `username_fold`, whose ties (none) id breaks, or
+ * in its order (migrations 001, 011, 037 and 039): `(created_at, id)`,
+ * the unique `username_fold` (and `(username_fold, id)`, which a walk
+ * reads alone), whose ties (none) id breaks, or
  * `(last_login_at, id)`. Users whose canonical key an older release left
  * unwritten (until startup or housekeeping writes it) follow the keyed ones
  * by id, so a walk by username still meets everyone.
