@@ -2623,7 +2623,8 @@ async function mfaOnly() {
  */
 async function delegationOnly() {
   const wrkPath = await findWrk();
-  console.log(`load average at start: ${await uptime()}`);
+  const loadAtStart = await uptime();
+  console.log(`load average at start: ${loadAtStart}`);
   await using db = await scratchDatabase("ua_bench");
   await using service = await startService({ DATABASE_URL: db.url });
   await seed(db.sql, opts.users);
@@ -2720,6 +2721,11 @@ async function delegationOnly() {
   }
   console.log(table(rows));
   for (const note of notes) console.log(`- ${note}`);
+  const verdicts = targets.map(([scenario, ratio]) =>
+    `| ${scenario}: delegated ≥ 0.95 × admin | ${ratio.toFixed(2)} | ${
+      ratio >= 0.95 ? "yes" : "**no**"
+    } |`
+  );
   for (const [scenario, ratio] of targets) {
     console.log(
       `${
@@ -2729,8 +2735,29 @@ async function delegationOnly() {
       }`,
     );
   }
-  console.log(`load average at end: ${await uptime()}`);
+  const loadAtEnd = await uptime();
+  console.log(`load average at end: ${loadAtEnd}`);
+  await writeSection(
+    [
+      DELEGATION_HEADING,
+      "",
+      `\`deno task bench --delegation\` (${
+        fmt(opts.users)
+      } users; the same service answering a person holding five roles through three groups and an admin, in alternating rounds). \`uptime\` at the start: \`${loadAtStart}\`; at the end: \`${loadAtEnd}\`.`,
+      "",
+      table(rows),
+      "",
+      "| target | measured | met |",
+      "|---|---|---|",
+      ...verdicts,
+      "",
+      ...notes.map((n) => `- ${n}`),
+      "",
+    ].join("\n"),
+  );
 }
+
+const DELEGATION_HEADING = "## Delegated administration";
 
 // ---------------------------------------------------------------- webhooks
 
