@@ -1,6 +1,6 @@
 /**
  * A list limited to groups' members read by a walk of the order's index
- * (src/db/user-list.ts, WALK): with the walk's thresholds made small, every
+ * (src/db/user-walk.ts, WALK): with the walk's thresholds made small, every
  * page of every order, for groups spread over the list, clustered at its
  * end and too small to walk, alone and together, is the page the
  * membership gives; the walk ran, and fell back where its budget ran out.
@@ -10,7 +10,7 @@ import { assert, assertEquals } from "./support/assert.ts";
 import { testDatabase } from "./support/service.ts";
 import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { createStore } from "../src/db/store.ts";
-import { WALK } from "../src/db/user-list.ts";
+import { WALK } from "../src/db/user-walk.ts";
 import { seedUsers } from "./support/users.ts";
 
 const SORTS = [
