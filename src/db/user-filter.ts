@@ -5,6 +5,9 @@ import type { Reach } from "../auth/permissions.ts";
 import { disabledNow } from "./account-state.ts";
 import { reachedIds } from "./reach.ts";
 
+/** A list's items: the user (the contract's), or with their state (`include=state`). */
+export type ListShape = "user" | "state";
+
 /** Which users a list holds; every field given must hold (AND). */
 export interface UserFilter {
   role?: Role;

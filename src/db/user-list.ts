@@ -5,7 +5,7 @@ import {
   type ListSort,
 } from "../users/listing.ts";
 import { disableExpired } from "./account-state.ts";
-import { type UserFilter, whereOf } from "./user-filter.ts";
+import { type ListShape, type UserFilter, whereOf } from "./user-filter.ts";
 import { type Fragment, type Part, partsOf } from "./user-order.ts";
 import { userWalk } from "./user-walk.ts";
 
@@ -18,9 +18,6 @@ export interface UserCount {
   /** False when `count` is the planner's estimate (more than COUNT_EXACT match). */
   exact: boolean;
 }
-
-/** The list's items: the user (the contract's), or with their state (`include=state`). */
-export type ListShape = "user" | "state";
 
 export interface ListPage {
   /** Users as JSON text, in list order. */

@@ -1,7 +1,6 @@
 import type { PendingQuery, Row, Sql } from "postgres";
-import type { UserFilter } from "./user-filter.ts";
+import type { ListShape, UserFilter } from "./user-filter.ts";
 import type { Fragment, Part } from "./user-order.ts";
-import type { ListShape } from "./user-list.ts";
 
 /**
  * A page for a caller limited to groups' members (user-list.ts) is first
