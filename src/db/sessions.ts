@@ -212,9 +212,9 @@ export function createSessions(sql: Sql, { transaction, asCaller }: Writer) {
     ): Promise<ResolvedSession | undefined> {
       // The roles' grants are resolved unless kept at the version read
       // here (grants.ts's grantsSeen). The version is a scalar subquery:
-      // a join of its table, whose size the planner guesses, was counted
-      // as thousands of rows, priced past JIT's threshold and compiled on
-      // every request.
+      // joined, its table counts as the planner's guess of thousands of
+      // rows, which prices the statement past JIT's threshold, and JIT
+      // then compiles it on every request.
       const kept = seen.kept(tokenHash);
       const [row] = await sql<
         (Account & Omit<ResolvedSession, "account"> & {
