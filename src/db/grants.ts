@@ -91,8 +91,5 @@ export function grantsSeen(max = 10_000) {
     forget(hash: Uint8Array): void {
       seen.delete(keyOf(hash));
     },
-    get size() {
-      return seen.size;
-    },
   };
 }

@@ -1,6 +1,7 @@
 import type { PendingQuery, Row, Sql } from "postgres";
 import type { ListShape, UserFilter } from "./user-filter.ts";
 import type { Fragment, Part } from "./user-order.ts";
+import { inReach } from "./reach.ts";
 
 /**
  * A page for a caller limited to groups' members (user-list.ts) is first
@@ -22,6 +23,24 @@ export function userWalk(
   itemsOf: (shape: ListShape) => PendingQuery<Row[]>,
 ) {
   /**
+   * The first WALK.budget users of the part from its place, by their keys
+   * and id: the planner keeps only the columns a reader uses, so the
+   * order's index is read alone.
+   */
+  const walked = (part: Part) =>
+    sql`select users.id, users.created_at, users.username_fold,
+        users.last_login_at
+      from users ${where({}, part.place)}
+      order by ${part.order}
+      limit ${WALK.budget}`;
+
+  /** Whether the groups have WALK.members members, to be walked. */
+  const walkable = (groupIds: number[]) =>
+    sql`(select count(*) from (select 1 from scim_members m
+      where m.group_id = any(${groupIds}::int[])
+      limit ${WALK.members}) d) = ${WALK.members}`;
+
+  /**
    * `select` for a caller limited to groups' members, by a walk of the
    * order's index from the part's place: of the first WALK.budget users
    * there (read from the index alone where it holds the order's keys), the
@@ -33,20 +52,13 @@ export function userWalk(
    * middle level's alias is `users`, so the order's fragments name the
    * walked keys, whose order the planner keeps: it stops at the n-th member.
    */
-  /** Whether the groups have WALK.members members, to be walked. */
-  const walkable = (groupIds: readonly number[]) =>
-    sql`(select count(*) from (select 1 from scim_members m
-      where m.group_id = any(${groupIds as number[]}::int[])
-      limit ${WALK.members}) d) = ${WALK.members}`;
-
   const walk = (
-    groupIds: readonly number[],
+    groupIds: number[],
     part: Part,
     n: number,
     mark: number,
     shape: ListShape,
   ) => {
-    const groups = groupIds as number[];
     return sql`
       select b.json, case when row_number() over () = ${mark}
         then b.id || coalesce('.' || ${part.key}, '') end
@@ -54,16 +66,8 @@ export function userWalk(
         select row_to_json(u)::text as json, users.created_at,
           users.username_fold, users.last_login_at, users.id
         from (
-          select users.id from (
-            select users.id, users.created_at, users.username_fold,
-              users.last_login_at
-            from users ${where({}, part.place)}
-            order by ${part.order}
-            limit ${WALK.budget}) users
-          where ${walkable(groupIds)}
-            and exists (select 1 from scim_members m
-              where m.group_id = any(${groups}::int[])
-                and m.user_id = users.id)
+          select users.id from (${walked(part)}) users
+          where ${walkable(groupIds)} and ${inReach(sql, { groupIds })}
           order by ${part.order}
           limit ${n}) hits
         join users on users.id = hits.id, lateral (select ${itemsOf(shape)}) u
@@ -75,12 +79,10 @@ export function userWalk(
    * are large enough) and read all the part's users from its place (fewer
    * than WALK.budget).
    */
-  const walkedAll = async (groupIds: readonly number[], part: Part) => {
+  const walkedAll = async (groupIds: number[], part: Part) => {
     const [{ all }] = await sql<{ all: boolean }[]>`
-      select ${walkable(groupIds)} and (select count(*) from (select 1
-          from users ${where({}, part.place)}
-          order by ${part.order}
-          limit ${WALK.budget}) walked) < ${WALK.budget} as all`;
+      select ${walkable(groupIds)} and (select count(*)
+        from (${walked(part)}) walked) < ${WALK.budget} as all`;
     return all;
   };
 
