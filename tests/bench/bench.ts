@@ -1435,46 +1435,53 @@ async function million() {
   console.log(`\n${section}\nwrote ${opts.out}`);
 }
 
+/** Calls of the API as the session `sid`, answering the body; a 3xx or worse throws. */
+function apiAs(baseUrl: string, sid: string) {
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { cookie: `sid=${sid}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const answer = await res.json();
+    if (res.status >= 300) {
+      throw new Error(`${method} ${path}: ${res.status} ${answer.error}`);
+    }
+    return answer;
+  };
+}
+
 /**
  * A viewer given a role that reads users, limited to a group of every
  * hundredth user (members written in one statement: the API adds a
  * thousand a request), signed in.
  */
 async function groupLimited(baseUrl: string, sid: string, sql: Sql) {
-  const api = async (path: string, body: unknown) => {
-    const res = await fetch(`${baseUrl}${path}`, {
-      method: "POST",
-      headers: { cookie: `sid=${sid}`, "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const answer = await res.json();
-    if (res.status >= 300) {
-      throw new Error(`POST ${path}: ${res.status} ${answer.error}`);
-    }
-    return answer;
-  };
+  const api = apiAs(baseUrl, sid);
   const person = {
     username: "bench-limited",
     password: "bench-limited-password",
   };
-  const lead = await api("/api/users", {
+  const lead = await api("POST", "/api/users", {
     ...person,
     name: "Bench Limited",
     email: "bench-limited@example.com",
     role: "viewer",
   });
-  const role = await api("/api/roles", {
+  const role = await api("POST", "/api/roles", {
     name: "Bench region reader",
     permissions: ["users:read"],
   });
-  const group = await api("/api/groups", { displayName: "Bench region" });
+  const group = await api("POST", "/api/groups", {
+    displayName: "Bench region",
+  });
   const [{ members }] = await sql<{ members: number }[]>`
     with added as (
       insert into scim_members (group_id, user_id)
       select ${group.id}, id from users where id % 100 = 0
       returning 1)
     select count(*)::int as members from added`;
-  await api("/api/assignments", {
+  await api("POST", "/api/assignments", {
     roleId: role.id,
     userId: lead.id,
     reachGroupId: group.id,
@@ -2629,18 +2636,7 @@ async function delegationOnly() {
   await using service = await startService({ DATABASE_URL: db.url });
   await seed(db.sql, opts.users);
   const sid = await login(service.baseUrl);
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${service.baseUrl}${path}`, {
-      method,
-      headers: { cookie: `sid=${sid}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const answer = await res.json();
-    if (res.status >= 300) {
-      throw new Error(`${method} ${path}: ${res.status} ${answer.error}`);
-    }
-    return answer;
-  };
+  const api = apiAs(service.baseUrl, sid);
   const person = {
     username: "bench-delegate",
     password: "bench-delegate-password",
