@@ -13,6 +13,11 @@ export interface Part {
   place: Fragment;
   order: Fragment;
   key: Fragment;
+  /**
+   * The key is `created_at`, which no write changes: a row's key read
+   * after the row is the key it was read with, as long as the row lives.
+   */
+  keyNeverChanges?: true;
 }
 
 /**
@@ -41,6 +46,7 @@ export function partsOf(
         : sql`true`,
       order: sql`users.created_at ${dir}, users.id ${dir}`,
       key: sql`(extract(epoch from b.created_at) * 1000000)::int8::text`,
+      keyNeverChanges: true,
     }];
   }
   if (sort === "lastLoginAt" || sort === "-lastLoginAt") {
