@@ -11,12 +11,11 @@ import type { User, UserListItem } from "@user-admin/client";
 import { assert, assertEquals } from "./support/assert.ts";
 import {
   loginCookie,
+  migratedDatabaseUrl,
   sharedService,
-  testDatabase,
   type TestService,
 } from "./support/service.ts";
 import { dataOf } from "./delegation_support.ts";
-import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import postgres from "postgres";
 import { createStore } from "../src/db/store.ts";
 import { seedUsers } from "./support/users.ts";
@@ -373,14 +372,8 @@ Deno.test("a caller limited to a group walks its members in each sort; the expor
 });
 
 Deno.test("by username, users whose canonical key is not written yet come after the rest (before, reversed), and a walk meets each once", async () => {
-  await using database = await testDatabase("migrated");
-  const embedded = database.env.DATA_DIR
-    ? await startEmbeddedPostgres(database.env.DATA_DIR)
-    : undefined;
-  const sql = postgres(embedded?.url ?? database.env.DATABASE_URL, {
-    max: 1,
-    onnotice: () => {},
-  });
+  await using database = await migratedDatabaseUrl();
+  const sql = postgres(database.url, { max: 1, onnotice: () => {} });
   const store = createStore(sql);
   try {
     // Keyed users, and rows as an older release writes them: no fold.
@@ -428,6 +421,5 @@ Deno.test("by username, users whose canonical key is not written yet come after 
   } finally {
     await store.stop();
     await sql.end();
-    await embedded?.close();
   }
 });

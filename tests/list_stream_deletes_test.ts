@@ -9,21 +9,15 @@
  */
 import postgres from "postgres";
 import { createStore } from "../src/db/store.ts";
-import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { assertEquals } from "./support/assert.ts";
-import { testDatabase } from "./support/service.ts";
+import { migratedDatabaseUrl } from "./support/service.ts";
 
 const USERS = 40;
 
 Deno.test("a streamed list whose batches' last users are deleted as it reads meets every other user once, in order", async () => {
-  await using database = await testDatabase("migrated");
-  const embedded = database.env.DATA_DIR
-    ? await startEmbeddedPostgres(database.env.DATA_DIR)
-    : undefined;
-  const sql = postgres(embedded?.url ?? database.env.DATABASE_URL, {
-    max: 1,
-    onnotice: () => {},
-  });
+  await using database = await migratedDatabaseUrl();
+  // One connection (the embedded database takes no more).
+  const sql = postgres(database.url, { max: 1, onnotice: () => {} });
   const store = createStore(sql);
   try {
     const names = Array.from({ length: USERS }, (_, i) => `u${i}`);
@@ -76,6 +70,5 @@ Deno.test("a streamed list whose batches' last users are deleted as it reads mee
   } finally {
     await store.stop();
     await sql.end();
-    await embedded?.close();
   }
 });

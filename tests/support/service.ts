@@ -35,6 +35,27 @@ export interface TestDatabase extends AsyncDisposable {
 }
 
 /**
+ * A migrated database of the test's own, reached at `url`: on the
+ * embedded database, a server started on its directory, which takes one
+ * connection at a time. Close connections to it before it is disposed.
+ */
+export async function migratedDatabaseUrl(): Promise<
+  AsyncDisposable & { url: string }
+> {
+  const database = await testDatabase("migrated");
+  const embedded = database.env.DATA_DIR
+    ? await startEmbeddedPostgres(database.env.DATA_DIR)
+    : undefined;
+  return {
+    url: embedded?.url ?? database.env.DATABASE_URL,
+    async [Symbol.asyncDispose]() {
+      await embedded?.close();
+      await database[Symbol.asyncDispose]();
+    },
+  };
+}
+
+/**
  * What a test's database holds at the start: `empty` (on the embedded
  * database the same as `migrated`: PGlite's initdb is the slow part, so it
  * is never done per test); `migrated`, the schema in place and no rows;
