@@ -67,6 +67,13 @@ Deno.test("a streamed list whose batches' last users are deleted as it reads mee
       ].n,
       kept.length,
     );
+    // Newest first, a batch's end found the same way.
+    const newestFirst = (await Array.fromAsync(
+      store.users.listJson({}, undefined, 1, "user", "-createdAt"),
+    )).flatMap((b) => JSON.parse(`[${b}]`))
+      .map((u: { username: string }) => u.username)
+      .filter((n: string) => names.includes(n));
+    assertEquals(newestFirst, kept.toReversed());
   } finally {
     await store.stop();
     await sql.end();
