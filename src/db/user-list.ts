@@ -6,7 +6,12 @@ import {
 } from "../users/listing.ts";
 import { disableExpired } from "./account-state.ts";
 import { type ListShape, type UserFilter, whereOf } from "./user-filter.ts";
-import { type Fragment, type Part, partsOf } from "./user-order.ts";
+import {
+  type Fragment,
+  type Part,
+  partsOf,
+  positionText,
+} from "./user-order.ts";
 import { userWalk } from "./user-walk.ts";
 
 /** A count is exact up to this many users; past it, the planner's estimate. */
@@ -66,10 +71,32 @@ export function createUserList(
   const { walk, walkedAll, walkedGroups } = userWalk(sql, where, itemsOf);
 
   /**
+   * Up to `n` matching users of one part, each user's JSON and, after it,
+   * `keys` (columns of the users row).
+   */
+  const read = (
+    filter: UserFilter,
+    part: Part,
+    n: number,
+    shape: ListShape,
+    keys: Fragment = sql``,
+  ) =>
+    sql`
+      select row_to_json(u)::text as json${keys}
+      from users, lateral (select ${itemsOf(shape)}) u
+      ${where(filter, part.place)}
+      order by ${part.order}
+      limit ${n}`;
+
+  /** The columns `select`'s window reads the parts' keys from (Part.key). */
+  const keyColumns =
+    sql`, users.created_at, users.username_fold, users.last_login_at, users.id`;
+
+  /**
    * Up to `n` matching users of one part of an order (`partsOf`), as rows
    * of two columns: each user's JSON, as PostgreSQL wrote it, and, for the
-   * `mark`-th row only, its position (`<id>.<key>`, or `<id>` without a
-   * key), where the next read starts. A row per user rather than one
+   * `mark`-th row only, its position (`positionText`), where the next
+   * read starts. A row per user rather than one
    * aggregate: joining the JSON in PostgreSQL (string_agg) cost its backend
    * more than the rest of the statement. The window counts the rows in the
    * subquery's order, which the outer level keeps (no join, no order of its
@@ -84,14 +111,8 @@ export function createUserList(
   ) =>
     sql`
       select b.json, case when row_number() over () = ${mark}
-        then b.id || coalesce('.' || ${part.key}, '') end
-      from (
-        select row_to_json(u)::text as json, users.created_at,
-          users.username_fold, users.last_login_at, users.id
-        from users, lateral (select ${itemsOf(shape)}) u
-        ${where(filter, part.place)}
-        order by ${part.order}
-        limit ${n}) b`;
+        then ${positionText(sql, part)} end
+      from (${read(filter, part, n, shape, keyColumns)}) b`;
 
   /**
    * Up to `n` matching users after `after` in `sort`, read part by part
@@ -127,29 +148,15 @@ export function createUserList(
   };
 
   /**
-   * Up to `n` matching users of one part, as rows of one column, each
-   * user's JSON: `select` without the window that marks a row's position,
-   * which cost PostgreSQL about a tenth more for a list of 1,000 users.
-   * For parts whose key never changes, whose last row's position
-   * `positionOf` reads afterwards.
-   */
-  const plain = (filter: UserFilter, part: Part, n: number, shape: ListShape) =>
-    sql`
-      select row_to_json(u)::text as json
-      from users, lateral (select ${itemsOf(shape)}) u
-      ${where(filter, part.place)}
-      order by ${part.order}
-      limit ${n}`;
-
-  /**
    * The position (as `select` marks it) of the user `id` in a part whose
    * key never changes, read from the user's row; undefined once the user
    * is deleted.
    */
   const positionOf = async (part: Part, id: number) => {
-    const [row] = await sql<[string][]>`
-      select ${part.key} from users b where b.id = ${id}`.values();
-    return row ? `${id}.${row[0]}` : undefined;
+    const [row] = await sql<{ position: string }[]>`
+      select ${positionText(sql, part)} as position
+      from users b where b.id = ${id}`;
+    return row?.position;
   };
 
   const separatorBytes = new TextEncoder().encode(separator);
@@ -170,8 +177,9 @@ export function createUserList(
    * server encodes a text as it sends it, where it copies bytes first.
    *
    * A part whose key never changes (the default order's) is read by
-   * `plain`, and a full batch's last position from its last user's row
-   * afterwards; if that user was deleted in between, the part is read
+   * `read` alone, without the window that marks a row's position (it cost
+   * PostgreSQL about a tenth more for a list of 1,000 users), and a full
+   * batch's last position from its last user's row afterwards; if that user was deleted in between, the part is read
    * again by `select`, which marks the position in the same statement.
    */
   const batch = async (
@@ -211,7 +219,7 @@ export function createUserList(
       if (need <= 0) break;
       if (part.keyNeverChanges) {
         const [countBefore, usedBefore] = [count, used];
-        await plain(filter, part, need, shape).raw().forEach(take);
+        await read(filter, part, need, shape).raw().forEach(take);
         // Short: the part's end, where no position is needed.
         if (count - countBefore < need) continue;
         const { id } = JSON.parse(decoder.decode(out.subarray(last, used)));

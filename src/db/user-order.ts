@@ -21,6 +21,13 @@ export interface Part {
 }
 
 /**
+ * The position of a read row `b` of `part` (its id and the part's key),
+ * where the next read starts: `<id>.<key>`, or `<id>` without a key.
+ */
+export const positionText = (sql: Sql, part: Part) =>
+  sql`b.id || coalesce('.' || ${part.key}, '')`;
+
+/**
  * The parts of the list in `sort` from `after` on, each read by an index
  * in its order (migrations 001, 011, 037 and 039): `(created_at, id)`,
  * the unique `username_fold` (and `(username_fold, id)`, which a walk

@@ -1,6 +1,6 @@
 import type { PendingQuery, Row, Sql } from "postgres";
 import type { ListShape, UserFilter } from "./user-filter.ts";
-import type { Fragment, Part } from "./user-order.ts";
+import { type Fragment, type Part, positionText } from "./user-order.ts";
 import { inReach } from "./reach.ts";
 
 /**
@@ -61,7 +61,7 @@ export function userWalk(
   ) => {
     return sql`
       select b.json, case when row_number() over () = ${mark}
-        then b.id || coalesce('.' || ${part.key}, '') end
+        then ${positionText(sql, part)} end
       from (
         select row_to_json(u)::text as json, users.created_at,
           users.username_fold, users.last_login_at, users.id
