@@ -7,8 +7,7 @@
  */
 import postgres from "postgres";
 import { assert, assertEquals } from "./support/assert.ts";
-import { testDatabase } from "./support/service.ts";
-import { startEmbeddedPostgres } from "../src/db/embedded.ts";
+import { migratedDatabaseUrl } from "./support/service.ts";
 import { createStore } from "../src/db/store.ts";
 import { WALK } from "../src/db/user-walk.ts";
 import { seedUsers } from "./support/users.ts";
@@ -23,15 +22,11 @@ const SORTS = [
 ] as const;
 
 Deno.test("a limited list's pages are the same walked or read from the membership, in every order", async () => {
-  await using database = await testDatabase("migrated");
-  const embedded = database.env.DATA_DIR
-    ? await startEmbeddedPostgres(database.env.DATA_DIR)
-    : undefined;
-  const url = embedded?.url ?? database.env.DATABASE_URL;
+  await using database = await migratedDatabaseUrl();
   /** The statements of the walked runs. */
   const statements: string[] = [];
   let walking = false;
-  const sql = postgres(url, {
+  const sql = postgres(database.url, {
     max: 1,
     onnotice: () => {},
     debug: (_c, query) => walking && statements.push(query),
@@ -114,6 +109,5 @@ Deno.test("a limited list's pages are the same walked or read from the membershi
     Object.assign(WALK, kept);
     await store.stop();
     await sql.end();
-    await embedded?.close();
   }
 });

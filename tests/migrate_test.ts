@@ -5,7 +5,6 @@
  */
 import postgres, { type Sql } from "postgres";
 import { connect } from "../src/db/database.ts";
-import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import {
   loadMigrations,
   migrate,
@@ -14,22 +13,17 @@ import {
 } from "../src/db/migrate.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import { postgresOnly } from "./support/conditions.ts";
-import { testDatabase } from "./support/service.ts";
+import { migratedDatabaseUrl } from "./support/service.ts";
 
 /** A migrated database of the test's own and one connection to it. */
 async function migratedDatabase() {
-  const database = await testDatabase("migrated");
-  const embedded = database.env.DATA_DIR
-    ? await startEmbeddedPostgres(database.env.DATA_DIR)
-    : undefined;
-  const url = embedded?.url ?? database.env.DATABASE_URL;
-  const sql = connect(url, { max: 1, prepare: true, recycle: false });
+  const database = await migratedDatabaseUrl();
+  const sql = connect(database.url, { max: 1, prepare: true, recycle: false });
   return {
-    url,
+    url: database.url,
     sql,
     async [Symbol.asyncDispose]() {
       await sql.end();
-      await embedded?.close();
       await database[Symbol.asyncDispose]();
     },
   };

@@ -8,10 +8,9 @@
  */
 import postgres, { type Sql } from "postgres";
 import { createStore, type Store } from "../src/db/store.ts";
-import { startEmbeddedPostgres } from "../src/db/embedded.ts";
 import { assert, assertEquals } from "./support/assert.ts";
 import { seedAudit, seedUsers } from "./support/seed.ts";
-import { testDatabase } from "./support/service.ts";
+import { migratedDatabaseUrl } from "./support/service.ts";
 import { isRefusal, parseFilter } from "../src/scim/filter.ts";
 
 const USERS = 30_000;
@@ -38,12 +37,9 @@ interface AnalyzedNode extends PlanNode {
 
 /** The store on the test's database, and every statement it sent since `take` was last called. */
 async function capturingStore() {
-  const database = await testDatabase("migrated");
-  const embedded = database.env.DATA_DIR
-    ? await startEmbeddedPostgres(database.env.DATA_DIR)
-    : undefined;
+  const database = await migratedDatabaseUrl();
   const sent: Statement[] = [];
-  const sql = postgres(embedded?.url ?? database.env.DATABASE_URL, {
+  const sql = postgres(database.url, {
     // The embedded database takes one connection.
     max: 1,
     onnotice: () => {},
@@ -58,7 +54,6 @@ async function capturingStore() {
     async [Symbol.asyncDispose]() {
       await store.stop();
       await sql.end();
-      await embedded?.close();
       await database[Symbol.asyncDispose]();
     },
   };
