@@ -640,12 +640,21 @@ const cpuPerRequest = (runs: Measured[]) =>
  * b/a: steadier than the req/s ratio, which moves with whatever else the
  * machine runs during a round.
  */
-const cpuNote = (as: Measured[], bs: Measured[], a: string, b: string) => {
+const cpuNote = (
+  as: Measured[],
+  bs: Measured[],
+  a: string,
+  b: string,
+  /** Whether to say how it is measured (a section's first line may say it once). */
+  how = true,
+) => {
   const ca = cpuPerRequest(as);
   const cb = cpuPerRequest(bs);
-  return `CPU per request (the process's user + system time over its requests, median of the rounds): ${a} ${
-    fmt(ca)
-  } µs, ${b} ${fmt(cb)} µs, ${b}/${a} ${(cb / ca).toFixed(2)}`;
+  return `CPU per request${
+    how
+      ? " (the process's user + system time over its requests, median of the rounds)"
+      : ""
+  }: ${a} ${fmt(ca)} µs, ${b} ${fmt(cb)} µs, ${b}/${a} ${(cb / ca).toFixed(2)}`;
 };
 
 /** The rounds' ratios as the notes list them. */
@@ -2283,10 +2292,8 @@ const floorNote = (
 ) =>
   `${scenario}: service/floor in ${FAST.rounds} rounds of ${FAST.duration} s a side: ${
     p.ratio.median.toFixed(2)
-  } (${roundRange(p.ratio)}); CPU per request: service ${
-    fmt(cpuPerRequest(p.as))
-  } µs, floor ${fmt(cpuPerRequest(p.bs))} µs, floor/service ${
-    (cpuPerRequest(p.bs) / cpuPerRequest(p.as)).toFixed(2)
+  } (${roundRange(p.ratio)}); ${
+    cpuNote(p.as, p.bs, "service", "floor", false)
   }`;
 
 /**
