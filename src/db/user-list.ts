@@ -57,8 +57,8 @@ export const LIST_BATCH = 2000;
 export function createUserList(
   sql: Sql,
   user: PendingQuery<Row[]>,
-  /** What joins the rows of a batch: `,` for a JSON array, a newline for NDJSON. */
-  separator = ",",
+  /** What joins the rows of a batch: `,` for a JSON array, `\n` for NDJSON. */
+  separator: "," | "\n" = ",",
   /** The items of `include=state`, when this list offers them. */
   withState?: PendingQuery<Row[]>,
 ) {
@@ -159,7 +159,9 @@ export function createUserList(
     return row?.position;
   };
 
-  const separatorBytes = new TextEncoder().encode(separator);
+  // One byte, stored as such: a typed array's `set` per row for it cost a
+  // list of 1,000 users about a twentieth of the service's own work.
+  const separatorByte = separator.charCodeAt(0);
   const decoder = new TextDecoder();
   // Buffers of batches whose text is made: a batch writes into one, so
   // a list allocates no memory of its size on every request.
@@ -196,7 +198,7 @@ export function createUserList(
     let mark: string | undefined;
     const take = (row: unknown) => {
       const [json, position] = row as unknown as [Uint8Array, Uint8Array?];
-      const sep = count === 0 ? 0 : separatorBytes.length;
+      const sep = count === 0 ? 0 : 1;
       if (used + sep + json.length > out.length) {
         const bigger = new Uint8Array(
           Math.max(2 * out.length, used + sep + json.length),
@@ -204,10 +206,7 @@ export function createUserList(
         bigger.set(out.subarray(0, used));
         out = bigger;
       }
-      if (sep > 0) {
-        out.set(separatorBytes, used);
-        used += sep;
-      }
+      if (sep > 0) out[used++] = separatorByte;
       last = used;
       out.set(json, used);
       used += json.length;
