@@ -1,7 +1,7 @@
 import { heldList, reachShown } from "./permissions.ts";
 import type { z } from "@hono/zod-openapi";
 import type { PermissionsSchema } from "./auth.routes.ts";
-import type { Context } from "hono";
+import type { Context, TypedResponse } from "hono";
 import type { TransactionSql } from "postgres";
 import type { Config } from "../config.ts";
 import type { LoginFactor } from "../db/sessions.ts";
@@ -12,6 +12,7 @@ import { auditEvents } from "../audit/events.ts";
 import type { Handlers } from "../http/endpoint.ts";
 import type { AppEnv } from "../http/env.ts";
 import { countedBlock } from "../http/ip.ts";
+import { apiAnswers } from "../http/security-headers.ts";
 import { clientIp } from "../http/origin.ts";
 import { canonicalKey } from "../users/canonical.ts";
 import { NO_PASSWORD } from "../accounts/fields.ts";
@@ -120,9 +121,12 @@ export const answer = <O extends Reason>(
   // A refusal of a reason not yet known (O) is not narrowed by the guard.
   isRefusal(ended) ? ended as Refusal<O> : c.json(ended as Account, 200);
 
+const JSON_TYPE = { "Content-Type": "application/json" };
+
 export function createAuthHandlers(deps: AuthDeps) {
   const { store, passwords, sessions, factors, config } = deps;
   const end = createLoginEnd(deps);
+  const answerWhole = apiAnswers({ trustProxy: config.TRUST_PROXY });
 
   const login: Handler<"login"> = async (c, { body }) => {
     const { username, password, code } = body;
@@ -230,7 +234,15 @@ export function createAuthHandlers(deps: AuthDeps) {
     return c.json({ ok: true as const }, 200);
   };
 
-  const me: Handler<"me"> = (c, { caller }) => c.json(caller.account, 200);
+  // Every client asks it, on every page: made with all its headers at once
+  // (security-headers.ts), not given them one by one afterwards.
+  const me: Handler<"me"> = (c, { caller }) =>
+    answerWhole(
+      c,
+      JSON.stringify(caller.account),
+      200,
+      JSON_TYPE,
+    ) as unknown as TypedResponse<Account, 200, "json">;
 
   const permissions: Handler<"permissions"> = (c, { caller }) =>
     c.json(
