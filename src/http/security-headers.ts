@@ -25,8 +25,9 @@ const HEADED = Symbol("headed");
  * Response made with a text body and its headers is handed to the HTTP
  * server as it was made; one whose headers change afterwards is made again
  * from its parts (the body encoded twice), which a list of 1,000 users
- * feels on every request. For the list; any other answer gets its headers
- * from `answerHeaders`.
+ * feels on every request. For the list and `me`, the answers asked most:
+ * any other answer gets its headers from `answerHeaders`, whose five
+ * `Headers.set` calls check each name and value again.
  */
 export function apiAnswers({ trustProxy }: { trustProxy: boolean }) {
   return (
