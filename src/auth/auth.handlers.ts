@@ -1,7 +1,7 @@
 import { heldList, reachShown } from "./permissions.ts";
 import type { z } from "@hono/zod-openapi";
 import type { PermissionsSchema } from "./auth.routes.ts";
-import type { Context, TypedResponse } from "hono";
+import type { Context } from "hono";
 import type { TransactionSql } from "postgres";
 import type { Config } from "../config.ts";
 import type { LoginFactor } from "../db/sessions.ts";
@@ -121,8 +121,6 @@ export const answer = <O extends Reason>(
   // A refusal of a reason not yet known (O) is not narrowed by the guard.
   isRefusal(ended) ? ended as Refusal<O> : c.json(ended as Account, 200);
 
-const JSON_TYPE = { "Content-Type": "application/json" };
-
 export function createAuthHandlers(deps: AuthDeps) {
   const { store, passwords, sessions, factors, config } = deps;
   const end = createLoginEnd(deps);
@@ -237,12 +235,7 @@ export function createAuthHandlers(deps: AuthDeps) {
   // Every client asks it, on every page: made with all its headers at once
   // (security-headers.ts), not given them one by one afterwards.
   const me: Handler<"me"> = (c, { caller }) =>
-    answerWhole(
-      c,
-      JSON.stringify(caller.account),
-      200,
-      JSON_TYPE,
-    ) as unknown as TypedResponse<Account, 200, "json">;
+    answerWhole<Account, 200>(c, JSON.stringify(caller.account), 200);
 
   const permissions: Handler<"permissions"> = (c, { caller }) =>
     c.json(

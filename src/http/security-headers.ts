@@ -1,4 +1,4 @@
-import type { Context } from "hono";
+import type { Context, TypedResponse } from "hono";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "./env.ts";
 import { isConsolePath } from "./console-path.ts";
@@ -19,8 +19,9 @@ const HSTS = "max-age=31536000; includeSubDomains";
 const HEADED = Symbol("headed");
 
 /**
- * Makes an API answer with every header it carries given at once: the
- * handler's, then the request id and the API's security headers (the
+ * Makes an API answer, JSON text (or its stream) typed as the `T` it
+ * serialises, with every header it carries given at once: its content type,
+ * the handler's, then the request id and the API's security headers (the
  * handler's cannot override them), as `answerHeaders` would set them. A
  * Response made with a text body and its headers is handed to the HTTP
  * server as it was made; one whose headers change afterwards is made again
@@ -30,19 +31,23 @@ const HEADED = Symbol("headed");
  * `Headers.set` calls check each name and value again.
  */
 export function apiAnswers({ trustProxy }: { trustProxy: boolean }) {
-  return (
+  return <T, S extends 200 | 201>(
     c: Context<AppEnv>,
     body: string | ReadableStream<Uint8Array>,
-    status: 200 | 201,
-    headers: Record<string, string>,
-  ): Response => {
-    const all: Record<string, string> = { ...headers };
+    status: S,
+    headers: Record<string, string> = {},
+  ): TypedResponse<T, S, "json"> => {
+    const all: Record<string, string> = {
+      "Content-Type": "application/json",
+      ...headers,
+    };
     for (const [name, value] of API_HEADERS) all[name] = value;
     all["X-Request-Id"] = c.get("requestId");
     if (isHttps(c, trustProxy)) all["Strict-Transport-Security"] = HSTS;
     const res = new Response(body, { status, headers: all });
     (res as Response & { [HEADED]?: true })[HEADED] = true;
-    return res;
+    // The body is T's JSON, written by the caller rather than by c.json.
+    return res as unknown as TypedResponse<T, S, "json">;
   };
 }
 

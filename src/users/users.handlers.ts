@@ -69,10 +69,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
     if (noneMatch(c.req.header("if-none-match"), tag)) {
       return notModified(c, tag);
     }
-    const headers: Record<string, string> = {
-      "Content-Type": "application/json",
-      ETag: tag,
-    };
+    const headers: Record<string, string> = { ETag: tag };
     let body: string | ReadableStream<Uint8Array>;
     if (limit === undefined) {
       body = await jsonArrayBody(
@@ -95,11 +92,7 @@ export function createUserHandlers({ store, passwords, config }: UserDeps) {
       if (page.next) headers.Link = nextLink(query, page.next);
     }
     // The body is the contract's array, only written in pieces.
-    return answer(c, body, 200, headers) as unknown as TypedResponse<
-      User[],
-      200,
-      "json"
-    >;
+    return answer<User[], 200>(c, body, 200, headers);
   };
 
   const count: Handler<"count"> = async (c, { query }) =>
