@@ -153,16 +153,21 @@ async function listBody(): Promise<string> {
   let body = "[";
   let after: number | undefined;
   for (;;) {
-    const place = after === undefined ? sql`` : sql`
-      where (users.created_at, users.id) >
-        (select b.created_at, b.id from users b where b.id = ${after})`;
-    const rows = await sql<[string][]>`
-      select row_to_json(u)::text as json
-      from users, lateral (select id, username, name, email, role,
-        ${CREATED_AT} as "createdAt") u
-      ${place}
-      order by users.created_at, users.id
-      limit ${LIST_BATCH}`.values();
+    const rows = await (after === undefined
+      ? sql<[string][]>`
+        select row_to_json(u)::text as json
+        from users, lateral (select id, username, name, email, role,
+          ${CREATED_AT} as "createdAt") u
+        order by users.created_at, users.id
+        limit ${LIST_BATCH}`
+      : sql<[string][]>`
+        select row_to_json(u)::text as json
+        from users, lateral (select id, username, name, email, role,
+          ${CREATED_AT} as "createdAt") u
+        where (users.created_at, users.id) >
+          (select b.created_at, b.id from users b where b.id = ${after})
+        order by users.created_at, users.id
+        limit ${LIST_BATCH}`).values();
     for (let i = 0; i < rows.length; i++) {
       body += body.length === 1 ? rows[i][0] : "," + rows[i][0];
     }
