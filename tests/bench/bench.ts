@@ -117,6 +117,7 @@ import { uploadChunks } from "../../src/cli/import.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { createStore } from "../../src/db/store.ts";
+import { LIST_BATCH } from "../../src/db/user-list.ts";
 import { bufferedLines, createLogger } from "../../src/log.ts";
 import { encodeCursor } from "../../src/users/listing.ts";
 import { seedAudit, seedUsers } from "../support/seed.ts";
@@ -278,6 +279,8 @@ const asViewers = (sql: Sql, targets: number[]) =>
 const startFloor = (databaseUrl: string) =>
   spawnServer(["run", "-A", new URL("floor.ts", HERE).pathname], {
     DATABASE_URL: databaseUrl,
+    // The floor's list statements take the service's batch, so both plan alike.
+    LIST_BATCH: String(LIST_BATCH),
   });
 
 const login = (baseUrl: string) => sessionToken(baseUrl, ADMIN);

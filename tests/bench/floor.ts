@@ -15,16 +15,20 @@
  * overhead. The service is measured with its defaults, its access log on:
  * the gap includes what the log costs.
  *
- * Environment: DATABASE_URL, PORT (0: any free port), DATABASE_POOL_MAX,
- * FLOOR_LIST (`rows`: one query, a JSON text per row, joined here — the
- * default and the fastest measured; `agg`: PostgreSQL builds the whole
- * array; `objects`: rows as objects through JSON.stringify).
+ * Environment: DATABASE_URL, LIST_BATCH (the service's rows per list
+ * statement, src/db/user-list.ts; the bench passes it), PORT (0: any free
+ * port), DATABASE_POOL_MAX, FLOOR_LIST (`rows`: one query, a JSON text per
+ * row, joined here — the default and the fastest measured; `agg`:
+ * PostgreSQL builds the whole array; `objects`: rows as objects through
+ * JSON.stringify).
  */
 import { createHash } from "node:crypto";
 import postgres from "postgres";
 
 const url = Deno.env.get("DATABASE_URL");
 if (!url) throw new Error("DATABASE_URL is required");
+const LIST_BATCH = Number(Deno.env.get("LIST_BATCH"));
+if (!(LIST_BATCH > 0)) throw new Error("LIST_BATCH is required");
 // The pool as the service makes it (src/db/database.ts): the driver starts
 // and cancels the idle timer around every query, work both sides then do.
 const sql = postgres(url, {
@@ -122,9 +126,6 @@ async function caller(req: Request): Promise<Caller | undefined> {
   return { id, username, name, email, role };
 }
 
-/** Rows per statement of the service's list (src/db/user-list.ts). */
-const LIST_BATCH = 2000;
-
 const CREATED_AT =
   sql`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
@@ -143,13 +144,13 @@ async function listBody(): Promise<string> {
         ${CREATED_AT} as "createdAt") r`;
     return body;
   }
-  // The service's statement, its batch size (src/db/user-list.ts's
-  // LIST_BATCH) a parameter as there: PostgreSQL then plans both alike. A
-  // prepared statement with a parameter gets the generic plan after a few
-  // runs, the index in list order, which sends rows as it reads them; the
-  // same statement without a limit got a sort, which sends them all at the
-  // end, in fewer, larger pieces that woke the floor less often. A full
-  // batch goes on after its last user, as the service's does.
+  // The service's statement, its batch size (LIST_BATCH) a parameter as
+  // there: PostgreSQL then plans both alike. A prepared statement with a
+  // parameter gets the generic plan after a few runs, the index in list
+  // order, which sends rows as it reads them; the same statement without a
+  // limit got a sort, which sends them all at the end, in fewer, larger
+  // pieces that woke the floor less often. A full batch goes on after its
+  // last user, as the service's does.
   let body = "[";
   let after: number | undefined;
   for (;;) {
